@@ -1,1 +1,14 @@
-fn main(){}
+//! The one bench target: fixed seeds, the same sizes every run. Each group lives in
+//! `benches/groups/<name>.rs` and exposes `pub fn benches(c: &mut Criterion)`.
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn all(c: &mut Criterion) {
+    let _ = c;
+}
+
+criterion_group! {
+    name = engine;
+    config = Criterion::default().sample_size(20).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(3));
+    targets = all
+}
+criterion_main!(engine);
