@@ -1,1 +1,27 @@
-fn main() {}
+//! Entry point: no subcommand opens the explorer window; `list` and `run` work headless.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use beliefscope::cli::{Cli, execute};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => match beliefscope::app::run_window() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot open the window: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Some(command) => match execute(command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}

@@ -1,0 +1,81 @@
+//! The message-passing algorithms, all behind one small trait so the runner, the CLI and the
+//! tests drive any of them the same way.
+
+pub mod discrete;
+pub mod schedule;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::model::NodeId;
+
+pub use schedule::{Damping, Schedule};
+
+/// What one iteration (or sweep) did.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// 1-based index of the iteration just completed.
+    pub iteration: usize,
+    /// Size of the change of the messages in this iteration (norm documented per algorithm).
+    pub residual: f64,
+    /// Wall-clock seconds of this iteration.
+    pub seconds: f64,
+    /// Number of directed message updates made.
+    pub updates: usize,
+}
+
+/// A node's belief, in whichever form the algorithm has it. Kernel beliefs may be negative.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Belief {
+    /// Probabilities over a finite set of state values.
+    Discrete { states: Vec<f64>, probs: Vec<f64> },
+    /// A curve evaluated at `xs` (not necessarily normalised, possibly negative).
+    Curve { xs: Vec<f64>, ys: Vec<f64> },
+    /// A 2-D function over `xs x ys`, row-major (`values[j * xs.len() + i]` at `(xs[i], ys[j])`).
+    Grid2 {
+        xs: Vec<f64>,
+        ys: Vec<f64>,
+        values: Vec<f64>,
+    },
+}
+
+/// A point estimate for every node, `dim` numbers per node, node-major.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimates {
+    pub dim: usize,
+    pub values: Vec<f64>,
+}
+
+/// How a belief becomes a point estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EstimateKind {
+    /// The most probable state (argmax of the belief).
+    #[default]
+    Map,
+    /// The posterior mean.
+    Mean,
+}
+
+impl std::str::FromStr for EstimateKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "map" => Ok(EstimateKind::Map),
+            "mean" => Ok(EstimateKind::Mean),
+            _ => Err(format!("unknown estimate '{s}' (expected map or mean)")),
+        }
+    }
+}
+
+/// One message-passing algorithm on one problem.
+pub trait Inference: Send {
+    /// One iteration (synchronous) or sweep (sequential). Divergence is an error.
+    fn step(&mut self) -> Result<StepReport>;
+    /// Iterations completed so far.
+    fn iteration(&self) -> usize;
+    /// The current belief of `node`.
+    fn belief(&self, node: NodeId) -> Belief;
+    /// A point estimate for every node.
+    fn estimates(&self, kind: EstimateKind) -> Estimates;
+}

@@ -1,0 +1,304 @@
+//! The worker thread that owns the running scenario. The window sends [`Command`]s and receives
+//! [`Event`]s; it never runs an iteration itself. While playing, the worker checks for commands
+//! between iterations (so Pause takes effect within one iteration) and sends an `Arc` snapshot at
+//! most about 60 times a second, calling the `notify` callback (the window's `request_repaint`)
+//! after each event. A panic inside the scenario becomes an [`Event::Error`]; the thread lives on.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::scenarios::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+
+/// Shortest interval between two snapshots while playing (about 60 per second).
+pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(16);
+
+/// What the window asks of the worker.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Build a scenario from this config (also how parameters are set). On failure the running
+    /// scenario is kept and an error is sent.
+    Load(ScenarioConfig),
+    Play,
+    Pause,
+    /// One iteration, even past the maximum.
+    Step,
+    /// Rebuild the current scenario from its config (iteration 0).
+    Reset,
+    /// Select what the inspector shows.
+    Probe(Option<Probe>),
+    Shutdown,
+}
+
+/// What the worker reports.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Snapshot(Arc<Snapshot>),
+    /// Something failed; the message names the problem. What was computed before is kept.
+    Error(String),
+    /// A slow operation started (e.g. a set-up); cleared by the next snapshot.
+    Busy(String),
+}
+
+/// Everything the window draws, as of one moment of the worker.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Increases with every snapshot sent.
+    pub seq: u64,
+    pub config: ScenarioConfig,
+    pub algorithm: String,
+    pub setup_seconds: f64,
+    pub iteration: usize,
+    pub playing: bool,
+    pub finished: bool,
+    pub history: Arc<Vec<IterationRecord>>,
+    pub view: ScenarioView,
+    pub probe: Option<Probe>,
+}
+
+/// The window's handle on the worker thread. Dropping it shuts the worker down.
+pub struct Runner {
+    commands: Sender<Command>,
+    events: Receiver<Event>,
+    cancel: CancelFlag,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Runner {
+    /// Starts the worker; if `initial` is given it is loaded and played at once.
+    pub fn spawn(initial: Option<ScenarioConfig>, notify: Arc<dyn Fn() + Send + Sync>) -> Runner {
+        let (commands, command_rx) = mpsc::channel();
+        let (event_tx, events) = mpsc::channel();
+        let cancel = CancelFlag::default();
+        let worker = Worker {
+            commands: command_rx,
+            events: event_tx,
+            notify,
+            cancel: cancel.clone(),
+            scenario: None,
+            playing: false,
+            probe: None,
+            seq: 0,
+            last_snapshot: None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("beliefscope-engine".into())
+            .spawn(move || worker.run())
+            .expect("cannot start the engine thread");
+        if let Some(config) = initial {
+            let _ = commands.send(Command::Load(config));
+            let _ = commands.send(Command::Play);
+        }
+        Runner {
+            commands,
+            events,
+            cancel,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn send(&self, command: Command) {
+        if matches!(command, Command::Load(_) | Command::Shutdown) {
+            // Interrupt a long set-up that is still running.
+            self.cancel.cancel();
+        }
+        let _ = self.commands.send(command);
+    }
+
+    /// Every event that has arrived, oldest first, without blocking.
+    pub fn drain(&self) -> Vec<Event> {
+        self.events.try_iter().collect()
+    }
+
+    /// Blocks up to `timeout` for the next event (for tests and the CLI).
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<Event> {
+        self.events.recv_timeout(timeout).ok()
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        self.send(Command::Shutdown);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Worker {
+    commands: Receiver<Command>,
+    events: Sender<Event>,
+    notify: Arc<dyn Fn() + Send + Sync>,
+    cancel: CancelFlag,
+    scenario: Option<Box<dyn Scenario>>,
+    playing: bool,
+    probe: Option<Probe>,
+    seq: u64,
+    last_snapshot: Option<Instant>,
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+impl Worker {
+    fn run(mut self) {
+        loop {
+            let command = if self.playing {
+                match self.commands.try_recv() {
+                    Ok(c) => Some(c),
+                    Err(mpsc::TryRecvError::Empty) => None,
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                }
+            } else {
+                match self.commands.recv_timeout(Duration::from_millis(250)) {
+                    Ok(c) => Some(c),
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            };
+            if let Some(command) = command {
+                if !self.handle(command) {
+                    return;
+                }
+                continue;
+            }
+            if self.playing {
+                self.step_once();
+                if !self.playing {
+                    self.send_snapshot();
+                } else if self
+                    .last_snapshot
+                    .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
+                {
+                    self.send_snapshot();
+                }
+            }
+        }
+    }
+
+    /// Applies one command; false means shut down.
+    fn handle(&mut self, command: Command) -> bool {
+        match command {
+            Command::Shutdown => return false,
+            Command::Load(config) => self.load(config),
+            Command::Reset => {
+                if let Some(config) = self.scenario.as_ref().map(|s| s.config()) {
+                    let playing = self.playing;
+                    self.load(config);
+                    self.playing = playing;
+                }
+            }
+            Command::Play => {
+                if self.scenario.as_ref().is_some_and(|s| s.finished()) {
+                    // Play after the end starts over, as a media player does.
+                    if let Some(config) = self.scenario.as_ref().map(|s| s.config()) {
+                        self.load(config);
+                    }
+                }
+                self.playing = self.scenario.is_some();
+            }
+            Command::Pause => self.playing = false,
+            Command::Step => {
+                self.playing = false;
+                self.step_once();
+            }
+            Command::Probe(p) => self.probe = p,
+        }
+        self.send_snapshot();
+        true
+    }
+
+    fn load(&mut self, config: ScenarioConfig) {
+        self.cancel.reset();
+        self.emit(Event::Busy(format!("setting up {} ...", config.name())));
+        let cancel = self.cancel.clone();
+        match catch_unwind(AssertUnwindSafe(|| config.build(&cancel))) {
+            Ok(Ok(scenario)) => {
+                self.scenario = Some(scenario);
+                self.probe = None;
+            }
+            // A newer Load or a shutdown interrupted this one: nothing to report.
+            Ok(Err(crate::error::Error::Cancelled)) => {}
+            Ok(Err(e)) => self.emit(Event::Error(format!("cannot load {}: {e}", config.name()))),
+            Err(p) => self.emit(Event::Error(format!(
+                "the engine panicked while setting up {}: {}",
+                config.name(),
+                panic_message(p)
+            ))),
+        }
+    }
+
+    fn step_once(&mut self) {
+        let Some(scenario) = self.scenario.as_mut() else {
+            self.playing = false;
+            return;
+        };
+        match catch_unwind(AssertUnwindSafe(|| scenario.step())) {
+            Ok(Ok(_)) => {
+                if scenario.finished() {
+                    self.playing = false;
+                }
+            }
+            Ok(Err(e)) => {
+                self.playing = false;
+                self.emit(Event::Error(e.to_string()));
+            }
+            Err(p) => {
+                // State after a panic is unknown: drop the scenario, keep the window alive.
+                self.playing = false;
+                self.scenario = None;
+                self.emit(Event::Error(format!(
+                    "the engine panicked: {}",
+                    panic_message(p)
+                )));
+            }
+        }
+    }
+
+    fn send_snapshot(&mut self) {
+        let Some(scenario) = self.scenario.as_ref() else {
+            return;
+        };
+        let probe = self.probe;
+        let view = match catch_unwind(AssertUnwindSafe(|| scenario.view(probe))) {
+            Ok(v) => v,
+            Err(p) => {
+                self.probe = None;
+                self.emit(Event::Error(format!(
+                    "the engine panicked while drawing: {}",
+                    panic_message(p)
+                )));
+                return;
+            }
+        };
+        self.seq += 1;
+        let snapshot = Snapshot {
+            seq: self.seq,
+            config: scenario.config(),
+            algorithm: scenario.algorithm(),
+            setup_seconds: scenario.setup_seconds(),
+            iteration: scenario.history().last().map_or(0, |r| r.iter),
+            playing: self.playing,
+            finished: scenario.finished(),
+            history: Arc::new(scenario.history().to_vec()),
+            view,
+            probe,
+        };
+        self.last_snapshot = Some(Instant::now());
+        self.emit(Event::Snapshot(Arc::new(snapshot)));
+    }
+
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+        (self.notify)();
+    }
+}
