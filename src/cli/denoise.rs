@@ -38,7 +38,7 @@ pub struct DenoiseArgs {
     /// Maximum number of iterations [default: 30].
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Damping d in [0, 0.99]: new = d old + (1 - d) update [default: 0].
+    /// Damping d in [0, 0.99]: new = d old + (1 - d) update [default: 0.5].
     #[arg(long)]
     pub damping: Option<f64>,
     /// Stop when the residual falls below this [default: 1e-6].

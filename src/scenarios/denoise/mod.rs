@@ -100,7 +100,9 @@ impl Default for DenoiseConfig {
             quantize: true,
             algorithm: DenoiseAlgorithm::Discrete,
             schedule: Schedule::Synchronous,
-            damping: 0.0,
+            // Undamped synchronous BP oscillates on the sunset (residual stays near 2); 0.5
+            // settles it (RMSE 3.0 against 9.1 undamped at C = 50, 30 iterations).
+            damping: 0.5,
             max_iters: 30,
             tolerance: 1e-6,
             estimate: EstimateKind::Map,
