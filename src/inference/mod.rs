@@ -3,6 +3,7 @@
 
 pub mod discrete;
 pub mod schedule;
+pub mod sosmp;
 
 use serde::{Deserialize, Serialize};
 
