@@ -3,6 +3,7 @@
 //! [`Scenario`]; [`ScenarioConfig`] is the serde config that rebuilds one exactly.
 
 pub mod denoise;
+pub mod sosmp;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,6 +21,7 @@ use crate::model::{MsgId, NodeId};
 #[serde(tag = "scenario", rename_all = "lowercase")]
 pub enum ScenarioConfig {
     Denoise(denoise::DenoiseConfig),
+    Sosmp(sosmp::SosmpConfig),
 }
 
 impl Default for ScenarioConfig {
@@ -33,6 +35,7 @@ impl ScenarioConfig {
     pub fn name(&self) -> &'static str {
         match self {
             ScenarioConfig::Denoise(_) => "denoise",
+            ScenarioConfig::Sosmp(_) => "sosmp",
         }
     }
 
@@ -41,6 +44,7 @@ impl ScenarioConfig {
     pub fn build(&self, cancel: &CancelFlag) -> Result<Box<dyn Scenario>> {
         match self {
             ScenarioConfig::Denoise(c) => Ok(Box::new(denoise::Denoise::new(c.clone(), cancel)?)),
+            ScenarioConfig::Sosmp(c) => Ok(Box::new(sosmp::SosmpScenario::new(c.clone(), cancel)?)),
         }
     }
 
@@ -56,11 +60,18 @@ impl ScenarioConfig {
 
 /// The scenarios and algorithms this build knows, for `beliefscope list` and the GUI.
 pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
-    vec![(
-        "denoise",
-        "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
-        vec!["discrete"],
-    )]
+    vec![
+        (
+            "denoise",
+            "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
+            vec!["discrete"],
+        ),
+        (
+            "sosmp",
+            "stochastic orthogonal-series message passing on a chain, tree or grid: error against 1/t and the floor (Noorshams & Wainwright 2013, Figs. 5-8)",
+            vec!["sosmp"],
+        ),
+    ]
 }
 
 /// One row of the per-iteration log (the `iterations` array of results.json).
@@ -83,6 +94,14 @@ pub enum Probe {
 #[derive(Debug, Clone)]
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
+    Sosmp(Box<sosmp::SosmpView>),
+}
+
+/// A scenario-specific request from the window besides iterating (e.g. run a sweep); runs on
+/// the worker like a step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScenarioAction {
+    Sosmp(sosmp::SosmpAction),
 }
 
 /// A problem with an algorithm running on it.
@@ -110,6 +129,13 @@ pub trait Scenario: Send {
     }
     /// Writes the scenario's files (PNGs, CSVs) into `dir` (results.json is written by the caller).
     fn write_outputs(&self, dir: &Path) -> Result<()>;
+    /// Carries out a [`ScenarioAction`]; scenarios without actions refuse every one.
+    fn act(&mut self, action: &ScenarioAction, cancel: &CancelFlag) -> Result<()> {
+        let _ = cancel;
+        Err(Error::Other(format!(
+            "this scenario has no action {action:?}"
+        )))
+    }
 }
 
 /// The document written as results.json; every scenario shares this outer shape.
