@@ -3,6 +3,7 @@
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
 pub mod denoise;
+pub mod sosmp;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -33,12 +34,27 @@ pub enum Command {
         #[command(subcommand)]
         scenario: RunScenario,
     },
+    /// Run a scenario once per value of a parameter and write the curves as one CSV.
+    Sweep {
+        #[command(subcommand)]
+        scenario: SweepScenario,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SweepScenario {
+    /// SOSMP error curves over r (--coefficients 2,3,5,10), k (--samples 1,2,5,10) or alpha
+    /// (--alpha 0.1,1).
+    Sosmp(sosmp::SosmpSweepArgs),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum RunScenario {
     /// Image denoising on a grid MRF (the sunset of Song et al. 2011, or --image).
     Denoise(denoise::DenoiseArgs),
+    /// Stochastic orthogonal-series message passing (Noorshams & Wainwright 2013): error
+    /// against iterations, the 1/t slope and the floor.
+    Sosmp(sosmp::SosmpArgs),
 }
 
 /// Where results go; shared by every `run` subcommand.
@@ -67,6 +83,13 @@ pub fn execute(command: Command) -> Result<()> {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Denoise(args.into_config()?), &output)
             }
+            RunScenario::Sosmp(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Sosmp(args.into_config()?), &output)
+            }
+        },
+        Command::Sweep { scenario } => match scenario {
+            SweepScenario::Sosmp(args) => args.execute(),
         },
     }
 }
