@@ -37,7 +37,10 @@ impl Error {
 /// Checks that `value` is finite and inside `[min, max]`, naming the parameter otherwise.
 pub fn check_range(name: &'static str, value: f64, min: f64, max: f64) -> Result<()> {
     if !value.is_finite() {
-        return Err(Error::param(name, format!("must be a finite number, got {value}")));
+        return Err(Error::param(
+            name,
+            format!("must be a finite number, got {value}"),
+        ));
     }
     if value < min || value > max {
         return Err(Error::param(

@@ -34,7 +34,10 @@ fn sunset_follows_the_ring_formula() {
 #[test]
 fn noise_is_seeded_and_unclipped() {
     let make = |seed| {
-        let config = DenoiseConfig { seed, ..DenoiseConfig::default() };
+        let config = DenoiseConfig {
+            seed,
+            ..DenoiseConfig::default()
+        };
         Denoise::new(config, &CancelFlag::default()).unwrap()
     };
     let a = make(1);
@@ -67,21 +70,68 @@ fn discrete_bp_denoises_the_sunset() {
     // Measured: per-pixel 0.80, BP 0.22. A BP that ignored its neighbours stays near the
     // per-pixel ratio, so 0.35 catches a broken BP with a wide margin for seeds.
     assert!(per_pixel > 0.5, "per-pixel MAP ratio {per_pixel}");
-    assert!(ratio < 0.35, "rmse {} vs noisy {} (ratio {ratio})", d.rmse(), d.noisy_rmse());
+    assert!(
+        ratio < 0.35,
+        "rmse {} vs noisy {} (ratio {ratio})",
+        d.rmse(),
+        d.noisy_rmse()
+    );
 }
 
 #[test]
 fn bad_parameters_are_clear_errors() {
     let cases = [
-        (DenoiseConfig { colors: 1, ..Default::default() }, "colors"),
-        (DenoiseConfig { noise: 0.0, ..Default::default() }, "noise"),
-        (DenoiseConfig { noise: f64::NAN, ..Default::default() }, "noise"),
-        (DenoiseConfig { damping: 1.0, ..Default::default() }, "damping"),
-        (DenoiseConfig { width: 0, ..Default::default() }, "width"),
-        (DenoiseConfig { max_iters: 0, ..Default::default() }, "max_iters"),
+        (
+            DenoiseConfig {
+                colors: 1,
+                ..Default::default()
+            },
+            "colors",
+        ),
+        (
+            DenoiseConfig {
+                noise: 0.0,
+                ..Default::default()
+            },
+            "noise",
+        ),
+        (
+            DenoiseConfig {
+                noise: f64::NAN,
+                ..Default::default()
+            },
+            "noise",
+        ),
+        (
+            DenoiseConfig {
+                damping: 1.0,
+                ..Default::default()
+            },
+            "damping",
+        ),
+        (
+            DenoiseConfig {
+                width: 0,
+                ..Default::default()
+            },
+            "width",
+        ),
+        (
+            DenoiseConfig {
+                max_iters: 0,
+                ..Default::default()
+            },
+            "max_iters",
+        ),
     ];
     for (config, name) in cases {
-        let err = Denoise::new(config, &CancelFlag::default()).err().unwrap().to_string();
-        assert!(err.contains(name), "expected an error naming {name}, got: {err}");
+        let err = Denoise::new(config, &CancelFlag::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains(name),
+            "expected an error naming {name}, got: {err}"
+        );
     }
 }

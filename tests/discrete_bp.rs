@@ -11,9 +11,15 @@ use rand_chacha::ChaCha8Rng;
 fn random_mrf(graph: Graph, states: usize, seed: u64) -> DiscreteMrf {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = graph.num_nodes();
-    let node_potentials = (0..n * states).map(|_| rng.random_range(0.05..1.0)).collect();
+    let node_potentials = (0..n * states)
+        .map(|_| rng.random_range(0.05..1.0))
+        .collect();
     let tables = (0..graph.num_edges())
-        .map(|_| (0..states * states).map(|_| rng.random_range(0.05..2.0)).collect())
+        .map(|_| {
+            (0..states * states)
+                .map(|_| rng.random_range(0.05..2.0))
+                .collect()
+        })
         .collect();
     DiscreteMrf {
         graph,

@@ -180,7 +180,10 @@ pub struct Denoise {
 }
 
 /// The clean image (values and level indices) for a config.
-fn clean_image(config: &DenoiseConfig, levels: &[f64]) -> Result<(usize, usize, Vec<f64>, Vec<usize>)> {
+fn clean_image(
+    config: &DenoiseConfig,
+    levels: &[f64],
+) -> Result<(usize, usize, Vec<f64>, Vec<usize>)> {
     match &config.image {
         None => {
             let idx = sunset::sunset_indices(config.width, config.height, config.colors);
@@ -226,7 +229,11 @@ impl Denoise {
                     node_potentials: node,
                     edge_potentials: EdgePotentials::Shared(psi),
                 };
-                Box::new(DiscreteBp::new(mrf, config.schedule, Damping(config.damping))?)
+                Box::new(DiscreteBp::new(
+                    mrf,
+                    config.schedule,
+                    Damping(config.damping),
+                )?)
             }
         };
         let estimate = algorithm.estimates(config.estimate).values;
@@ -362,6 +369,9 @@ impl Scenario for Denoise {
         io::save_gray_png(&dir.join("estimate.png"), w, h, &self.estimate)?;
         let error = viz::heat_rgba(w, h, &self.error_image(), 255.0);
         io::save_rgba_png(&dir.join("error.png"), &error)?;
-        io::results::write_atomic(&dir.join("curves.csv"), curves_csv(&self.history).as_bytes())
+        io::results::write_atomic(
+            &dir.join("curves.csv"),
+            curves_csv(&self.history).as_bytes(),
+        )
     }
 }
