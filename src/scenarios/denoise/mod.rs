@@ -179,71 +179,91 @@ pub struct Denoise {
     setup_seconds: f64,
 }
 
-/// The clean image (values and level indices) for a config.
-fn clean_image(
-    config: &DenoiseConfig,
-    levels: &[f64],
-) -> Result<(usize, usize, Vec<f64>, Vec<usize>)> {
-    match &config.image {
-        None => {
-            let idx = sunset::sunset_indices(config.width, config.height, config.colors);
-            let values = idx.iter().map(|&i| levels[i]).collect();
-            Ok((config.width, config.height, values, idx))
-        }
-        Some(path) => {
-            let img = io::load_gray(path)?;
-            let idx: Vec<usize> = img
-                .pixels
-                .iter()
-                .map(|&v| sunset::nearest_level(levels, v))
-                .collect();
-            let values = if config.quantize {
-                idx.iter().map(|&i| levels[i]).collect()
-            } else {
-                img.pixels
-            };
-            Ok((img.width, img.height, values, idx))
-        }
+/// The images of a denoise problem: the clean image (values and level indices), its noisy copy.
+#[derive(Debug, Clone)]
+pub struct DenoiseData {
+    pub width: usize,
+    pub height: usize,
+    /// The C gray levels.
+    pub levels: Vec<f64>,
+    pub clean: Vec<f64>,
+    /// Index of the level nearest to each clean pixel.
+    pub indices: Vec<usize>,
+    pub noisy: Vec<f64>,
+}
+
+impl DenoiseData {
+    /// The sunset (or the loaded image) and its noisy copy for a checked config.
+    pub fn generate(config: &DenoiseConfig) -> Result<DenoiseData> {
+        config.check()?;
+        let levels = sunset::gray_levels(config.colors);
+        let (width, height, clean, indices) = match &config.image {
+            None => {
+                let idx = sunset::sunset_indices(config.width, config.height, config.colors);
+                let values = idx.iter().map(|&i| levels[i]).collect();
+                (config.width, config.height, values, idx)
+            }
+            Some(path) => {
+                let img = io::load_gray(path)?;
+                let idx: Vec<usize> = img
+                    .pixels
+                    .iter()
+                    .map(|&v| sunset::nearest_level(&levels, v))
+                    .collect();
+                let values = if config.quantize {
+                    idx.iter().map(|&i| levels[i]).collect()
+                } else {
+                    img.pixels
+                };
+                (img.width, img.height, values, idx)
+            }
+        };
+        let noisy = sunset::add_noise(&clean, config.noise, config.seed);
+        Ok(DenoiseData {
+            width,
+            height,
+            levels,
+            clean,
+            indices,
+            noisy,
+        })
+    }
+
+    /// The discrete-BP baseline's MRF: C level states, the true likelihood, pseudo-moment
+    /// potentials from the clean training image (the same clean image; only the noise differs).
+    pub fn discrete_mrf(&self, noise: f64) -> Result<DiscreteMrf> {
+        let c = self.levels.len();
+        let (psi, prior) =
+            potentials::pseudo_moment_tables(&self.indices, self.width, self.height, c);
+        Ok(DiscreteMrf {
+            graph: Graph::grid(self.width, self.height)?,
+            state_values: self.levels.clone(),
+            node_potentials: potentials::node_potentials(&self.noisy, &self.levels, &prior, noise),
+            edge_potentials: EdgePotentials::Shared(psi),
+        })
     }
 }
 
 impl Denoise {
     pub fn new(config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
-        config.check()?;
         let start = Instant::now();
-        let levels = sunset::gray_levels(config.colors);
-        let (width, height, clean, indices) = clean_image(&config, &levels)?;
-        let noisy = sunset::add_noise(&clean, config.noise, config.seed);
+        let data = DenoiseData::generate(&config)?;
         cancel.check()?;
-        let graph = Graph::grid(width, height)?;
         let algorithm: Box<dyn Inference> = match config.algorithm {
-            DenoiseAlgorithm::Discrete => {
-                // Training pair: same clean image, independent noise. Pseudo-moment matching
-                // uses only the clean training image's co-occurrences.
-                let (psi, prior) =
-                    potentials::pseudo_moment_tables(&indices, width, height, config.colors);
-                let node = potentials::node_potentials(&noisy, &levels, &prior, config.noise);
-                let mrf = DiscreteMrf {
-                    graph,
-                    state_values: levels.clone(),
-                    node_potentials: node,
-                    edge_potentials: EdgePotentials::Shared(psi),
-                };
-                Box::new(DiscreteBp::new(
-                    mrf,
-                    config.schedule,
-                    Damping(config.damping),
-                )?)
-            }
+            DenoiseAlgorithm::Discrete => Box::new(DiscreteBp::new(
+                data.discrete_mrf(config.noise)?,
+                config.schedule,
+                Damping(config.damping),
+            )?),
         };
         let estimate = algorithm.estimates(config.estimate).values;
-        let noisy_rmse = sunset::rmse(&noisy, &clean);
+        let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
         Ok(Denoise {
-            width,
-            height,
-            levels: Arc::new(levels),
-            clean: Arc::new(clean),
-            noisy: Arc::new(noisy),
+            width: data.width,
+            height: data.height,
+            levels: Arc::new(data.levels),
+            clean: Arc::new(data.clean),
+            noisy: Arc::new(data.noisy),
             estimate: Arc::new(estimate),
             noisy_rmse,
             algorithm,
