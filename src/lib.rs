@@ -1,1 +1,2 @@
 //! beliefscope
+pub mod kernel;
