@@ -2,12 +2,15 @@
 
 use thiserror::Error;
 
+use crate::kernel::KernelError;
 use crate::model::GraphError;
 
 #[derive(Debug, Error)]
 pub enum Error {
     #[error("graph: {0}")]
     Graph(#[from] GraphError),
+    #[error("{0}")]
+    Kernel(#[from] KernelError),
     #[error("invalid parameter {name}: {reason}")]
     InvalidParameter { name: &'static str, reason: String },
     #[error("{0}")]
