@@ -103,7 +103,9 @@ impl DenoiseArgs {
                 epsilon: self.epsilon.unwrap_or(d.kbp.epsilon),
                 max_rank: self.max_rank.unwrap_or(d.kbp.max_rank),
                 bandwidth: self.bandwidth.unwrap_or(d.kbp.bandwidth),
-                observation_bandwidth: self.observation_bandwidth.unwrap_or(d.kbp.observation_bandwidth),
+                observation_bandwidth: self
+                    .observation_bandwidth
+                    .unwrap_or(d.kbp.observation_bandwidth),
                 multiplier: self.bandwidth_multiplier.unwrap_or(d.kbp.multiplier),
             },
             candidates: self.candidates.unwrap_or(d.candidates),

@@ -113,7 +113,10 @@ impl KbpSettings {
         if !(self.lambda.is_finite() && self.lambda > 0.0 && self.lambda <= 10.0) {
             return Err(Error::param(
                 "lambda",
-                format!("must be in (0, 10] (Gram form L + lambda m I), got {}", self.lambda),
+                format!(
+                    "must be in (0, 10] (Gram form L + lambda m I), got {}",
+                    self.lambda
+                ),
             ));
         }
         if !(self.epsilon.is_finite() && self.epsilon > 0.0 && self.epsilon < 1.0) {
@@ -135,7 +138,10 @@ impl KbpSettings {
             if let Bandwidth::Value(v) = b
                 && !(v.is_finite() && v > 0.0)
             {
-                return Err(Error::param(name, format!("must be positive and finite, got {v}")));
+                return Err(Error::param(
+                    name,
+                    format!("must be positive and finite, got {v}"),
+                ));
             }
         }
         check_range("bandwidth multiplier", self.multiplier, 1e-3, 100.0)

@@ -42,7 +42,9 @@ impl std::str::FromStr for DenoiseAlgorithm {
         DenoiseAlgorithm::ALL
             .into_iter()
             .find(|a| a.label() == s)
-            .ok_or_else(|| format!("unknown algorithm '{s}' for denoise (expected discrete or kbp)"))
+            .ok_or_else(|| {
+                format!("unknown algorithm '{s}' for denoise (expected discrete or kbp)")
+            })
     }
 }
 
@@ -111,7 +113,9 @@ impl std::str::FromStr for Candidates {
         match s {
             "training" => Ok(Candidates::Training),
             "all" => Ok(Candidates::All),
-            _ => Err(format!("unknown candidate set '{s}' (expected training or all)")),
+            _ => Err(format!(
+                "unknown candidate set '{s}' (expected training or all)"
+            )),
         }
     }
 }
@@ -210,7 +214,9 @@ impl DenoiseConfig {
             return Err(Error::param("max_iters", "must be at least 1"));
         }
         if self.algorithm == DenoiseAlgorithm::Kbp
-            || self.compare.is_some_and(|c| c.algorithm == DenoiseAlgorithm::Kbp)
+            || self
+                .compare
+                .is_some_and(|c| c.algorithm == DenoiseAlgorithm::Kbp)
         {
             self.kbp.check()?;
         }
