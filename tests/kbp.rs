@@ -108,7 +108,7 @@ fn constant_time_converges_to_linear_time_as_epsilon_shrinks() {
 }
 
 #[test]
-fn without_evidence_the_beliefs_are_the_prior() {
+    // "no information" start at a small lambda (measured 0.02% of the peak), within 0.2%.
     // Property 1: with no evidence the BP fixed point has constant messages (E[1 | x] = 1), so
     // every belief is proportional to the prior P. The learned E[1 | x] is 1 only up to the
     // regularisation bias (1.8% of the peak after 2 iterations at the default lambda 1e-3),
