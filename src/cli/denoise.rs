@@ -65,7 +65,7 @@ pub struct DenoiseArgs {
     /// kbp-constant.
     #[arg(long)]
     pub compare: Option<AlgorithmChoice>,
-    /// Maximum number of iterations [default: 30].
+    /// Maximum number of iterations [default: 20].
     #[arg(long)]
     pub iters: Option<usize>,
     /// Damping d in [0, 0.99]: new = d old + (1 - d) update [default: 0.5].

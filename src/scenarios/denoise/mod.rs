@@ -10,10 +10,12 @@
 //! Each iteration costs the algorithms' iterations plus O(pixels · candidates) for the
 //! estimates and the RMSE.
 
+pub mod autotune;
 pub mod config;
 pub mod data;
 pub mod potentials;
 pub mod sunset;
+pub mod sweep;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -31,6 +33,7 @@ use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::viz;
 
+pub use autotune::{AutotuneResult, AutotuneSpec, autotune};
 pub use config::{
     AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, TRAINING_SEED_OFFSET,
     VALIDATION_SEED_OFFSET,
@@ -66,6 +69,13 @@ pub struct AlgorithmRun {
     pub engine: Engine,
     pub estimate: Arc<Vec<f64>>,
     pub setup_seconds: f64,
+}
+
+impl AlgorithmRun {
+    /// The algorithm behind the common trait.
+    pub fn engine_mut(&mut self) -> &mut dyn Inference {
+        self.engine.inference_mut()
+    }
 }
 
 /// Sets `choice` up on `data`. Kernel BP learns from the templates of the training pair.
