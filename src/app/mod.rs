@@ -51,7 +51,7 @@ impl eframe::App for App {
             match event {
                 Event::Snapshot(s) => self.snapshot = Some(s),
                 Event::Error(e) => self.error = Some(e),
-                Event::Busy(_) => {}
+                Event::Busy(_) | Event::TaskProgress { .. } | Event::TaskDone(_) => {}
             }
         }
     }

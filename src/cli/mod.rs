@@ -4,6 +4,8 @@
 
 pub mod denoise;
 pub mod sosmp;
+pub mod sweep;
+pub mod tune;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -34,10 +36,15 @@ pub enum Command {
         #[command(subcommand)]
         scenario: RunScenario,
     },
-    /// Run a scenario once per value of a parameter and write the curves as one CSV.
+    /// Run a scenario over lists of settings and write CSV tables.
     Sweep {
         #[command(subcommand)]
         scenario: SweepScenario,
+    },
+    /// Choose parameters by validation on the training data and print the surface.
+    Tune {
+        #[command(subcommand)]
+        scenario: TuneScenario,
     },
 }
 
@@ -46,6 +53,15 @@ pub enum SweepScenario {
     /// SOSMP error curves over r (--coefficients 2,3,5,10), k (--samples 1,2,5,10) or alpha
     /// (--alpha 0.1,1).
     Sosmp(sosmp::SosmpSweepArgs),
+    /// RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.
+    Denoise(sweep::DenoiseSweepArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TuneScenario {
+    /// Grid search of kernel-BP lambda x bandwidth multiplier on a held-out noisy copy of the
+    /// training image.
+    Denoise(tune::DenoiseTuneArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,6 +94,13 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Sweep { scenario } => match scenario {
+            SweepScenario::Denoise(args) => sweep::run(args),
+            SweepScenario::Sosmp(args) => args.execute(),
+        },
+        Command::Tune { scenario } => match scenario {
+            TuneScenario::Denoise(args) => tune::run(args),
+        },
         Command::Run { scenario } => match scenario {
             RunScenario::Denoise(args) => {
                 let output = args.output.clone();
@@ -87,9 +110,6 @@ pub fn execute(command: Command) -> Result<()> {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Sosmp(args.into_config()?), &output)
             }
-        },
-        Command::Sweep { scenario } => match scenario {
-            SweepScenario::Sosmp(args) => args.execute(),
         },
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod denoise;
 pub mod sosmp;
+pub mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -94,14 +95,7 @@ pub enum Probe {
 #[derive(Debug, Clone)]
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
-    Sosmp(Box<sosmp::SosmpView>),
-}
-
-/// A scenario-specific request from the window besides iterating (e.g. run a sweep); runs on
-/// the worker like a step.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScenarioAction {
-    Sosmp(sosmp::SosmpAction),
+    Sosmp(sosmp::SosmpView),
 }
 
 /// A problem with an algorithm running on it.
@@ -129,13 +123,6 @@ pub trait Scenario: Send {
     }
     /// Writes the scenario's files (PNGs, CSVs) into `dir` (results.json is written by the caller).
     fn write_outputs(&self, dir: &Path) -> Result<()>;
-    /// Carries out a [`ScenarioAction`]; scenarios without actions refuse every one.
-    fn act(&mut self, action: &ScenarioAction, cancel: &CancelFlag) -> Result<()> {
-        let _ = cancel;
-        Err(Error::Other(format!(
-            "this scenario has no action {action:?}"
-        )))
-    }
 }
 
 /// The document written as results.json; every scenario shares this outer shape.

@@ -2,4 +2,4 @@
 
 pub mod colormap;
 
-pub use colormap::{gray_rgba, heat_rgba, heat_color};
+pub use colormap::{gray_rgba, heat_color, heat_rgba};

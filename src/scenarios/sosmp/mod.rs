@@ -32,9 +32,7 @@ use serde_json::{Map, Value, json};
 
 pub use self::config::{GraphKind, ModelDescription, PotentialKind, SosmpConfig, build_problem};
 pub use self::sweep::{SweepCurve, SweepParameter, SweepResult, SweepSpec, run_sweep};
-use super::{
-    CancelFlag, IterationRecord, Probe, Scenario, ScenarioAction, ScenarioConfig, ScenarioView,
-};
+use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
 use crate::error::Result;
 use crate::inference::Inference;
 use crate::inference::sosmp::expected::{ExpectedFixedPoint, expected_fixed_point};
@@ -158,23 +156,19 @@ pub struct SosmpView {
     pub slope_reference: Vec<[f64; 2]>,
     /// `ψ_u` of every node on the grid, node-major.
     pub node_potentials: Arc<Vec<f64>>,
+    /// Every undirected edge's `ψ_e(x_a = c, x_b)` on the grid, edge-major, with `c` the grid
+    /// node nearest the middle of the domain (for mixtures: the edge Gaussian mixture itself).
+    pub edge_potential_slices: Arc<Vec<f64>>,
+    /// `(1/|E→|) Σ (‖m*‖² - Σ_{j≤r} a*_j²)`: add it to a raw eq. 38 error for the L2 error of
+    /// the unclipped expansion.
+    pub truncation: f64,
     pub model: Arc<ModelDescription>,
     pub kernel_clip: Option<ClipReport>,
     /// Things the user must know: kernel clipping, variance clamping, fallbacks, no convergence.
     pub warnings: Vec<String>,
     pub fallbacks: u64,
-    pub edge: Option<EdgeInspection>,
-    pub node: Option<NodeInspection>,
-    /// Finished sweeps, to overlay on the error plot.
-    pub sweeps: Arc<Vec<SweepResult>>,
-}
-
-/// What the window can ask an SOSMP scenario to do besides iterating.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SosmpAction {
-    /// Run a sweep from this scenario's config (blocking; cancellable) and keep its curves.
-    Sweep(SweepSpec),
-    ClearSweeps,
+    pub edge: Option<Box<EdgeInspection>>,
+    pub node: Option<Box<NodeInspection>>,
 }
 
 /// The error baselines of a problem: the reference, `a*`, the floor, `e_0`.
@@ -243,9 +237,9 @@ pub struct SosmpScenario {
     history: Vec<IterationRecord>,
     grid_points: Arc<Vec<f64>>,
     node_potentials: Arc<Vec<f64>>,
+    edge_potential_slices: Arc<Vec<f64>>,
     directed_edges: Arc<Vec<[NodeId; 2]>>,
     edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
-    sweeps: Arc<Vec<SweepResult>>,
     setup_seconds: f64,
     run_seconds: f64,
 }
@@ -268,7 +262,16 @@ impl SosmpScenario {
             mean: Vec::with_capacity(config.iters),
             mean_raw: Vec::with_capacity(config.iters),
         };
+        let n = problem.mrf.grid.len();
+        let centre = n / 2;
+        let mut buf = vec![0.0; n];
+        let mut slices = Vec::with_capacity(graph.num_edges() * n);
+        for e in 0..graph.num_edges() {
+            // Receiver b at every node, sender a fixed at the centre: ψ_e(x_a = c, x_b = x_i).
+            slices.extend_from_slice(problem.mrf.pair(e).receiver_row(true, centre, &mut buf));
+        }
         Ok(SosmpScenario {
+            edge_potential_slices: Arc::new(slices),
             grid_points: Arc::new(problem.mrf.grid.points().to_vec()),
             node_potentials: Arc::new(problem.mrf.node_potentials.clone()),
             edges_undirected: Arc::new(graph.edges().to_vec()),
@@ -280,7 +283,6 @@ impl SosmpScenario {
             baselines: Arc::new(baselines),
             curves: Arc::new(curves),
             history: Vec::new(),
-            sweeps: Arc::new(Vec::new()),
             setup_seconds: start.elapsed().as_secs_f64(),
             run_seconds: 0.0,
         })
@@ -323,28 +325,6 @@ impl SosmpScenario {
     /// Seconds spent iterating so far.
     pub fn run_seconds(&self) -> f64 {
         self.run_seconds
-    }
-
-    /// Finished sweeps kept for the views.
-    pub fn sweeps(&self) -> &[SweepResult] {
-        &self.sweeps
-    }
-
-    /// Keeps a finished sweep for the overlay.
-    pub fn add_sweep(&mut self, result: SweepResult) {
-        Arc::make_mut(&mut self.sweeps).push(result);
-    }
-
-    /// Runs a window action (see [`SosmpAction`]).
-    pub fn act(&mut self, action: &SosmpAction, cancel: &CancelFlag) -> Result<()> {
-        match action {
-            SosmpAction::Sweep(spec) => {
-                let result = run_sweep(&self.config, spec, cancel, &mut |_| {})?;
-                self.add_sweep(result);
-            }
-            SosmpAction::ClearSweeps => self.sweeps = Arc::new(Vec::new()),
-        }
-        Ok(())
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -547,11 +527,11 @@ impl Scenario for SosmpScenario {
         let num_nodes = self.problem.mrf.graph.num_nodes();
         let num_messages = self.problem.num_messages();
         let edge = match probe {
-            Some(Probe::Message(m)) if m < num_messages => Some(self.edge_inspection(m)),
+            Some(Probe::Message(m)) if m < num_messages => Some(Box::new(self.edge_inspection(m))),
             _ => None,
         };
         let node = match probe {
-            Some(Probe::Node(u)) if u < num_nodes => Some(self.node_inspection(u)),
+            Some(Probe::Node(u)) if u < num_nodes => Some(Box::new(self.node_inspection(u))),
             _ => None,
         };
         let mean = &self.curves.mean;
@@ -563,7 +543,7 @@ impl Scenario for SosmpScenario {
             let t_end = self.config.iters.max(mean.len()) as f64;
             vec![[1.0, c], [t_end, c / t_end]]
         };
-        ScenarioView::Sosmp(Box::new(SosmpView {
+        ScenarioView::Sosmp(SosmpView {
             config: self.config.clone(),
             iteration: self.engine.iteration(),
             domain: self.problem.mrf.grid.domain(),
@@ -579,14 +559,15 @@ impl Scenario for SosmpScenario {
             slope: self.slope(),
             slope_reference,
             node_potentials: self.node_potentials.clone(),
+            edge_potential_slices: self.edge_potential_slices.clone(),
+            truncation: self.baselines.truncation,
             model: self.model.clone(),
             kernel_clip: self.model.kernel_clip,
             warnings: self.warnings(),
             fallbacks: self.engine.fallbacks(),
             edge,
             node,
-            sweeps: self.sweeps.clone(),
-        }))
+        })
     }
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
@@ -604,6 +585,7 @@ impl Scenario for SosmpScenario {
             ("floor_raw".to_string(), b.floor_raw),
             ("e0".to_string(), b.e0),
             ("truncation".to_string(), b.truncation),
+            ("floor_l2".to_string(), b.floor_raw + b.truncation),
             ("fallbacks".to_string(), self.engine.fallbacks() as f64),
             ("run_seconds".to_string(), self.run_seconds),
         ]);
@@ -630,6 +612,13 @@ impl Scenario for SosmpScenario {
             json!([SLOPE_FROM, self.curves.mean.len()]),
         );
         m.insert("truncation".into(), json!(b.truncation));
+        m.insert(
+            "floor_l2".into(),
+            json!({
+                "value": b.floor_raw + b.truncation,
+                "definition": "floor_raw + truncation: the squared L2 distance (grid quadrature) of the unclipped expansion at a_inf from m*, averaged over directed edges",
+            }),
+        );
         let (a, bb) = p.mrf.grid.domain();
         m.insert("domain".into(), json!([a, bb]));
         m.insert("grid".into(), json!(*self.grid_points));
@@ -697,11 +686,5 @@ impl Scenario for SosmpScenario {
             curves_csv(&self.history).as_bytes(),
         )?;
         write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
-    }
-
-    fn act(&mut self, action: &ScenarioAction, cancel: &CancelFlag) -> Result<()> {
-        match action {
-            ScenarioAction::Sosmp(a) => SosmpScenario::act(self, a, cancel),
-        }
     }
 }
