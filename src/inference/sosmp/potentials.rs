@@ -195,13 +195,16 @@ pub struct ClipReport {
     pub clip_value: f64,
     /// Fraction of grid pairs `(x_i, y_k)` where the raw value was below the floor.
     pub clipped_fraction: f64,
-    /// Fraction of grid pairs where the raw value was negative.
+    /// Fraction of grid pairs where the raw value was negative (below `-1e-9 · max`).
     pub negative_fraction: f64,
     /// Smallest value at the pairs (point between two nodes, node): what the grid misses.
     pub offgrid_min_value: f64,
-    /// Fraction of those pairs where the kernel is negative.
+    /// Fraction of those pairs where the kernel is negative (below `-1e-9 · max`).
     pub offgrid_negative_fraction: f64,
 }
+
+/// A kernel value counts as negative below `-NEGATIVE_RELATIVE · max ψ` (beyond rounding).
+pub const NEGATIVE_RELATIVE: f64 = 1e-9;
 
 /// Relative clip floor of kernel potentials: `clip = KERNEL_CLIP_RELATIVE · max ψ`.
 pub const KERNEL_CLIP_RELATIVE: f64 = 1e-6;
@@ -252,6 +255,29 @@ impl MercerKernelPotential {
             })
             .collect();
         let raw = |i: usize, k: usize| c[i.abs_diff(k)] - c[i + k];
+        let mut min_value = f64::INFINITY;
+        let mut max_value = f64::NEG_INFINITY;
+        for i in 0..n {
+            for k in 0..n {
+                let v = raw(i, k);
+                min_value = min_value.min(v);
+                max_value = max_value.max(v);
+            }
+        }
+        if !(max_value > 0.0 && max_value.is_finite()) {
+            return Err(Error::param(
+                "kernel",
+                format!("has no positive value on the grid (max {max_value})"),
+            ));
+        }
+        // Negative beyond rounding: below -1e-9 of the maximum.
+        let tol = NEGATIVE_RELATIVE * max_value;
+        let mut negative = 0usize;
+        for i in 0..n {
+            for k in 0..n {
+                negative += usize::from(raw(i, k) < -tol);
+            }
+        }
         // Between the nodes, at x_i + δh with δ the golden fraction (an offset at which no
         // sine mode cancels, unlike the nodes and their midpoints): the kernel at
         // (x_i + δh, y_k) is c(i - k + δ) - c(i + k + δ), with c(-m + δ) = c(m - δ).
@@ -281,25 +307,8 @@ impl MercerKernelPotential {
                 };
                 let v = diff - c_plus[i + k];
                 offgrid_min_value = offgrid_min_value.min(v);
-                offgrid_negative += usize::from(v < 0.0);
+                offgrid_negative += usize::from(v < -tol);
             }
-        }
-        let mut min_value = f64::INFINITY;
-        let mut max_value = f64::NEG_INFINITY;
-        let mut negative = 0usize;
-        for i in 0..n {
-            for k in 0..n {
-                let v = raw(i, k);
-                min_value = min_value.min(v);
-                max_value = max_value.max(v);
-                negative += usize::from(v < 0.0);
-            }
-        }
-        if !(max_value > 0.0 && max_value.is_finite()) {
-            return Err(Error::param(
-                "kernel",
-                format!("has no positive value on the grid (max {max_value})"),
-            ));
         }
         let clip = KERNEL_CLIP_RELATIVE * max_value;
         let mut clipped = 0usize;

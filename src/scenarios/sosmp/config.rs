@@ -296,14 +296,13 @@ impl ModelDescription {
         }
         if c.clipped_fraction > 0.0 {
             parts.push(format!(
-                "on the grid it is below {:.3e} (1e-6 of its maximum; it vanishes on the boundary) \
-                 on {:.2}% of the pairs, negative on {:.3}% (minimum {:.3e}), and is clipped there \
-                 to {:.3e}",
+                "on the grid nodes it is below {:.3e} (1e-6 of its maximum; it vanishes on the \
+                 boundary) on {:.2}% of the pairs (negative beyond rounding on {:.3}%, minimum \
+                 {:.3e}) and is clipped there to that value",
                 c.clip_value,
                 100.0 * c.clipped_fraction,
                 100.0 * c.negative_fraction,
-                c.min_value,
-                c.clip_value
+                c.min_value
             ));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
