@@ -213,13 +213,15 @@ impl SosmpSweepArgs {
             let result = run_sweep(&base, spec, &cancel, &mut report)?;
             for c in &result.curves {
                 eprintln!(
-                    "{symbol} = {:>5}: final {:.4e} (raw {:.4e})  floor {:.4e} (raw {:.4e})  slope {}  run {:.2} s",
+                    "{symbol} = {:>5}: final {:.4e} (raw {:.4e})  floor {:.4e} (raw {:.4e}, L2 {:.4e})  slope {} ({} points)  run {:.2} s",
                     c.value,
                     c.final_error(),
                     c.final_error_raw(),
                     c.floor,
                     c.floor_raw,
+                    c.floor_raw + c.truncation,
                     c.slope.map_or("n/a".to_string(), |s| format!("{s:.3}")),
+                    c.slope_points,
                     c.run_seconds
                 );
             }
@@ -244,6 +246,7 @@ impl SosmpSweepArgs {
                                 "e0": c.e0,
                                 "truncation": c.truncation,
                                 "slope": c.slope,
+                                "slope_points": c.slope_points,
                                 "setup_seconds": c.setup_seconds,
                                 "run_seconds": c.run_seconds,
                                 "warnings": c.warnings,

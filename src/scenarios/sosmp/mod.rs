@@ -64,6 +64,11 @@ pub struct ErrorCurves {
 /// Least-squares slope of `log(y_t - floor)` against `log t` over `t ∈ [from, len]` (1-based t,
 /// `y[t - 1]`), skipping points where `y_t <= floor`. `None` with fewer than 3 usable points.
 pub fn fit_slope(y: &[f64], floor: f64, from: usize) -> Option<f64> {
+    fit_slope_points(y, floor, from).0
+}
+
+/// [`fit_slope`] and the number of points it used (those above the floor).
+pub fn fit_slope_points(y: &[f64], floor: f64, from: usize) -> (Option<f64>, usize) {
     let pts: Vec<(f64, f64)> = y
         .iter()
         .enumerate()
@@ -72,14 +77,14 @@ pub fn fit_slope(y: &[f64], floor: f64, from: usize) -> Option<f64> {
         .map(|(t, d)| ((t as f64).ln(), d.ln()))
         .collect();
     if pts.len() < 3 {
-        return None;
+        return (None, pts.len());
     }
     let n = pts.len() as f64;
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
     let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
     let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
     let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
+    ((sxx > 0.0).then(|| sxy / sxx), pts.len())
 }
 
 /// The selected directed edge, on path 0 unless said otherwise.
@@ -606,11 +611,14 @@ impl Scenario for SosmpScenario {
         m.insert("floor".into(), json!(self.floor()));
         m.insert("floor_raw".into(), json!(b.floor_raw));
         m.insert("e0".into(), json!(b.e0));
-        m.insert("slope".into(), json!(self.slope()));
+        let (slope, used) = fit_slope_points(&self.curves.mean, self.floor(), SLOPE_FROM);
+        m.insert("slope".into(), json!(slope));
         m.insert(
             "slope_range".into(),
             json!([SLOPE_FROM, self.curves.mean.len()]),
         );
+        // Iterations in the range where the mean is above the floor (only those are fitted).
+        m.insert("slope_points".into(), json!(used));
         m.insert("truncation".into(), json!(b.truncation));
         m.insert(
             "floor_l2".into(),

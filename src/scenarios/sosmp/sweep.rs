@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope};
+use super::{PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope_points};
 use crate::error::{Error, Result};
 use crate::scenarios::{CancelFlag, Scenario};
 
@@ -139,6 +139,8 @@ pub struct SweepCurve {
     pub e0: f64,
     pub truncation: f64,
     pub slope: Option<f64>,
+    /// Iterations in `[10, T]` above the floor, which the slope is fitted on.
+    pub slope_points: usize,
     pub setup_seconds: f64,
     pub run_seconds: f64,
     pub warnings: Vec<String>,
@@ -217,6 +219,7 @@ pub fn run_sweep(
             });
         }
         let c = s.curves();
+        let (slope, slope_points) = fit_slope_points(&c.mean, s.floor(), SLOPE_FROM);
         let curve = SweepCurve {
             value,
             mean_error: c.mean.clone(),
@@ -225,7 +228,8 @@ pub fn run_sweep(
             floor_raw: s.baselines().floor_raw,
             e0: s.baselines().e0,
             truncation: s.baselines().truncation,
-            slope: fit_slope(&c.mean, s.floor(), SLOPE_FROM),
+            slope,
+            slope_points,
             setup_seconds: s.setup_seconds(),
             run_seconds: s.run_seconds(),
             warnings: s.warnings(),
