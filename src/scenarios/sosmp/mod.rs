@@ -262,10 +262,12 @@ impl SosmpScenario {
         let directed_edges = (0..graph.num_messages())
             .map(|m| [graph.source(m), graph.target(m)])
             .collect();
+        // Reserve for the planned iterations, within reason (the vectors grow past it).
+        let reserve = config.iters.min(100_000);
         let curves = ErrorCurves {
-            paths: vec![Vec::with_capacity(config.iters); config.paths],
-            mean: Vec::with_capacity(config.iters),
-            mean_raw: Vec::with_capacity(config.iters),
+            paths: vec![Vec::with_capacity(reserve); config.paths],
+            mean: Vec::with_capacity(reserve),
+            mean_raw: Vec::with_capacity(reserve),
         };
         let n = problem.mrf.grid.len();
         let centre = n / 2;
