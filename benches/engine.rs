@@ -2,8 +2,11 @@
 //! `benches/groups/<name>.rs` and exposes `pub fn benches(c: &mut Criterion)`.
 use criterion::{Criterion, criterion_group, criterion_main};
 
+#[path = "groups/kernel.rs"]
+mod kernel_benches;
+
 fn all(c: &mut Criterion) {
-    let _ = c;
+    kernel_benches::benches(c);
 }
 
 criterion_group! {
