@@ -81,6 +81,8 @@ pub struct IncompleteCholesky {
     tri: Vec<f64>,
     residual: DVector<f64>,
     options: IncompleteCholeskyOptions,
+    /// The residual threshold actually used: `max(epsilon^2, rounding floor)`.
+    threshold: f64,
 }
 
 impl IncompleteCholesky {
@@ -169,6 +171,23 @@ impl IncompleteCholesky {
     /// Largest residual diagonal entry (`<= epsilon^2` unless stopped by `max_rank`).
     pub fn max_residual(&self) -> f64 {
         self.residual.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Whether the tolerance was reached (max residual `<= max(epsilon^2, rounding floor)`);
+    /// `false` means the factorisation stopped at `max_rank` first.
+    pub fn converged(&self) -> bool {
+        self.residual
+            .iter()
+            .zip(&self.is_pivot_mask())
+            .all(|(&d, &p)| p || d <= self.threshold)
+    }
+
+    fn is_pivot_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.len()];
+        for &p in &self.pivots {
+            mask[p] = true;
+        }
+        mask
     }
 
     /// `R` as a `rank x m` matrix (a transposed copy, O(m rank)).
@@ -403,6 +422,7 @@ fn factorise<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(
         tri,
         residual: DVector::from_vec(diag),
         options: *options,
+        threshold: tol,
     }
 }
 
@@ -455,5 +475,13 @@ mod tests {
         .unwrap();
         assert_eq!(ic.rank(), 7);
         assert!(ic.max_residual() > 1e-12);
+        assert!(!ic.converged());
+        let full = IncompleteCholesky::new(
+            &Kernel::rbf(1.0).unwrap(),
+            &Points::from_slice(&x),
+            &IncompleteCholeskyOptions::with_epsilon(1e-6),
+        )
+        .unwrap();
+        assert!(full.converged());
     }
 }
