@@ -55,7 +55,9 @@ pub fn abs_diff_heat(width: usize, height: usize, a: &[f64], b: &[f64], max: f64
 /// A horizontal colour bar of the heat map, low values on the left (a legend for heat maps).
 pub fn heat_bar(width: usize, height: usize) -> RgbaImage {
     let span = (width.max(2) - 1) as f64;
-    RgbaImage::from_fn(width as u32, height as u32, |x, _| Rgba(heat_color(x as f64 / span)))
+    RgbaImage::from_fn(width as u32, height as u32, |x, _| {
+        Rgba(heat_color(x as f64 / span))
+    })
 }
 
 #[cfg(test)]

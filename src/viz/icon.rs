@@ -76,10 +76,19 @@ pub fn app_icon(size: u32) -> RgbaImage {
             let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt() - node_r;
             let t = 0.25 + 0.75 * ((k % 3 + k / 3) as f64 / 4.0);
             let h = heat_color(t);
-            blend(&mut px, [h[0] as f64, h[1] as f64, h[2] as f64], coverage(d));
+            blend(
+                &mut px,
+                [h[0] as f64, h[1] as f64, h[2] as f64],
+                coverage(d),
+            );
         }
         let to_u8 = |v: f64| v.round().clamp(0.0, 255.0) as u8;
-        Rgba([to_u8(px[0]), to_u8(px[1]), to_u8(px[2]), to_u8(px[3] * 255.0)])
+        Rgba([
+            to_u8(px[0]),
+            to_u8(px[1]),
+            to_u8(px[2]),
+            to_u8(px[3] * 255.0),
+        ])
     })
 }
 
