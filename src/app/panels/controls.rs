@@ -1,0 +1,104 @@
+//! The left panel: the scenario selector, the scenario's parameters and the run controls.
+
+use eframe::egui::{self, RichText};
+
+use super::denoise_params::{self, section};
+use crate::app::commands::UiCommand;
+use crate::runner::Snapshot;
+use crate::scenarios::{ScenarioConfig, ScenarioView, catalogue, denoise::DenoiseConfig};
+
+/// The default config of a scenario named in the catalogue.
+pub fn default_config(name: &str) -> Option<ScenarioConfig> {
+    match name {
+        "denoise" => Some(ScenarioConfig::Denoise(DenoiseConfig::default())),
+        _ => None,
+    }
+}
+
+pub fn show(
+    ui: &mut egui::Ui,
+    config: &mut ScenarioConfig,
+    snapshot: Option<&Snapshot>,
+    commands: &mut Vec<UiCommand>,
+) {
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            scenario_selector(ui, config);
+            let running_size = snapshot.map(|s| match &s.view {
+                ScenarioView::Denoise(v) => [v.width, v.height],
+            });
+            match config {
+                ScenarioConfig::Denoise(c) => denoise_params::ui(ui, c, running_size, commands),
+            }
+            ui.add_space(4.0);
+            ui.weak("Edits apply when a slider is released or Enter is pressed.");
+            run_controls(ui, snapshot, commands);
+        });
+}
+
+fn scenario_selector(ui: &mut egui::Ui, config: &mut ScenarioConfig) {
+    section(ui, "Scenario");
+    let current = config.name();
+    let entries = catalogue();
+    egui::ComboBox::from_id_salt("scenario")
+        .selected_text(current)
+        .width(ui.available_width() - 8.0)
+        .show_ui(ui, |ui| {
+            for (name, about, _) in &entries {
+                let chosen = ui
+                    .selectable_label(*name == current, *name)
+                    .on_hover_text(*about);
+                if chosen.clicked()
+                    && *name != current
+                    && let Some(c) = default_config(name)
+                {
+                    *config = c;
+                }
+            }
+        })
+        .response
+        .accessible_name("Scenario");
+    if let Some((_, about, algorithms)) = entries.iter().find(|(n, _, _)| *n == current) {
+        ui.add(egui::Label::new(RichText::new(*about).small().weak()).wrap());
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!("algorithms: {}", algorithms.join(", ")))
+                    .small()
+                    .weak(),
+            )
+            .wrap(),
+        );
+    }
+}
+
+/// Play/Pause, Step and Reset, with their shortcuts in the tooltips.
+pub fn run_controls(ui: &mut egui::Ui, snapshot: Option<&Snapshot>, commands: &mut Vec<UiCommand>) {
+    section(ui, "Run");
+    let playing = snapshot.is_some_and(|s| s.playing);
+    let enabled = snapshot.is_some();
+    ui.horizontal(|ui| {
+        let (icon, name) = if playing {
+            ("▮▮", "Pause")
+        } else {
+            ("▶", "Play")
+        };
+        let buttons = [
+            (UiCommand::PlayPause, icon, name),
+            (UiCommand::Step, "▶▮", "Step"),
+            (UiCommand::Reset, "↺", "Reset"),
+        ];
+        for (command, icon, name) in buttons {
+            let b = ui
+                .add_enabled(
+                    enabled,
+                    egui::Button::new(format!("{icon} {name}")).min_size(egui::vec2(72.0, 26.0)),
+                )
+                .accessible_name(name)
+                .on_hover_text(command.tooltip(ui.ctx()));
+            if b.clicked() {
+                commands.push(command);
+            }
+        }
+    });
+}
