@@ -1,14 +1,23 @@
 //! The one bench target: fixed seeds, the same sizes every run. Each group lives in
 //! `benches/groups/<name>.rs` and exposes `pub fn benches(c: &mut Criterion)`.
+//! Run one group with `cargo bench --bench engine -- <group name prefix>`.
+use std::time::Duration;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 
+#[path = "groups/discrete.rs"]
+mod discrete_benches;
+
 fn all(c: &mut Criterion) {
-    let _ = c;
+    discrete_benches::benches(c);
 }
 
 criterion_group! {
     name = engine;
-    config = Criterion::default().sample_size(20).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(3));
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
     targets = all
 }
 criterion_main!(engine);

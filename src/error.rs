@@ -2,12 +2,15 @@
 
 use thiserror::Error;
 
+use crate::kernel::KernelError;
 use crate::model::GraphError;
 
 #[derive(Debug, Error)]
 pub enum Error {
     #[error("graph: {0}")]
     Graph(#[from] GraphError),
+    #[error("{0}")]
+    Kernel(#[from] KernelError),
     #[error("invalid parameter {name}: {reason}")]
     InvalidParameter { name: &'static str, reason: String },
     #[error("{0}")]
@@ -37,7 +40,10 @@ impl Error {
 /// Checks that `value` is finite and inside `[min, max]`, naming the parameter otherwise.
 pub fn check_range(name: &'static str, value: f64, min: f64, max: f64) -> Result<()> {
     if !value.is_finite() {
-        return Err(Error::param(name, format!("must be a finite number, got {value}")));
+        return Err(Error::param(
+            name,
+            format!("must be a finite number, got {value}"),
+        ));
     }
     if value < min || value > max {
         return Err(Error::param(

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod error;
 pub mod inference;
 pub mod io;
+pub mod kernel;
 pub mod model;
 pub mod runner;
 pub mod scenarios;

@@ -10,7 +10,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::scenarios::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+use crate::scenarios::{
+    CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView,
+};
 
 /// Shortest interval between two snapshots while playing (about 60 per second).
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(16);

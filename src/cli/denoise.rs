@@ -6,8 +6,9 @@ use clap::Args;
 
 use super::OutputArgs;
 use crate::error::Result;
+use crate::inference::kbp::{Bandwidth, KbpSettings, KbpUpdate};
 use crate::inference::{EstimateKind, Schedule};
-use crate::scenarios::denoise::{DenoiseAlgorithm, DenoiseConfig};
+use crate::scenarios::denoise::{AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig};
 
 #[derive(Debug, Clone, Args)]
 pub struct DenoiseArgs {
@@ -32,9 +33,38 @@ pub struct DenoiseArgs {
     /// Keep a loaded image's gray values instead of quantising them to C levels.
     #[arg(long)]
     pub no_quantize: bool,
-    /// Algorithm [default: discrete].
+    /// Algorithm: discrete or kbp [default: kbp].
     #[arg(long)]
     pub algorithm: Option<DenoiseAlgorithm>,
+    /// Kernel-BP update: full, linear or constant [default: constant].
+    #[arg(long)]
+    pub update: Option<KbpUpdate>,
+    /// Kernel-BP regularisation lambda, Gram form L + lambda m I [default: see `list`].
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Incomplete-Cholesky tolerance epsilon [default: 1e-3].
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Largest incomplete-Cholesky rank [default: 100].
+    #[arg(long)]
+    pub max_rank: Option<usize>,
+    /// RBF bandwidth of the clean values in gray levels, or auto (median heuristic times the
+    /// multiplier) [default: auto].
+    #[arg(long)]
+    pub bandwidth: Option<Bandwidth>,
+    /// RBF bandwidth of the noisy observations, or auto [default: auto].
+    #[arg(long)]
+    pub observation_bandwidth: Option<Bandwidth>,
+    /// Multiplier of the median-heuristic bandwidths.
+    #[arg(long)]
+    pub bandwidth_multiplier: Option<f64>,
+    /// Kernel-BP candidate set: training (distinct training levels) or all (0..255).
+    #[arg(long)]
+    pub candidates: Option<Candidates>,
+    /// Also run this algorithm on the same noisy image: discrete, kbp-full, kbp-linear,
+    /// kbp-constant.
+    #[arg(long)]
+    pub compare: Option<AlgorithmChoice>,
     /// Maximum number of iterations [default: 30].
     #[arg(long)]
     pub iters: Option<usize>,
@@ -67,6 +97,17 @@ impl DenoiseArgs {
             image: self.image,
             quantize: !self.no_quantize,
             algorithm: self.algorithm.unwrap_or(d.algorithm),
+            kbp: KbpSettings {
+                update: self.update.unwrap_or(d.kbp.update),
+                lambda: self.lambda.unwrap_or(d.kbp.lambda),
+                epsilon: self.epsilon.unwrap_or(d.kbp.epsilon),
+                max_rank: self.max_rank.unwrap_or(d.kbp.max_rank),
+                bandwidth: self.bandwidth.unwrap_or(d.kbp.bandwidth),
+                observation_bandwidth: self.observation_bandwidth.unwrap_or(d.kbp.observation_bandwidth),
+                multiplier: self.bandwidth_multiplier.unwrap_or(d.kbp.multiplier),
+            },
+            candidates: self.candidates.unwrap_or(d.candidates),
+            compare: self.compare,
             schedule: self.schedule.unwrap_or(d.schedule),
             damping: self.damping.unwrap_or(d.damping),
             max_iters: self.iters.unwrap_or(d.max_iters),

@@ -284,7 +284,11 @@ impl Inference for DiscreteBp {
                 let mut product = vec![0.0; s];
                 let mut out = vec![0.0; s];
                 let mut residual: f64 = 0.0;
-                for t in 0..self.mrf.graph.num_nodes() {
+                // Forward then backward over the node ids, so information crosses the graph
+                // in both directions every sweep (a one-way raster sweep over-weights one
+                // direction on grids: RMSE 38 after one sweep on the sunset against 17).
+                let n = self.mrf.graph.num_nodes();
+                for t in (0..n).chain((0..n).rev()) {
                     for nb in self.mrf.graph.neighbors(t) {
                         let m = nb.outgoing;
                         if !compute_message(&self.mrf, &self.scratch, m, &mut product, &mut out) {

@@ -11,7 +11,8 @@ pub enum Schedule {
     /// Jacobi: every message is recomputed from the previous iteration's messages (parallel).
     #[default]
     Synchronous,
-    /// Gauss-Seidel: nodes in order, each using the freshest messages (serial).
+    /// Gauss-Seidel: nodes in id order and then in reverse, each using the freshest messages
+    /// (serial; one sweep updates every message twice).
     Sweep,
 }
 

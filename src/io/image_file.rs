@@ -69,8 +69,12 @@ pub fn save_gray_png(path: &Path, width: usize, height: usize, values: &[f64]) -
         .iter()
         .map(|v| v.round().clamp(0.0, 255.0) as u8)
         .collect();
-    let img = ImgGray::from_raw(width as u32, height as u32, bytes)
-        .ok_or_else(|| Error::Io(format!("{}: pixel count does not match size", path.display())))?;
+    let img = ImgGray::from_raw(width as u32, height as u32, bytes).ok_or_else(|| {
+        Error::Io(format!(
+            "{}: pixel count does not match size",
+            path.display()
+        ))
+    })?;
     img.save(path)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }

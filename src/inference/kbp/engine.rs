@@ -1,0 +1,593 @@
+//! Loopy kernel BP iterations (Song et al. 2011, eq. 12 and Sec. 5) on any pairwise graph with
+//! scalar states, for the three update modes of [`KbpModel`].
+//!
+//! Messages live in "slots": node `t`'s outgoing messages are contiguous, nodes ordered by their
+//! factor count p (other incoming messages plus evidence), so that every message whose sender
+//! multiplies p factors forms one contiguous block. The synchronous schedule then runs, per
+//! block, as batched matrix products: gather the incoming coefficients, `Y = A_p C` (one product
+//! for every directed message), leave-one-out products per node by prefix/suffix products,
+//! `C_new = U_p G` (one product), all parallel with rayon and without per-message allocation.
+//! When a class evaluates messages at very many points (the linear-time update evaluates at all
+//! m template points), the same steps stream node by node instead.
+//!
+//! After every update a coefficient vector is normalised to unit norm, damped
+//! (`new = d old + (1 - d) update`) and normalised again; the residual is the largest
+//! `||c_new - c_old||` over messages. A message with no finite norm stops the run.
+//! Cost per iteration: Σ over messages of the class cost in [`KbpModel`] plus O(M · dim).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use nalgebra::{DMatrix, DVector, DVectorView};
+use rayon::prelude::*;
+
+use super::gemm::par_gemm;
+use super::model::KbpModel;
+use crate::error::{Error, Result};
+use crate::inference::{
+    Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport,
+};
+use crate::model::{Graph, NodeId};
+
+/// A class evaluates at more points than this: stream node by node instead of batching.
+const BATCH_POINT_LIMIT: usize = 4096;
+
+/// One contiguous block of slots whose senders multiply the same number of factors.
+#[derive(Debug, Clone)]
+struct Block {
+    p: usize,
+    degree: usize,
+    /// Nodes of the block in slot order.
+    nodes: Vec<NodeId>,
+    first_slot: usize,
+    /// Evaluations of each node's evidence message at the class points (`n_p x nodes`).
+    evidence_values: Option<DMatrix<f64>>,
+}
+
+/// Loopy kernel BP state.
+pub struct KbpEngine {
+    model: Arc<KbpModel>,
+    graph: Graph,
+    schedule: Schedule,
+    damping: Damping,
+    dim: usize,
+    /// Slot of node t's first outgoing message; its k-th neighbour's message is `+ k`.
+    offset: Vec<usize>,
+    /// `in_slot[offset[t] + k]`: the slot of the message from t's k-th neighbour into t.
+    in_slot: Vec<usize>,
+    node_p: Vec<usize>,
+    blocks: Vec<Block>,
+    /// Evidence coefficients per node (`dim x nodes`), if any.
+    evidence: Option<DMatrix<f64>>,
+    /// Coefficients per slot, column-major `dim x M`.
+    messages: Vec<f64>,
+    next: Vec<f64>,
+    /// Candidate values for estimates and their basis evaluations (`candidates x dim`).
+    candidates: Vec<f64>,
+    candidate_eval: DMatrix<f64>,
+    candidate_prior: Vec<f64>,
+    candidate_evidence: Option<DMatrix<f64>>,
+    iteration: usize,
+}
+
+impl KbpEngine {
+    /// Sets up messages on `graph` with optional evidence coefficients (`dim x nodes`, from
+    /// [`KbpModel::evidence_coefficients`]); the model must have a class for every factor count
+    /// that occurs (`degree - 1 + [evidence]`). Estimates are argmax/mean over `candidates`.
+    pub fn new(
+        model: Arc<KbpModel>,
+        graph: Graph,
+        evidence: Option<DMatrix<f64>>,
+        candidates: Vec<f64>,
+        schedule: Schedule,
+        damping: Damping,
+    ) -> Result<Self> {
+        let damping = damping.check()?;
+        let dim = model.basis.dim();
+        let n = graph.num_nodes();
+        if let Some(e) = &evidence
+            && e.shape() != (dim, n)
+        {
+            return Err(Error::param(
+                "evidence",
+                format!("expected {dim} x {n} coefficients, got {:?}", e.shape()),
+            ));
+        }
+        if candidates.is_empty() {
+            return Err(Error::param("candidates", "need at least one candidate value"));
+        }
+        let has_evidence = usize::from(evidence.is_some());
+        let node_p: Vec<usize> = (0..n)
+            .map(|t| graph.degree(t).saturating_sub(1) + has_evidence)
+            .collect();
+        for t in 0..n {
+            if graph.degree(t) == 0 || node_p[t] == 0 {
+                return Err(Error::param(
+                    "graph",
+                    format!(
+                        "node {t} has {} neighbours and {} evidence: kernel BP needs every message to multiply at least one factor",
+                        graph.degree(t),
+                        if has_evidence == 1 { "" } else { "no" }
+                    ),
+                ));
+            }
+            if !model.classes.contains_key(&node_p[t]) {
+                return Err(Error::param(
+                    "model",
+                    format!("no update for messages that multiply {} factors", node_p[t]),
+                ));
+            }
+        }
+        let mut order: Vec<NodeId> = (0..n).collect();
+        order.sort_by_key(|&t| (node_p[t], t));
+        let mut offset = vec![0; n];
+        let mut next_slot = 0;
+        for &t in &order {
+            offset[t] = next_slot;
+            next_slot += graph.degree(t);
+        }
+        let num_slots = next_slot;
+        let mut in_slot = vec![0; num_slots];
+        for t in 0..n {
+            for (k, nb) in graph.neighbors(t).iter().enumerate() {
+                let back = graph
+                    .neighbors(nb.node)
+                    .iter()
+                    .position(|x| x.node == t)
+                    .expect("undirected adjacency");
+                in_slot[offset[t] + k] = offset[nb.node] + back;
+            }
+        }
+        let mut blocks: Vec<Block> = Vec::new();
+        for &t in &order {
+            match blocks.last_mut() {
+                Some(b) if b.p == node_p[t] && b.degree == graph.degree(t) => b.nodes.push(t),
+                _ => blocks.push(Block {
+                    p: node_p[t],
+                    degree: graph.degree(t),
+                    nodes: vec![t],
+                    first_slot: offset[t],
+                    evidence_values: None,
+                }),
+            }
+        }
+        if let Some(ev) = &evidence {
+            for b in &mut blocks {
+                let class = &model.classes[&b.p];
+                let cols = DMatrix::from_fn(dim, b.nodes.len(), |i, j| ev[(i, b.nodes[j])]);
+                b.evidence_values = Some(&class.eval * cols);
+            }
+        }
+        let candidate_eval = model.basis.eval_matrix(&candidates)?;
+        let candidate_prior = model.prior(&candidates);
+        let candidate_evidence = evidence.as_ref().map(|e| &candidate_eval * e);
+        let mut engine = KbpEngine {
+            model,
+            graph,
+            schedule,
+            damping,
+            dim,
+            offset,
+            in_slot,
+            node_p,
+            blocks,
+            evidence,
+            messages: vec![0.0; dim * num_slots],
+            next: vec![0.0; dim * num_slots],
+            candidates,
+            candidate_eval,
+            candidate_prior,
+            candidate_evidence,
+            iteration: 0,
+        };
+        engine.initialise();
+        Ok(engine)
+    }
+
+    /// Every message starts as the update of the constant function 1 (`U_p 1`): the message
+    /// a sender with no information sends.
+    fn initialise(&mut self) {
+        let dim = self.dim;
+        for t in 0..self.graph.num_nodes() {
+            let class = &self.model.classes[&self.node_p[t]];
+            let ones = DVector::from_element(class.update.ncols(), 1.0);
+            let mut c = &class.update * ones;
+            let norm = c.norm();
+            if norm > 0.0 && norm.is_finite() {
+                c /= norm;
+            }
+            for k in 0..self.graph.degree(t) {
+                let s = self.offset[t] + k;
+                self.messages[s * dim..(s + 1) * dim].copy_from_slice(c.as_slice());
+            }
+        }
+    }
+
+    pub fn model(&self) -> &KbpModel {
+        &self.model
+    }
+
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Coefficients of the message `from -> to`, if they are neighbours.
+    pub fn message(&self, from: NodeId, to: NodeId) -> Option<&[f64]> {
+        let k = self.graph.neighbors(from).iter().position(|nb| nb.node == to)?;
+        let s = self.offset[from] + k;
+        Some(&self.messages[s * self.dim..(s + 1) * self.dim])
+    }
+
+    /// Coefficients of every message into `node`, with the sender.
+    pub fn incoming(&self, node: NodeId) -> Vec<(NodeId, &[f64])> {
+        self.graph
+            .neighbors(node)
+            .iter()
+            .enumerate()
+            .map(|(k, nb)| {
+                let s = self.in_slot[self.offset[node] + k];
+                (nb.node, &self.messages[s * self.dim..(s + 1) * self.dim])
+            })
+            .collect()
+    }
+
+    /// Evidence coefficients of `node`, if the model has evidence.
+    pub fn evidence(&self, node: NodeId) -> Option<Vec<f64>> {
+        self.evidence
+            .as_ref()
+            .map(|e| e.column(node).iter().copied().collect())
+    }
+
+    pub fn candidates(&self) -> &[f64] {
+        &self.candidates
+    }
+
+    /// `B(x) = P(x) m_obs(x) Π_u m_us(x)` at the candidates, for every node (`candidates x
+    /// nodes`, column-major). Not normalised; can be negative.
+    pub fn candidate_beliefs(&self) -> Vec<f64> {
+        let nc = self.candidates.len();
+        let mut values = vec![0.0; nc * self.messages.len() / self.dim.max(1)];
+        par_gemm(&self.candidate_eval, &self.messages, &mut values);
+        let mut out = vec![0.0; nc * self.graph.num_nodes()];
+        out.par_chunks_mut(nc).enumerate().for_each(|(t, b)| {
+            b.copy_from_slice(&self.candidate_prior);
+            if let Some(ev) = &self.candidate_evidence {
+                for (x, e) in b.iter_mut().zip(ev.column(t).iter()) {
+                    *x *= e;
+                }
+            }
+            for k in 0..self.graph.degree(t) {
+                let s = self.in_slot[self.offset[t] + k];
+                for (x, v) in b.iter_mut().zip(&values[s * nc..(s + 1) * nc]) {
+                    *x *= v;
+                }
+            }
+        });
+        out
+    }
+
+    /// Runs one synchronous iteration as batched products per block.
+    fn step_batched(&mut self) -> Result<()> {
+        let dim = self.dim;
+        for block in &self.blocks {
+            let class = &self.model.classes[&block.p];
+            let n_points = class.eval.nrows();
+            let d = block.degree;
+            let cols = block.nodes.len() * d;
+            // 1. Gather every incoming message of the block's nodes (node-major).
+            let mut gathered = vec![0.0; dim * cols];
+            let messages = &self.messages;
+            gathered
+                .par_chunks_mut(dim)
+                .enumerate()
+                .for_each(|(j, col)| {
+                    let t = block.nodes[j / d];
+                    let s = self.in_slot[self.offset[t] + j % d];
+                    col.copy_from_slice(&messages[s * dim..(s + 1) * dim]);
+                });
+            // 2. Evaluate them at the class points.
+            let mut y = vec![0.0; n_points * cols];
+            par_gemm(&class.eval, &gathered, &mut y);
+            // 3. Leave-one-out products per node, times the evidence.
+            let mut g = vec![0.0; n_points * cols];
+            g.par_chunks_mut(n_points * d)
+                .zip(y.par_chunks(n_points * d))
+                .enumerate()
+                .for_each_init(
+                    || vec![0.0; n_points],
+                    |prefix, (i, (g_node, y_node))| {
+                        let evidence = block
+                            .evidence_values
+                            .as_ref()
+                            .map(|e| e.column(i));
+                        leave_one_out(y_node, evidence, n_points, d, prefix, g_node);
+                    },
+                );
+            // 4. New coefficients for the block's outgoing slots.
+            let out = &mut self.next[block.first_slot * dim..(block.first_slot + cols) * dim];
+            par_gemm(&class.update, &g, out);
+        }
+        Ok(())
+    }
+
+    /// Computes node t's outgoing messages from `messages` into `out` (`dim x degree`),
+    /// streaming over the class points.
+    fn node_update(&self, messages: &[f64], t: NodeId, scratch: &mut NodeScratch, out: &mut [f64]) {
+        let dim = self.dim;
+        let class = &self.model.classes[&self.node_p[t]];
+        let n_points = class.eval.nrows();
+        let d = self.graph.degree(t);
+        scratch.resize(n_points, d);
+        for k in 0..d {
+            let s = self.in_slot[self.offset[t] + k];
+            let c = DVectorView::from_slice(&messages[s * dim..(s + 1) * dim], dim);
+            let mut yk = nalgebra::DVectorViewMut::from_slice(
+                &mut scratch.y[k * n_points..(k + 1) * n_points],
+                n_points,
+            );
+            yk.gemv(1.0, &class.eval, &c, 0.0);
+        }
+        let evidence_values = self.evidence.as_ref().map(|e| {
+            let c = e.column(t);
+            &class.eval * c
+        });
+        leave_one_out(
+            &scratch.y,
+            evidence_values.as_ref().map(|v| v.column(0)),
+            n_points,
+            d,
+            &mut scratch.prefix,
+            &mut scratch.g,
+        );
+        for k in 0..d {
+            let gk = DVectorView::from_slice(&scratch.g[k * n_points..(k + 1) * n_points], n_points);
+            let mut ok = nalgebra::DVectorViewMut::from_slice(&mut out[k * dim..(k + 1) * dim], dim);
+            ok.gemv(1.0, &class.update, &gk, 0.0);
+        }
+    }
+
+    fn uses_batches(&self) -> bool {
+        self.model
+            .classes
+            .values()
+            .all(|c| c.eval.nrows() <= BATCH_POINT_LIMIT)
+    }
+
+    /// The node whose message sits in `slot`, and its receiver.
+    fn slot_owner(&self, slot: usize) -> (NodeId, NodeId) {
+        let t = (0..self.graph.num_nodes())
+            .find(|&t| slot >= self.offset[t] && slot < self.offset[t] + self.graph.degree(t))
+            .unwrap_or(0);
+        let nb = self.graph.neighbors(t)[slot - self.offset[t]].node;
+        (t, nb)
+    }
+
+    fn divergence(&self, slot: usize, iteration: usize) -> Error {
+        let (from, to) = self.slot_owner(slot);
+        Error::Diverged {
+            iteration,
+            detail: format!(
+                "the kernel message {from} -> {to} has no finite norm (try a larger lambda or more damping)"
+            ),
+        }
+    }
+}
+
+/// Per-thread buffers for the streaming path.
+#[derive(Default)]
+struct NodeScratch {
+    y: Vec<f64>,
+    g: Vec<f64>,
+    prefix: Vec<f64>,
+}
+
+impl NodeScratch {
+    fn resize(&mut self, n_points: usize, d: usize) {
+        self.y.resize(n_points * d, 0.0);
+        self.g.resize(n_points * d, 0.0);
+        self.prefix.resize(n_points, 0.0);
+    }
+}
+
+/// `g[:, k] = evidence ⊙ Π_{j != k} y[:, j]` for `d` columns of `n` values, by a prefix pass
+/// (stored in `g`) and a suffix pass (in `suffix`); no division, so zeros are exact. O(n d).
+fn leave_one_out(
+    y: &[f64],
+    evidence: Option<nalgebra::DVectorView<f64>>,
+    n: usize,
+    d: usize,
+    suffix: &mut [f64],
+    g: &mut [f64],
+) {
+    // Prefix: g[:, k] = evidence ⊙ y[:, 0] ⊙ ... ⊙ y[:, k-1].
+    for k in 0..d {
+        for i in 0..n {
+            g[k * n + i] = if k == 0 {
+                evidence.as_ref().map_or(1.0, |e| e[i])
+            } else {
+                g[(k - 1) * n + i] * y[(k - 1) * n + i]
+            };
+        }
+    }
+    // Suffix: multiply g[:, k] by y[:, k+1] ⊙ ... ⊙ y[:, d-1].
+    suffix[..n].iter_mut().for_each(|s| *s = 1.0);
+    for k in (0..d).rev() {
+        for i in 0..n {
+            g[k * n + i] *= suffix[i];
+            suffix[i] *= y[k * n + i];
+        }
+    }
+}
+
+/// Normalises `update`, damps it into `old` and normalises again; returns the change, or None
+/// when the update has no finite norm.
+fn mix_normalised(old: &mut [f64], update: &mut [f64], damping: f64) -> Option<f64> {
+    let norm = update.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if !(norm > 0.0 && norm.is_finite()) {
+        return None;
+    }
+    update.iter_mut().for_each(|v| *v /= norm);
+    if damping > 0.0 {
+        for (u, o) in update.iter_mut().zip(old.iter()) {
+            *u = damping * o + (1.0 - damping) * *u;
+        }
+        let n2 = update.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !(n2 > 0.0 && n2.is_finite()) {
+            return None;
+        }
+        update.iter_mut().for_each(|v| *v /= n2);
+    }
+    let change = old
+        .iter()
+        .zip(update.iter())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum::<f64>()
+        .sqrt();
+    old.copy_from_slice(update);
+    Some(change)
+}
+
+impl Inference for KbpEngine {
+    fn step(&mut self) -> Result<StepReport> {
+        let start = Instant::now();
+        let dim = self.dim;
+        let iteration = self.iteration + 1;
+        let damping = self.damping.0;
+        let residual = match self.schedule {
+            Schedule::Synchronous => {
+                if self.uses_batches() {
+                    self.step_batched()?;
+                } else {
+                    let mut next = std::mem::take(&mut self.next);
+                    let mut chunks: Vec<(NodeId, &mut [f64])> = Vec::new();
+                    let mut rest: &mut [f64] = &mut next;
+                    let mut order: Vec<NodeId> = (0..self.graph.num_nodes()).collect();
+                    order.sort_by_key(|&t| self.offset[t]);
+                    for t in order {
+                        let (head, tail) = rest.split_at_mut(self.graph.degree(t) * dim);
+                        chunks.push((t, head));
+                        rest = tail;
+                    }
+                    let messages = &self.messages;
+                    chunks.into_par_iter().for_each_init(NodeScratch::default, |s, (t, out)| {
+                        self.node_update(messages, t, s, out)
+                    });
+                    self.next = next;
+                }
+                // Normalise, damp, and measure the change of every message.
+                let results: Vec<Option<f64>> = self
+                    .messages
+                    .par_chunks_mut(dim)
+                    .zip(self.next.par_chunks_mut(dim))
+                    .map(|(old, new)| mix_normalised(old, new, damping))
+                    .collect();
+                let mut residual: f64 = 0.0;
+                for (slot, r) in results.into_iter().enumerate() {
+                    match r {
+                        Some(r) => residual = residual.max(r),
+                        None => return Err(self.divergence(slot, iteration)),
+                    }
+                }
+                residual
+            }
+            Schedule::Sweep => {
+                let n = self.graph.num_nodes();
+                let mut scratch = NodeScratch::default();
+                let mut residual: f64 = 0.0;
+                let mut messages = self.messages.clone();
+                let mut out = vec![0.0; dim * 8];
+                for t in (0..n).chain((0..n).rev()) {
+                    let d = self.graph.degree(t);
+                    out.resize(d * dim, 0.0);
+                    self.node_update(&messages, t, &mut scratch, &mut out);
+                    for k in 0..d {
+                        let s = self.offset[t] + k;
+                        let old = &mut messages[s * dim..(s + 1) * dim];
+                        match mix_normalised(old, &mut out[k * dim..(k + 1) * dim], damping) {
+                            Some(r) => residual = residual.max(r),
+                            None => return Err(self.divergence(s, iteration)),
+                        }
+                    }
+                }
+                self.messages = messages;
+                residual
+            }
+        };
+        self.iteration = iteration;
+        Ok(StepReport {
+            iteration,
+            residual,
+            seconds: start.elapsed().as_secs_f64(),
+            updates: self.messages.len() / dim.max(1)
+                * if self.schedule == Schedule::Sweep { 2 } else { 1 },
+        })
+    }
+
+    fn iteration(&self) -> usize {
+        self.iteration
+    }
+
+    /// The belief at the candidate values (not normalised; may be negative).
+    fn belief(&self, node: NodeId) -> Belief {
+        let nc = self.candidates.len();
+        let mut ys = self.candidate_prior.clone();
+        if let Some(ev) = &self.candidate_evidence {
+            for (x, e) in ys.iter_mut().zip(ev.column(node).iter()) {
+                *x *= e;
+            }
+        }
+        for (_, c) in self.incoming(node) {
+            let v = &self.candidate_eval * DVectorView::from_slice(c, self.dim);
+            for (x, m) in ys.iter_mut().zip(v.iter()) {
+                *x *= m;
+            }
+        }
+        debug_assert_eq!(ys.len(), nc);
+        Belief::Curve {
+            xs: self.candidates.clone(),
+            ys,
+        }
+    }
+
+    /// MAP: the candidate with the largest belief. Mean: the candidates weighted by the
+    /// positive part of the belief (negative lobes carry no probability).
+    fn estimates(&self, kind: EstimateKind) -> Estimates {
+        let nc = self.candidates.len();
+        let beliefs = self.candidate_beliefs();
+        let values = beliefs
+            .par_chunks(nc)
+            .map(|b| match kind {
+                EstimateKind::Map => {
+                    let mut best = 0;
+                    for (i, v) in b.iter().enumerate() {
+                        if *v > b[best] {
+                            best = i;
+                        }
+                    }
+                    self.candidates[best]
+                }
+                EstimateKind::Mean => {
+                    let (mut num, mut den) = (0.0, 0.0);
+                    for (x, v) in self.candidates.iter().zip(b) {
+                        let w = v.max(0.0);
+                        num += x * w;
+                        den += w;
+                    }
+                    if den > 0.0 {
+                        num / den
+                    } else {
+                        // No positive mass anywhere: fall back to the least negative candidate.
+                        let mut best = 0;
+                        for (i, v) in b.iter().enumerate() {
+                            if *v > b[best] {
+                                best = i;
+                            }
+                        }
+                        self.candidates[best]
+                    }
+                }
+            })
+            .collect();
+        Estimates { dim: 1, values }
+    }
+}

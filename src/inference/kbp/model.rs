@@ -1,0 +1,384 @@
+//! The learned kernel-BP model of Song et al., "Kernel Belief Propagation" (AISTATS 2011):
+//! everything that does not change while messages iterate. A message is a coefficient vector in
+//! a [`MessageBasis`]; one update of a message whose sender multiplies `p` factors (its other
+//! incoming messages and its evidence) is
+//!
+//! `values = A_p c` (each factor evaluated at the class's points), `g = ⊙ values`,
+//! `c_new = U_p g`,
+//!
+//! with, per update mode:
+//! * **full** (eq. 12, collapsed exactly onto the U distinct values): `A = K_u`,
+//!   `U = (N_b K_u + λ m I)^{-1} N_abᵀ` (see `collapse.rs`); cost O(U²) per message;
+//! * **linear** (Sec. 5.1): `A = F_b(a)ᵀ` (m x l: the b-basis features of every a-point),
+//!   `U = (R_b R_bᵀ + λ m I)^{-1} R_b`; cost O(l m) per message;
+//! * **constant** (Sec. 5.3): tensor incomplete Cholesky of the a-points under `k^p` with pivots
+//!   `I'`, `A = E_p` (l' x l, rows `f_b(a_I')`), `U = P_p = (R_b R_bᵀ + λ m I)^{-1} R_b W_pᵀ`,
+//!   `W_p = R_{I'}^{-1} R_tensor`; cost O(l l') per message, independent of m and C.
+//!
+//! λ is in Gram form throughout (`L + λ·m·I`, m = number of template pairs; the evidence solve
+//! uses n = number of observation pairs). Set-up cost: full O(U³ + m), linear O(m l²),
+//! constant O(m (l² + l'²) + m l l') per factor count, evidence O(n · pixels + U² · pixels).
+
+use std::collections::BTreeMap;
+
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::collapse::{Collapsed, CountWeightedSolver, collapse_onto, distinct_values};
+use super::{Bandwidth, KbpSettings, KbpUpdate};
+use crate::error::{Error, Result};
+use crate::kernel::{
+    IncompleteCholesky, IncompleteCholeskyOptions, Kernel, Lambda, MedianHeuristic, Points,
+    RegularizedCholesky, cross_gram, gram, median_heuristic,
+};
+
+/// Training samples: the edge template and the observation template (1-D values).
+#[derive(Debug, Clone, Copy)]
+pub struct KbpTraining<'a> {
+    /// Sender values a_i (x_t of message t -> s).
+    pub sender: &'a [f64],
+    /// Receiver values b_i (x_s), paired with `sender`.
+    pub receiver: &'a [f64],
+    /// Clean values h_i of the observation template.
+    pub hidden: &'a [f64],
+    /// Observed (noisy) values o_i, paired with `hidden`.
+    pub observed: &'a [f64],
+}
+
+/// How a message's coefficients become a function.
+#[derive(Debug, Clone)]
+pub enum MessageBasis {
+    /// `m(x) = Σ_j c_j k(u_j, x)` over the distinct training values (full update).
+    Kernel { centers: Vec<f64>, kernel: Kernel },
+    /// `m(x) = c · f_b(x)`, incomplete-Cholesky features of the b-points (low-rank updates).
+    LowRank(Box<IncompleteCholesky>),
+}
+
+impl MessageBasis {
+    pub fn dim(&self) -> usize {
+        match self {
+            MessageBasis::Kernel { centers, .. } => centers.len(),
+            MessageBasis::LowRank(ic) => ic.rank(),
+        }
+    }
+
+    /// `len(xs) x dim`: row i evaluates every basis function at `xs[i]`.
+    pub fn eval_matrix(&self, xs: &[f64]) -> Result<DMatrix<f64>> {
+        Ok(match self {
+            MessageBasis::Kernel { centers, kernel } => cross_gram(
+                kernel,
+                &Points::from_slice(xs),
+                &Points::from_slice(centers),
+            )?,
+            MessageBasis::LowRank(ic) => ic.features_of(&Points::from_slice(xs))?.transpose(),
+        })
+    }
+}
+
+/// The evaluation and update matrices of one factor count p.
+#[derive(Debug, Clone)]
+pub struct FactorClass {
+    /// `n x dim`: evaluates a message at the class's n points.
+    pub eval: DMatrix<f64>,
+    /// `dim x n`: maps the product of the factors at those points to the new message.
+    pub update: DMatrix<f64>,
+}
+
+/// Ranks and conditioning, for display and results.json.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KbpDiagnostics {
+    /// Rank l of the b-point features (low-rank updates).
+    pub feature_rank: Option<usize>,
+    /// Rank l' of the tensor features per factor count p (constant time).
+    pub tensor_ranks: BTreeMap<usize, usize>,
+    /// Distinct training values U.
+    pub distinct_values: usize,
+    /// Template pairs m and observation pairs n.
+    pub template_pairs: usize,
+    pub observation_pairs: usize,
+    /// Condition-number estimates of the regularised matrices that are factorised.
+    pub condition_numbers: BTreeMap<String, f64>,
+    /// Collapsing repeated values is exact here; said in results.
+    pub collapsed: bool,
+}
+
+/// Everything the kernel-BP iterations need.
+#[derive(Debug, Clone)]
+pub struct KbpModel {
+    pub update: KbpUpdate,
+    /// Bandwidths actually used (RBF sigma, gray levels) for hidden and observed values.
+    pub sigma_hidden: f64,
+    pub sigma_observed: f64,
+    pub lambda: f64,
+    pub basis: MessageBasis,
+    /// Per factor count p.
+    pub classes: BTreeMap<usize, FactorClass>,
+    pub diagnostics: KbpDiagnostics,
+    hidden_kernel: Kernel,
+    observed_kernel: Kernel,
+    /// Distinct training values u (a, b and h together).
+    values: Vec<f64>,
+    hidden: Collapsed,
+    observed: Vec<f64>,
+    /// `N_h K_u + λ n I` for the evidence messages.
+    evidence_solver: CountWeightedSolver,
+    /// b-basis features of the distinct values (low-rank bases): `dim x U`.
+    features_of_values: Option<DMatrix<f64>>,
+}
+
+fn bandwidth(which: Bandwidth, multiplier: f64, samples: &[f64], what: &'static str) -> Result<f64> {
+    match which {
+        Bandwidth::Value(s) => {
+            crate::error::check_positive(what, s)?;
+            Ok(s)
+        }
+        Bandwidth::Auto => {
+            let opts = MedianHeuristic {
+                multiplier,
+                ..MedianHeuristic::default()
+            };
+            median_heuristic(&Points::from_slice(samples), &opts).map_err(|e| {
+                Error::param(what, format!("the median heuristic failed: {e}"))
+            })
+        }
+    }
+}
+
+/// `(R Rᵀ + c I)` factorised, for the low-rank updates.
+fn low_rank_system(r: &DMatrix<f64>, c: f64) -> Result<RegularizedCholesky> {
+    let rrt = r * r.transpose();
+    Ok(RegularizedCholesky::new(&rrt, Lambda::OperatorForm(c))?)
+}
+
+impl KbpModel {
+    /// Learns the model. `factor_counts` lists the p values that occur (e.g. {2, 3, 4} on a
+    /// grid with evidence); only the constant-time update builds one basis per p.
+    pub fn learn(
+        training: &KbpTraining,
+        settings: &KbpSettings,
+        factor_counts: &[usize],
+    ) -> Result<KbpModel> {
+        settings.check()?;
+        let m = training.sender.len();
+        let n = training.hidden.len();
+        if m == 0 || training.receiver.len() != m {
+            return Err(Error::param(
+                "edge template",
+                format!(
+                    "needs equally many sender and receiver values, got {} and {}",
+                    m,
+                    training.receiver.len()
+                ),
+            ));
+        }
+        if n == 0 || training.observed.len() != n {
+            return Err(Error::param(
+                "observation template",
+                format!(
+                    "needs equally many clean and noisy values, got {} and {}",
+                    n,
+                    training.observed.len()
+                ),
+            ));
+        }
+        for (what, s) in [
+            ("edge template", training.sender),
+            ("edge template", training.receiver),
+            ("observation template", training.hidden),
+            ("observation template", training.observed),
+        ] {
+            if let Some(v) = s.iter().find(|v| !v.is_finite()) {
+                return Err(Error::param(what, format!("contains a non-finite value {v}")));
+            }
+        }
+        let values = distinct_values(&[training.sender, training.receiver, training.hidden]);
+        if values.len() < 2 {
+            return Err(Error::param(
+                "training image",
+                format!(
+                    "has a single gray level ({}); kernel BP needs at least two distinct values to learn from",
+                    values[0]
+                ),
+            ));
+        }
+        let sigma_hidden = bandwidth(
+            settings.bandwidth,
+            settings.multiplier,
+            training.receiver,
+            "bandwidth",
+        )?;
+        let sigma_observed = bandwidth(
+            settings.observation_bandwidth,
+            settings.multiplier,
+            training.observed,
+            "observation bandwidth",
+        )?;
+        let hidden_kernel = Kernel::rbf(sigma_hidden)?;
+        let observed_kernel = Kernel::rbf(sigma_observed)?;
+        let lambda = settings.lambda;
+        let u_pts = Points::from_slice(&values);
+        let k_u = gram(&hidden_kernel, &u_pts)?;
+        let mut diagnostics = KbpDiagnostics {
+            distinct_values: values.len(),
+            template_pairs: m,
+            observation_pairs: n,
+            collapsed: true,
+            ..Default::default()
+        };
+
+        // Evidence: (N_h K_u + λ n I) β = s(y), collapsed exactly onto the distinct values.
+        let hidden = collapse_onto(training.hidden, &values);
+        let evidence_solver = CountWeightedSolver::new(&k_u, &hidden.counts, lambda * n as f64)?;
+        diagnostics
+            .condition_numbers
+            .insert("evidence".into(), evidence_solver.condition_estimate());
+
+        let (basis, classes, features_of_values) = match settings.update {
+            KbpUpdate::Full => {
+                let a = collapse_onto(training.sender, &values);
+                let b = collapse_onto(training.receiver, &values);
+                let u = values.len();
+                // N_abᵀ[j, k] = #pairs with b = u_j and a = u_k.
+                let mut n_ab_t = DMatrix::zeros(u, u);
+                for (ia, ib) in a.index.iter().zip(&b.index) {
+                    n_ab_t[(*ib, *ia)] += 1.0;
+                }
+                let system = CountWeightedSolver::new(&k_u, &b.counts, lambda * m as f64)?;
+                diagnostics
+                    .condition_numbers
+                    .insert("message".into(), system.condition_estimate());
+                let update = system.solve(&n_ab_t)?;
+                let class = FactorClass {
+                    eval: k_u.clone(),
+                    update,
+                };
+                let classes = factor_counts.iter().map(|&p| (p, class.clone())).collect();
+                let basis = MessageBasis::Kernel {
+                    centers: values.clone(),
+                    kernel: hidden_kernel.clone(),
+                };
+                (basis, classes, None)
+            }
+            KbpUpdate::Linear | KbpUpdate::Constant => {
+                let options = IncompleteCholeskyOptions {
+                    epsilon: settings.epsilon,
+                    max_rank: settings.max_rank,
+                };
+                let b_pts = Points::from_slice(training.receiver);
+                let ic_b = IncompleteCholesky::new(&hidden_kernel, &b_pts, &options)?;
+                diagnostics.feature_rank = Some(ic_b.rank());
+                let r_b = ic_b.r();
+                let system = low_rank_system(&r_b, lambda * m as f64)?;
+                diagnostics
+                    .condition_numbers
+                    .insert("message".into(), system.condition_estimate());
+                let a_pts = Points::from_slice(training.sender);
+                let mut classes = BTreeMap::new();
+                if settings.update == KbpUpdate::Linear {
+                    let eval = ic_b.features_of(&a_pts)?.transpose();
+                    let update = system.solve_matrix(&r_b)?;
+                    let class = FactorClass { eval, update };
+                    for &p in factor_counts {
+                        classes.insert(p, class.clone());
+                    }
+                } else {
+                    for &p in factor_counts {
+                        let p32 = u32::try_from(p).unwrap_or(u32::MAX);
+                        let tensor_kernel = hidden_kernel.powered(p32)?;
+                        let ic_t = IncompleteCholesky::new(&tensor_kernel, &a_pts, &options)?;
+                        diagnostics.tensor_ranks.insert(p, ic_t.rank());
+                        let t_block = ic_t.pivot_block();
+                        let w = t_block.solve_upper_triangular(&ic_t.r()).ok_or_else(|| {
+                            Error::param(
+                                "epsilon",
+                                "the tensor pivot block is singular; use a larger epsilon",
+                            )
+                        })?;
+                        let pivot_values: Vec<f64> =
+                            ic_t.pivots().iter().map(|&i| training.sender[i]).collect();
+                        let eval = ic_b.features_of(&Points::from_slice(&pivot_values))?.transpose();
+                        let update = system.solve_matrix(&(&r_b * w.transpose()))?;
+                        classes.insert(p, FactorClass { eval, update });
+                    }
+                }
+                let fv = ic_b.features_of(&u_pts)?;
+                (MessageBasis::LowRank(Box::new(ic_b)), classes, Some(fv))
+            }
+        };
+        Ok(KbpModel {
+            update: settings.update,
+            sigma_hidden,
+            sigma_observed,
+            lambda,
+            basis,
+            classes,
+            diagnostics,
+            hidden_kernel,
+            observed_kernel,
+            values,
+            hidden,
+            observed: training.observed.to_vec(),
+            evidence_solver,
+            features_of_values,
+        })
+    }
+
+    /// The distinct clean training values (the default candidate set).
+    pub fn training_values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// Evidence-message coefficients (`dim x len(y)`) for observations `y`: the learned
+    /// likelihood `m_obs(x) = Σ_j β_j k(u_j, x)`, `β = (N_h K_u + λ n I)^{-1} s(y)`,
+    /// `s_j(y) = Σ_{i: h_i = u_j} k_o(o_i, y)`, expressed in the message basis.
+    /// Cost O(n · len(y) + U² · len(y)).
+    pub fn evidence_coefficients(&self, y: &[f64]) -> Result<DMatrix<f64>> {
+        if let Some(v) = y.iter().find(|v| !v.is_finite()) {
+            return Err(Error::param("observations", format!("contain a non-finite value {v}")));
+        }
+        let u = self.values.len();
+        let sigma2 = 2.0 * self.sigma_observed * self.sigma_observed;
+        let mut s = DMatrix::zeros(u, y.len());
+        s.as_mut_slice()
+            .par_chunks_mut(u)
+            .zip(y.par_iter())
+            .for_each(|(col, &yt)| {
+                for (o, &j) in self.observed.iter().zip(&self.hidden.index) {
+                    let d = o - yt;
+                    col[j] += (-d * d / sigma2).exp();
+                }
+            });
+        let beta = self.evidence_solver.solve(&s)?;
+        Ok(match &self.features_of_values {
+            None => beta,
+            Some(f) => f * beta,
+        })
+    }
+
+    /// The Parzen estimate `P(x) = (1/n) Σ_i k(h_i, x)` of the clean values (unnormalised
+    /// kernel sum; only its shape matters for beliefs).
+    pub fn prior(&self, xs: &[f64]) -> Vec<f64> {
+        let n: f64 = self.hidden.counts.iter().sum();
+        xs.iter()
+            .map(|x| {
+                self.values
+                    .iter()
+                    .zip(&self.hidden.counts)
+                    .map(|(u, c)| c * self.hidden_kernel.eval(&[*u], &[*x]))
+                    .sum::<f64>()
+                    / n
+            })
+            .collect()
+    }
+
+    pub fn observed_kernel(&self) -> &Kernel {
+        &self.observed_kernel
+    }
+
+    /// Evaluates one message (coefficients `c`) at `xs`.
+    pub fn message_values(&self, c: &[f64], xs: &[f64]) -> Result<Vec<f64>> {
+        let e = self.basis.eval_matrix(xs)?;
+        Ok((e * DVector::from_column_slice(c)).as_slice().to_vec())
+    }
+}

@@ -1,0 +1,329 @@
+//! Gram and cross-Gram matrices, tiled and parallel (rayon).
+//!
+//! * [`gram`]: `K_ij = k(x_i, x_j)`, `m x m`. Only the upper triangle is evaluated (each
+//!   pair once, `m (m + 1) / 2` kernel evaluations) in 64 x 64 tiles that rayon distributes;
+//!   every tile writes its block and the mirrored block. Memory: the `m^2` output only.
+//! * [`cross_gram`]: rows = evaluation points, columns = support points, `n x m`
+//!   evaluations, parallel over column blocks, tiled over rows.
+//!
+//! The kernel is dispatched once per call to a monomorphised closure (with a 1-D fast path),
+//! whose values are bit-identical to [`Kernel::eval`].
+
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+
+use super::error::{KernelError, Result};
+use super::kernels::{Kernel, dot, laplacian_from_sq, rbf_from_sq, rbf_scale, sq_dist};
+use super::points::Points;
+
+/// Side of the square tiles of the symmetric Gram matrix.
+const TILE: usize = 64;
+/// Rows per block in the cross-Gram inner loop.
+const ROW_BLOCK: usize = 512;
+/// Below this many entries the work is done on the calling thread.
+const PAR_THRESHOLD: usize = 4096;
+
+/// A visitor receiving a monomorphised pair function `f(x, y) = k(x, y)`.
+pub(crate) trait PairVisitor {
+    type Out;
+    fn visit<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(self, f: F) -> Self::Out;
+}
+
+/// Dispatch `kernel` (for points of dimension `d`) to a specialised closure.
+pub(crate) fn with_pair_fn<V: PairVisitor>(kernel: &Kernel, d: usize, v: V) -> V::Out {
+    match *kernel {
+        Kernel::Rbf { sigma } => {
+            let s = rbf_scale(sigma);
+            if d == 1 {
+                v.visit(move |x: &[f64], y: &[f64]| {
+                    let t = x[0] - y[0];
+                    rbf_from_sq(t * t, s)
+                })
+            } else {
+                v.visit(move |x: &[f64], y: &[f64]| rbf_from_sq(sq_dist(x, y), s))
+            }
+        }
+        Kernel::Laplacian { sigma } => {
+            let inv = 1.0 / sigma;
+            v.visit(move |x: &[f64], y: &[f64]| laplacian_from_sq(sq_dist(x, y), inv))
+        }
+        Kernel::Linear => v.visit(|x: &[f64], y: &[f64]| dot(x, y)),
+        Kernel::VonMisesFisher { kappa } => {
+            v.visit(move |x: &[f64], y: &[f64]| (kappa * dot(x, y)).exp())
+        }
+        _ => v.visit(|x: &[f64], y: &[f64]| kernel.eval(x, y)),
+    }
+}
+
+/// Validate the kernel against the points' dimension and the points for finiteness.
+pub(crate) fn check_inputs(kernel: &Kernel, x: &Points) -> Result<()> {
+    kernel.check_dim(x.dim())?;
+    x.check_finite()
+}
+
+/// A raw pointer that may be shared between rayon tasks writing disjoint entries.
+#[derive(Clone, Copy)]
+struct SharedMut(*mut f64);
+// SAFETY: only used by `gram`, where every task writes a disjoint set of entries of one
+// allocation that outlives the parallel loop, and nobody reads them during the loop.
+unsafe impl Send for SharedMut {}
+unsafe impl Sync for SharedMut {}
+impl SharedMut {
+    /// Method access so closures capture the whole (Sync) wrapper, not the raw field.
+    #[inline(always)]
+    fn get(self) -> *mut f64 {
+        self.0
+    }
+}
+
+/// Symmetric Gram matrix `K_ij = k(x_i, x_j)` of `m` points, `m x m`.
+///
+/// Evaluates each unordered pair once (upper triangle, mirrored), tiled 64 x 64, in
+/// parallel. Cost: `m (m + 1) / 2` kernel evaluations, `8 m^2` bytes. Errors on an invalid
+/// kernel, a dimension mismatch with a product kernel, or non-finite coordinates.
+///
+/// ```
+/// use beliefscope::kernel::{Kernel, Points, gram};
+/// let x = [0.0, 1.0, 3.0];
+/// let k = gram(&Kernel::rbf(1.0).unwrap(), &Points::from_slice(&x)).unwrap();
+/// assert_eq!(k[(0, 0)], 1.0);
+/// assert_eq!(k[(0, 1)], k[(1, 0)]);
+/// assert!((k[(0, 1)] - (-0.5f64).exp()).abs() < 1e-15);
+/// ```
+pub fn gram(kernel: &Kernel, x: &Points) -> Result<DMatrix<f64>> {
+    check_inputs(kernel, x)?;
+    let m = x.len();
+    let mut k = DMatrix::<f64>::zeros(m, m);
+    if m == 0 {
+        return Ok(k);
+    }
+    struct Sym<'a, 'b> {
+        x: &'a Points<'b>,
+        out: SharedMut,
+    }
+    impl PairVisitor for Sym<'_, '_> {
+        type Out = ();
+        fn visit<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(self, f: F) {
+            let x = self.x;
+            let out = self.out;
+            let m = x.len();
+            let nt = m.div_ceil(TILE);
+            // Upper-triangular tiles (bi <= bj), largest work first for better balancing.
+            let tiles: Vec<(usize, usize)> = (0..nt)
+                .flat_map(|bj| (0..=bj).map(move |bi| (bi, bj)))
+                .collect();
+            let run = |&(bi, bj): &(usize, usize)| {
+                let (i0, i1) = (bi * TILE, ((bi + 1) * TILE).min(m));
+                let (j0, j1) = (bj * TILE, ((bj + 1) * TILE).min(m));
+                let p = out.get();
+                for j in j0..j1 {
+                    let xj = x.row(j);
+                    let iend = if bi == bj { j + 1 } else { i1 };
+                    for i in i0..iend {
+                        let v = f(x.row(i), xj);
+                        // SAFETY: (i, j) with i <= j lies in exactly one upper tile (this one),
+                        // and its mirror (j, i) is written only by this tile as well; both
+                        // indices are < m so the writes are in bounds of the m x m buffer.
+                        unsafe {
+                            *p.add(j * m + i) = v;
+                            *p.add(i * m + j) = v;
+                        }
+                    }
+                }
+            };
+            if m * m < PAR_THRESHOLD {
+                tiles.iter().for_each(run);
+            } else {
+                tiles.par_iter().for_each(run);
+            }
+        }
+    }
+    let out = SharedMut(k.as_mut_ptr());
+    with_pair_fn(kernel, x.dim(), Sym { x, out });
+    Ok(k)
+}
+
+/// Cross-Gram matrix `K_ij = k(e_i, s_j)`: rows = evaluation points `eval` (n), columns =
+/// support points `support` (m), `n x m`.
+///
+/// Parallel over blocks of columns, tiled over rows. Cost: `n m` kernel evaluations.
+/// Errors if the dimensions differ, on an invalid kernel, or non-finite coordinates.
+///
+/// ```
+/// use beliefscope::kernel::{Kernel, Points, cross_gram};
+/// let e = [0.0, 1.0];
+/// let s = [0.0, 2.0, 4.0];
+/// let k = cross_gram(&Kernel::Linear, &Points::from_slice(&e), &Points::from_slice(&s)).unwrap();
+/// assert_eq!(k.shape(), (2, 3));
+/// assert_eq!(k[(1, 2)], 4.0);
+/// ```
+pub fn cross_gram(kernel: &Kernel, eval: &Points, support: &Points) -> Result<DMatrix<f64>> {
+    support.check_dim("cross_gram: support vs evaluation dimension", eval.dim())?;
+    check_inputs(kernel, eval)?;
+    support.check_finite()?;
+    let (n, m) = (eval.len(), support.len());
+    let mut k = DMatrix::<f64>::zeros(n, m);
+    if n == 0 || m == 0 {
+        return Ok(k);
+    }
+    struct Cross<'a, 'b, 'c> {
+        eval: &'a Points<'b>,
+        support: &'a Points<'c>,
+        out: &'a mut [f64],
+    }
+    impl PairVisitor for Cross<'_, '_, '_> {
+        type Out = ();
+        fn visit<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(self, f: F) {
+            let (eval, support) = (self.eval, self.support);
+            let n = eval.len();
+            let m = support.len();
+            // Column blocks: enough for load balancing, each at least a few columns.
+            let cols_per_block = (m / (8 * rayon::current_num_threads().max(1))).clamp(1, 64);
+            let run = |(b, chunk): (usize, &mut [f64])| {
+                let j0 = b * cols_per_block;
+                let ncols = chunk.len() / n;
+                for r0 in (0..n).step_by(ROW_BLOCK) {
+                    let r1 = (r0 + ROW_BLOCK).min(n);
+                    for c in 0..ncols {
+                        let sj = support.row(j0 + c);
+                        let col = &mut chunk[c * n..(c + 1) * n];
+                        for (i, v) in col[r0..r1].iter_mut().enumerate() {
+                            *v = f(eval.row(r0 + i), sj);
+                        }
+                    }
+                }
+            };
+            if n * m < PAR_THRESHOLD {
+                self.out
+                    .chunks_mut(n * cols_per_block)
+                    .enumerate()
+                    .for_each(run);
+            } else {
+                self.out
+                    .par_chunks_mut(n * cols_per_block)
+                    .enumerate()
+                    .for_each(run);
+            }
+        }
+    }
+    with_pair_fn(
+        kernel,
+        eval.dim(),
+        Cross {
+            eval,
+            support,
+            out: k.as_mut_slice(),
+        },
+    );
+    Ok(k)
+}
+
+/// The diagonal `k(x_i, x_i)` of the Gram matrix. O(m d).
+pub fn gram_diagonal(kernel: &Kernel, x: &Points) -> Result<DVector<f64>> {
+    check_inputs(kernel, x)?;
+    Ok(DVector::from_iterator(
+        x.len(),
+        x.rows().map(|r| kernel.eval(r, r)),
+    ))
+}
+
+/// The kernel column `k(x_i, y)` for all points `x_i` (length m), e.g. the vector
+/// `k_X(y)` of a kernel BP message evaluation. O(m d), parallel for large m.
+pub fn kernel_column(kernel: &Kernel, x: &Points, y: &[f64]) -> Result<DVector<f64>> {
+    check_inputs(kernel, x)?;
+    if y.len() != x.dim() {
+        return Err(KernelError::DimensionMismatch {
+            what: "kernel_column: query point dimension",
+            expected: x.dim(),
+            got: y.len(),
+        });
+    }
+    super::error::check_finite("query point", y)?;
+    let mut out = DVector::<f64>::zeros(x.len());
+    struct Col<'a, 'b> {
+        x: &'a Points<'b>,
+        y: &'a [f64],
+        out: &'a mut [f64],
+    }
+    impl PairVisitor for Col<'_, '_> {
+        type Out = ();
+        fn visit<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(self, f: F) {
+            let (x, y) = (self.x, self.y);
+            if self.out.len() < PAR_THRESHOLD {
+                for (i, v) in self.out.iter_mut().enumerate() {
+                    *v = f(x.row(i), y);
+                }
+            } else {
+                self.out
+                    .par_chunks_mut(1024)
+                    .enumerate()
+                    .for_each(|(b, chunk)| {
+                        for (i, v) in chunk.iter_mut().enumerate() {
+                            *v = f(x.row(b * 1024 + i), y);
+                        }
+                    });
+            }
+        }
+    }
+    with_pair_fn(
+        kernel,
+        x.dim(),
+        Col {
+            x,
+            y,
+            out: out.as_mut_slice(),
+        },
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(kernel: &Kernel, a: &Points, b: &Points) -> DMatrix<f64> {
+        DMatrix::from_fn(a.len(), b.len(), |i, j| kernel.eval(a.row(i), b.row(j)))
+    }
+
+    #[test]
+    fn matches_naive_bitwise() {
+        let data: Vec<f64> = (0..2 * 150)
+            .map(|i| ((i * 37 % 101) as f64) * 0.03)
+            .collect();
+        let p2 = Points::from_row_major(&data, 2).unwrap();
+        let p1 = Points::from_slice(&data[..130]);
+        for k in [
+            Kernel::rbf(0.7).unwrap(),
+            Kernel::laplacian(0.5).unwrap(),
+            Kernel::Linear,
+            Kernel::polynomial(1.0, 2).unwrap(),
+            Kernel::von_mises_fisher(0.3).unwrap(),
+            Kernel::Delta,
+        ] {
+            for p in [&p1, &p2] {
+                let g = gram(&k, p).unwrap();
+                assert_eq!(g, naive(&k, p, p), "{k:?}");
+                let e = p.select(&[3, 1, 4, 1, 5]).unwrap();
+                assert_eq!(cross_gram(&k, &e, p).unwrap(), naive(&k, &e, p));
+                let col = kernel_column(&k, p, p.row(7)).unwrap();
+                assert_eq!(col.as_slice(), naive(&k, p, p).column(7).as_slice());
+            }
+        }
+    }
+
+    #[test]
+    fn input_errors() {
+        let k = Kernel::rbf(1.0).unwrap();
+        let bad = [0.0, f64::NAN];
+        assert!(matches!(
+            gram(&k, &Points::from_slice(&bad)),
+            Err(KernelError::NonFinite { index: 1, .. })
+        ));
+        let a = [0.0, 1.0];
+        let b = [0.0, 1.0, 2.0, 3.0];
+        let pb = Points::from_row_major(&b, 2).unwrap();
+        assert!(cross_gram(&k, &Points::from_slice(&a), &pb).is_err());
+        assert!(gram(&Kernel::Rbf { sigma: 0.0 }, &pb).is_err());
+        assert_eq!(gram(&k, &Points::from_slice(&[])).unwrap().shape(), (0, 0));
+    }
+}

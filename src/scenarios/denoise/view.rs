@@ -1,0 +1,74 @@
+//! What the denoise views draw: produced on the worker, sent inside snapshots.
+
+use std::sync::Arc;
+
+use crate::inference::Belief;
+use crate::inference::kbp::KbpDiagnostics;
+
+/// Kernel-BP curves at a probed pixel over the gray levels, each scaled so its largest
+/// |value| is 1 (only shapes matter; negative lobes are kept as they are).
+#[derive(Debug, Clone)]
+pub struct KbpProbe {
+    pub xs: Vec<f64>,
+    /// `B(x) = P(x) m_obs(x) Π_u m_us(x)`.
+    pub belief: Vec<f64>,
+    /// The Parzen prior P(x) of the clean training pixels.
+    pub prior: Vec<f64>,
+    /// The learned evidence message m_obs(x).
+    pub evidence: Vec<f64>,
+    /// Incoming messages m_us(x), with the sender's pixel (x, y).
+    pub incoming: Vec<((usize, usize), Vec<f64>)>,
+}
+
+/// A pixel under the probe.
+#[derive(Debug, Clone)]
+pub struct PixelProbe {
+    pub x: usize,
+    pub y: usize,
+    pub clean: f64,
+    pub noisy: f64,
+    pub estimate: f64,
+    /// The primary algorithm's belief (discrete: probabilities over the levels; kernel BP: the
+    /// belief at its candidate values).
+    pub belief: Belief,
+    /// Kernel-BP curves, when the primary algorithm is kernel BP.
+    pub kbp: Option<KbpProbe>,
+}
+
+/// Kernel-BP read-outs for the kernel panel.
+#[derive(Debug, Clone)]
+pub struct KbpInfo {
+    pub update: String,
+    pub sigma_hidden: f64,
+    pub sigma_observed: f64,
+    pub lambda: f64,
+    pub diagnostics: KbpDiagnostics,
+    pub setup_seconds: f64,
+}
+
+/// The second algorithm of compare mode.
+#[derive(Debug, Clone)]
+pub struct CompareView {
+    pub label: String,
+    pub estimate: Arc<Vec<f64>>,
+    pub rmse: f64,
+}
+
+/// What the denoise views draw.
+#[derive(Debug, Clone)]
+pub struct DenoiseView {
+    pub width: usize,
+    pub height: usize,
+    pub levels: Arc<Vec<f64>>,
+    pub clean: Arc<Vec<f64>>,
+    pub noisy: Arc<Vec<f64>>,
+    /// The primary algorithm's estimate.
+    pub estimate: Arc<Vec<f64>>,
+    pub noisy_rmse: f64,
+    pub rmse: f64,
+    /// Label of the primary algorithm (e.g. "kbp-constant").
+    pub label: String,
+    pub compare: Option<CompareView>,
+    pub kbp: Option<KbpInfo>,
+    pub probe: Option<PixelProbe>,
+}
