@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use beliefscope::app::App;
+use beliefscope::inference::kbp::KbpUpdate;
 use beliefscope::scenarios::ScenarioConfig;
-use beliefscope::scenarios::denoise::DenoiseConfig;
+use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig};
 use eframe::egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
@@ -16,15 +17,19 @@ use egui_kittest::kittest::{NodeT as _, Queryable as _};
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A tiny denoise run: 24 x 16 pixels, 8 levels; iterations take microseconds.
-fn small_config() -> ScenarioConfig {
-    ScenarioConfig::Denoise(DenoiseConfig {
+fn small_denoise() -> DenoiseConfig {
+    DenoiseConfig {
         width: 24,
         height: 16,
         colors: 8,
         max_iters: 500,
         tolerance: 0.0,
         ..DenoiseConfig::default()
-    })
+    }
+}
+
+fn small_config() -> ScenarioConfig {
+    ScenarioConfig::Denoise(small_denoise())
 }
 
 fn small_app(autoplay: bool) -> Harness<'static, App> {
@@ -153,7 +158,57 @@ fn clicking_a_pixel_shows_its_belief_and_it_follows_the_iterations() {
         shown_iteration(h) == Some(1)
     });
     assert!(has_text(&harness, &heading));
-    assert!(has_text(&harness, "P(clean level)"));
+
+    // Kernel BP (the default) also shows the messages into the pixel.
+    harness.get_by_label("Messages").click();
+    wait_for(&mut harness, "the message plot", |h| {
+        has_text(h, "incoming messages")
+    });
+}
+
+#[test]
+fn discrete_bp_beliefs_are_probabilities_over_the_levels() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..small_denoise()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, config, false));
+    wait_for(&mut harness, "the image panes", |h| {
+        h.query_by_label("noisy image").is_some()
+    });
+    harness.get_by_label("noisy image").click();
+    wait_for(&mut harness, "the belief", |h| {
+        has_text(h, "P(clean level)")
+    });
+}
+
+#[test]
+fn compare_mode_shows_both_estimates_and_their_errors() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        compare: Some(AlgorithmChoice {
+            algorithm: DenoiseAlgorithm::Discrete,
+            update: KbpUpdate::Constant,
+        }),
+        ..small_denoise()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, config, false));
+    wait_for(&mut harness, "the compare panes", |h| {
+        h.query_by_label("compare error image").is_some()
+    });
+    for name in [
+        "clean image",
+        "noisy image",
+        "estimate image",
+        "error image",
+        "compare image",
+    ] {
+        assert!(harness.query_by_label(name).is_some(), "{name}");
+    }
+    assert!(has_text(&harness, "(discrete)"));
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! Measures the window's own frame rate: time between painted frames over the last second and
-//! the CPU time eframe reports for building a frame. The window only repaints when something
-//! changes, so a long gap means "idle", not "slow".
+//! Measures the window's own frames: the CPU time eframe reports for building and painting one
+//! (its cost, smoothed) and the time between painted frames over the last second. The window
+//! only repaints when something changes, so the interval is the frame rate only while it
+//! repaints continuously; a long gap means "idle", not "slow".
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -46,11 +47,20 @@ impl FrameTimer {
             self.frames.pop_front();
         }
         if let Some(c) = cpu_seconds {
-            self.cpu_seconds = Some(match self.cpu_seconds {
-                Some(old) => 0.9 * old + 0.1 * c,
-                None => c,
-            });
+            self.smooth_cpu(c);
         }
+    }
+
+    /// Records the duration of a UI pass where eframe reports no CPU time.
+    pub fn ui_pass(&mut self, seconds: f32) {
+        self.smooth_cpu(seconds);
+    }
+
+    fn smooth_cpu(&mut self, c: f32) {
+        self.cpu_seconds = Some(match self.cpu_seconds {
+            Some(old) => 0.9 * old + 0.1 * c,
+            None => c,
+        });
     }
 
     pub fn stats(&self, now: Instant) -> FrameStats {

@@ -101,6 +101,9 @@ pub struct App {
     /// Loaded instead if the first config (a remembered one) cannot be loaded.
     fallback: Option<ScenarioConfig>,
     busy: Option<String>,
+    /// Play or Pause was asked for and no snapshot has answered yet (a set-up can take a while):
+    /// the buttons and the next Play/Pause follow the request, not the stale snapshot.
+    requested_playing: Option<bool>,
     /// What the user inspects; kept across rebuilds while it exists.
     selection: Option<Probe>,
     notices: Notices,
@@ -162,6 +165,7 @@ impl App {
             load_failed: false,
             fallback,
             busy: None,
+            requested_playing: autoplay.then_some(true),
             selection: None,
             notices: Notices::default(),
             dialog: FileDialog::default(),
@@ -195,6 +199,7 @@ impl App {
         match event {
             Event::Snapshot(s) => {
                 self.busy = None;
+                self.requested_playing = None;
                 if self.loading.as_ref() == Some(&s.config) {
                     self.loading = None;
                     self.load_failed = false;
@@ -247,6 +252,7 @@ impl App {
         self.runner.send(Command::Load(config.clone()));
         if play {
             self.runner.send(Command::Play);
+            self.requested_playing = Some(true);
         }
         self.applied = config.clone();
         self.loading = Some(config);
@@ -254,22 +260,34 @@ impl App {
     }
 
     fn should_play_after_load(&self) -> bool {
-        self.snapshot
-            .as_ref()
-            .is_some_and(|s| s.playing || s.finished)
+        self.requested_playing.unwrap_or_else(|| {
+            self.snapshot
+                .as_ref()
+                .is_some_and(|s| s.playing || s.finished)
+        })
+    }
+
+    /// Playing as far as the user can tell: the last request, else the last snapshot.
+    fn playing(&self) -> bool {
+        self.requested_playing
+            .unwrap_or_else(|| self.snapshot.as_ref().is_some_and(|s| s.playing))
     }
 
     fn run_command(&mut self, ctx: &egui::Context, command: UiCommand) {
         match command {
             UiCommand::PlayPause => {
-                let playing = self.snapshot.as_ref().is_some_and(|s| s.playing);
+                let playing = self.playing();
                 self.runner.send(if playing {
                     Command::Pause
                 } else {
                     Command::Play
                 });
+                self.requested_playing = Some(!playing);
             }
-            UiCommand::Step => self.runner.send(Command::Step),
+            UiCommand::Step => {
+                self.runner.send(Command::Step);
+                self.requested_playing = Some(false);
+            }
             UiCommand::Reset => self.runner.send(Command::Reset),
             UiCommand::OpenImageDialog => self.dialog.open_image(ctx),
             UiCommand::ZoomIn => self.state.zoom.scale(1.25),
@@ -357,9 +375,11 @@ impl eframe::App for App {
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
-        self.frames.tick(Instant::now(), frame.info().cpu_usage);
+        let started = Instant::now();
+        self.frames.tick(started, frame.info().cpu_usage);
         let snapshot = self.snapshot.clone();
 
+        let playing = self.playing();
         egui::Panel::top("menu").show(ui, |ui| {
             panels::menu::show(
                 ui,
@@ -375,6 +395,7 @@ impl eframe::App for App {
                 max_iters: snapshot.as_ref().and_then(|s| max_iters(&s.config)),
                 extras: snapshot.as_deref().map(views::status).unwrap_or_default(),
                 frame: self.frames.stats(Instant::now()),
+                continuous: self.continuous,
             };
             panels::status::show(ui, &info);
         });
@@ -388,6 +409,7 @@ impl eframe::App for App {
                         ui,
                         &mut self.state.config,
                         snapshot.as_deref(),
+                        playing,
                         &mut self.commands,
                     );
                 });
@@ -398,7 +420,7 @@ impl eframe::App for App {
                 .default_size(420.0)
                 .size_range(280.0..=800.0)
                 .show(ui, |ui| match &snapshot {
-                    Some(s) => views::inspector(ui, s),
+                    Some(s) => views::inspector(ui, s, &mut self.state),
                     None => {
                         ui.spinner();
                     }
@@ -428,6 +450,10 @@ impl eframe::App for App {
         self.apply_finished_edits(&ctx);
         if self.continuous {
             ctx.request_repaint();
+        }
+        if frame.info().cpu_usage.is_none() {
+            // Where eframe does not measure (tests), the UI pass alone.
+            self.frames.ui_pass(started.elapsed().as_secs_f32());
         }
     }
 

@@ -21,6 +21,17 @@ pub struct State {
     pub error_scale: f64,
     pub show_controls: bool,
     pub show_inspector: bool,
+    /// What the inspector shows for a selected node, where there is a choice.
+    pub inspector_tab: InspectorTab,
+}
+
+/// The inspector's views of a selected node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum InspectorTab {
+    #[default]
+    Belief,
+    /// The messages into the node (where the algorithm can show them).
+    Messages,
 }
 
 impl Default for State {
@@ -31,6 +42,7 @@ impl Default for State {
             error_scale: 64.0,
             show_controls: true,
             show_inspector: true,
+            inspector_tab: InspectorTab::Belief,
         }
     }
 }

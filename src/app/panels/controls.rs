@@ -19,21 +19,31 @@ pub fn show(
     ui: &mut egui::Ui,
     config: &mut ScenarioConfig,
     snapshot: Option<&Snapshot>,
+    playing: bool,
     commands: &mut Vec<UiCommand>,
 ) {
+    // The run controls stay in view at the bottom however long the parameters get.
+    egui::Panel::bottom("run_controls")
+        .show_separator_line(true)
+        .show(ui, |ui| {
+            run_controls(ui, snapshot.is_some(), playing, commands);
+            ui.add_space(6.0);
+        });
     egui::ScrollArea::vertical()
-        .auto_shrink([false, true])
+        .auto_shrink([false, false])
         .show(ui, |ui| {
             scenario_selector(ui, config);
-            let running_size = snapshot.map(|s| match &s.view {
-                ScenarioView::Denoise(v) => [v.width, v.height],
-            });
             match config {
-                ScenarioConfig::Denoise(c) => denoise_params::ui(ui, c, running_size, commands),
+                ScenarioConfig::Denoise(c) => {
+                    let running = snapshot.map(|s| match &s.view {
+                        ScenarioView::Denoise(v) => v,
+                    });
+                    denoise_params::ui(ui, c, running, commands)
+                }
             }
             ui.add_space(4.0);
             ui.weak("Edits apply when a slider is released or Enter is pressed.");
-            run_controls(ui, snapshot, commands);
+            ui.add_space(8.0);
         });
 }
 
@@ -72,11 +82,15 @@ fn scenario_selector(ui: &mut egui::Ui, config: &mut ScenarioConfig) {
     }
 }
 
-/// Play/Pause, Step and Reset, with their shortcuts in the tooltips.
-pub fn run_controls(ui: &mut egui::Ui, snapshot: Option<&Snapshot>, commands: &mut Vec<UiCommand>) {
-    section(ui, "Run");
-    let playing = snapshot.is_some_and(|s| s.playing);
-    let enabled = snapshot.is_some();
+/// Play/Pause, Step and Reset, with their shortcuts in the tooltips; `enabled` once a scenario
+/// runs, `playing` as the user last asked.
+pub fn run_controls(
+    ui: &mut egui::Ui,
+    enabled: bool,
+    playing: bool,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.add_space(6.0);
     ui.horizontal(|ui| {
         let (icon, name) = if playing {
             ("▮▮", "Pause")

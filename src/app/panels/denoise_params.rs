@@ -1,12 +1,16 @@
-//! The denoise scenario's parameters: image source, model (C, noise, seed) and inference
-//! (algorithm, schedule, damping, iterations, tolerance, estimate). Edits change the draft
-//! config; the app applies it once the edit is complete (slider released, Enter pressed).
+//! The denoise scenario's parameters: image source, model (C, noise, seed), inference
+//! (algorithm, compare mode, schedule, damping, iterations, tolerance, estimate) and the kernel-BP
+//! settings with the values the set-up chose. Edits change the draft config; the app applies it
+//! once the edit is complete (slider released, Enter pressed).
 
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
+use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
-use crate::scenarios::denoise::{DenoiseAlgorithm, DenoiseConfig};
+use crate::scenarios::denoise::{
+    AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, DenoiseView,
+};
 
 /// Widest sunset the panel offers (larger sizes work from the command line).
 const MAX_SUNSET_SIDE: usize = 1024;
@@ -19,9 +23,10 @@ fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
 pub fn ui(
     ui: &mut egui::Ui,
     c: &mut DenoiseConfig,
-    running_size: Option<[usize; 2]>,
+    running: Option<&DenoiseView>,
     commands: &mut Vec<UiCommand>,
 ) {
+    let running_size = running.map(|v| [v.width, v.height]);
     let slider_width = (ui.available_width() - 150.0).max(80.0);
     ui.spacing_mut().slider_width = slider_width;
 
@@ -113,12 +118,35 @@ pub fn ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(ui, "Algorithm", "The message-passing algorithm");
+            let id = row_label(
+                ui,
+                "Algorithm",
+                "discrete: sum-product BP over the C levels with the true likelihood; kbp: kernel BP with the full (eq. 12), linear-time or constant-time update",
+            );
+            let primary = c.primary();
             egui::ComboBox::from_id_salt("denoise_algorithm")
-                .selected_text(c.algorithm.label())
+                .selected_text(primary.label())
                 .show_ui(ui, |ui| {
-                    for a in DenoiseAlgorithm::ALL {
-                        ui.selectable_value(&mut c.algorithm, a, a.label());
+                    for a in AlgorithmChoice::ALL {
+                        if ui.selectable_label(a == primary, a.label()).clicked() {
+                            c.algorithm = a.algorithm;
+                            if a.algorithm == DenoiseAlgorithm::Kbp {
+                                c.kbp.update = a.update;
+                            }
+                        }
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Compare with", "A second algorithm run on the same noisy image, shown beside the first");
+            let compare_text = c.compare.map_or("nothing".to_string(), |a| a.label());
+            egui::ComboBox::from_id_salt("denoise_compare")
+                .selected_text(compare_text)
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.compare, None, "nothing");
+                    for a in AlgorithmChoice::ALL.into_iter().filter(|a| *a != primary) {
+                        ui.selectable_value(&mut c.compare, Some(a), a.label());
                     }
                 })
                 .response
@@ -165,6 +193,162 @@ pub fn ui(
                 .labelled_by(id);
             ui.end_row();
         });
+    let uses_kbp = c.algorithm == DenoiseAlgorithm::Kbp
+        || c.compare
+            .is_some_and(|a| a.algorithm == DenoiseAlgorithm::Kbp);
+    if uses_kbp {
+        kbp_section(ui, &mut c.kbp, &mut c.candidates, running);
+    }
+}
+
+/// Kernel-BP settings (when kernel BP runs) and what the set-up chose.
+fn kbp_section(
+    ui: &mut egui::Ui,
+    k: &mut KbpSettings,
+    candidates: &mut Candidates,
+    running: Option<&DenoiseView>,
+) {
+    section(ui, "Kernel BP");
+    egui::Grid::new("denoise_kbp")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "λ",
+                "Regularisation in Gram form: L + λ·m·I (m training pairs)",
+            );
+            ui.add(log_slider(&mut k.lambda, 1e-6, 10.0))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Bandwidth ×",
+                "Multiplier of the median-heuristic bandwidths (used where a bandwidth is auto)",
+            );
+            ui.add(log_slider(&mut k.multiplier, 1e-3, 100.0))
+                .labelled_by(id);
+            ui.end_row();
+            bandwidth_row(
+                ui,
+                "σ hidden",
+                "RBF bandwidth of the clean values, in gray levels",
+                &mut k.bandwidth,
+                running.and_then(|v| v.kbp.as_ref()).map(|i| i.sigma_hidden),
+            );
+            bandwidth_row(
+                ui,
+                "σ observed",
+                "RBF bandwidth of the noisy values, in gray levels",
+                &mut k.observation_bandwidth,
+                running
+                    .and_then(|v| v.kbp.as_ref())
+                    .map(|i| i.sigma_observed),
+            );
+            let id = row_label(
+                ui,
+                "ε",
+                "Incomplete-Cholesky tolerance of the low-rank features",
+            );
+            ui.add(log_slider(&mut k.epsilon, 1e-8, 0.5))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Max rank", "Largest feature rank");
+            ui.add(egui::DragValue::new(&mut k.max_rank).range(1..=2000))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Candidates", "Where kernel BP looks for its estimate");
+            egui::ComboBox::from_id_salt("denoise_candidates")
+                .selected_text(candidates_label(*candidates))
+                .show_ui(ui, |ui| {
+                    for v in [Candidates::Training, Candidates::All] {
+                        ui.selectable_value(candidates, v, candidates_label(v));
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+        });
+    if let Some(info) = running.and_then(|v| v.kbp.as_ref()) {
+        let d = &info.diagnostics;
+        let mut lines = vec![format!(
+            "running {}: σ hidden {:.2}, σ observed {:.2}, λ {:.0e}",
+            info.update, info.sigma_hidden, info.sigma_observed, info.lambda
+        )];
+        let mut sizes = format!(
+            "{} distinct values, {} template and {} observation pairs",
+            d.distinct_values, d.template_pairs, d.observation_pairs
+        );
+        if let Some(r) = d.feature_rank {
+            sizes.push_str(&format!(", feature rank {r}"));
+        }
+        lines.push(sizes);
+        if let Some(worst) = d.condition_numbers.values().copied().reduce(f64::max) {
+            lines.push(format!(
+                "largest condition number {worst:.1e}; set-up {:.2} s",
+                info.setup_seconds
+            ));
+        }
+        for line in lines {
+            ui.add(egui::Label::new(RichText::new(line).small().weak()).wrap());
+        }
+    }
+}
+
+/// "auto" or a value, with the value in use shown beside "auto".
+fn bandwidth_row(
+    ui: &mut egui::Ui,
+    label: &str,
+    hint: &str,
+    b: &mut Bandwidth,
+    in_use: Option<f64>,
+) {
+    let id = row_label(ui, label, hint);
+    ui.horizontal(|ui| {
+        let mut auto = matches!(b, Bandwidth::Auto);
+        if ui
+            .checkbox(&mut auto, "auto")
+            .on_hover_text("Median heuristic times the multiplier")
+            .changed()
+        {
+            *b = if auto {
+                Bandwidth::Auto
+            } else {
+                Bandwidth::Value(in_use.unwrap_or(10.0).max(0.01))
+            };
+        }
+        match b {
+            Bandwidth::Value(v) => {
+                ui.add(
+                    egui::DragValue::new(v)
+                        .range(0.01..=1000.0)
+                        .speed(0.1)
+                        .max_decimals(2),
+                )
+                .labelled_by(id);
+            }
+            Bandwidth::Auto => {
+                if let Some(s) = in_use {
+                    ui.weak(format!("{s:.2}"));
+                }
+            }
+        }
+    });
+    ui.end_row();
+}
+
+fn log_slider(value: &mut f64, lo: f64, hi: f64) -> egui::Slider<'_> {
+    egui::Slider::new(value, lo..=hi)
+        .logarithmic(true)
+        .custom_formatter(|v, _| format!("{v:.1e}"))
+        .custom_parser(|s| s.trim().parse::<f64>().ok())
+}
+
+fn candidates_label(c: Candidates) -> &'static str {
+    match c {
+        Candidates::Training => "training levels",
+        Candidates::All => "all 256 levels",
+    }
 }
 
 fn estimate_label(e: EstimateKind) -> &'static str {

@@ -15,6 +15,8 @@ pub struct StatusInfo<'a> {
     /// Scenario numbers (e.g. "RMSE 3.02").
     pub extras: Vec<String>,
     pub frame: FrameStats,
+    /// The window repaints continuously (so the frame rate is its capacity).
+    pub continuous: bool,
 }
 
 /// Median seconds per iteration over the last ten iterations.
@@ -76,8 +78,9 @@ pub fn show(ui: &mut egui::Ui, info: &StatusInfo<'_>) {
             let of = info.max_iters.map_or(String::new(), |m| format!(" / {m}"));
             ui.label(format!("iteration {}{of}", s.iteration));
             ui.separator();
-            let per = median_seconds(&s.history)
-                .map_or("– per iteration".to_string(), |t| format!("{} per iteration", format_seconds(t)));
+            let per = median_seconds(&s.history).map_or("– per iteration".to_string(), |t| {
+                format!("{} per iteration", format_seconds(t))
+            });
             ui.label(per)
                 .on_hover_text("Median wall-clock time of the last ten iterations (engine thread)");
             for extra in &info.extras {
@@ -86,29 +89,36 @@ pub fn show(ui: &mut egui::Ui, info: &StatusInfo<'_>) {
             }
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            let f = info.frame;
-            let text = match f.frame_seconds {
-                Some(dt) => format!(
-                    "window {:.1} ms/frame ({:.0} fps)",
-                    dt * 1e3,
-                    1.0 / dt.max(1e-6)
-                ),
-                None => "window idle".to_string(),
-            };
-            let cpu = f
-                .cpu_seconds
-                .map_or(String::new(), |c| format!("; {:.1} ms of CPU per frame", c * 1e3));
-            if let Some(c) = f.cpu_seconds {
-                ui.weak(format!("· {:.1} ms CPU", c * 1e3));
-            }
-            let worst = f
-                .worst_seconds
-                .map_or(String::new(), |w| format!("; slowest frame of the last second {:.1} ms", w * 1e3));
-            ui.weak(text).on_hover_text(format!(
-                "Time between painted frames, averaged over the last second{worst}{cpu}. The window repaints only when something changes."
-            ));
+            frame_stats(ui, &info.frame, info.continuous);
         });
     });
+}
+
+/// The window's own cost per frame and, when it repaints continuously, its frame rate.
+fn frame_stats(ui: &mut egui::Ui, f: &FrameStats, continuous: bool) {
+    let rate = match (f.frame_seconds, f.worst_seconds) {
+        (Some(dt), Some(worst)) => format!(
+            "{:.0} frames per second in the last second (mean interval {:.1} ms, longest {:.1} ms)",
+            1.0 / dt.max(1e-6),
+            dt * 1e3,
+            worst * 1e3
+        ),
+        _ => "no frames painted in the last quarter second".to_string(),
+    };
+    let hint = format!(
+        "Frame time: building and painting one frame of the window (UI and rendering), smoothed.\n\
+         The window repaints only when something changes (a new snapshot, the mouse); \
+         View → Repaint continuously measures the rate it can keep up.\n{rate}."
+    );
+    if continuous && let Some(dt) = f.frame_seconds {
+        ui.label(format!("{:.0} fps", 1.0 / dt.max(1e-6)))
+            .on_hover_text(&hint);
+        ui.weak("·");
+    }
+    let text = f.cpu_seconds.map_or("frame –".to_string(), |c| {
+        format!("frame {:.1} ms", c * 1e3)
+    });
+    ui.weak(text).on_hover_text(hint);
 }
 
 #[cfg(test)]

@@ -50,7 +50,12 @@ pub fn belief_plot(
     };
     let mut plot = Plot::new(id)
         .height(height)
-        .legend(Legend::default().position(corner))
+        .legend(
+            Legend::default()
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.7)
+                .position(corner),
+        )
         .include_y(0.0)
         .allow_scroll(false)
         .x_axis_label("state");
@@ -59,7 +64,7 @@ pub fn belief_plot(
     }
     let y_label = match belief {
         Belief::Discrete { .. } => "probability",
-        _ => "belief",
+        _ => "belief (scaled to max |value| 1)",
     };
     plot = plot.y_axis_label(y_label);
     plot.show(ui, |plot| {
@@ -83,7 +88,15 @@ pub fn belief_plot(
                 plot.bar_chart(BarChart::new("belief", bars).color(BELIEF_COLOR));
             }
             Belief::Curve { xs, ys } => {
-                let points: Vec<[f64; 2]> = xs.iter().zip(ys).map(|(&x, &y)| [x, y]).collect();
+                // Only the shape matters (kernel beliefs are unnormalised and may be negative).
+                let top = ys.iter().fold(0.0f64, |a, y| a.max(y.abs()));
+                let scale = if top > 0.0 && top.is_finite() {
+                    1.0 / top
+                } else {
+                    1.0
+                };
+                let points: Vec<[f64; 2]> =
+                    xs.iter().zip(ys).map(|(&x, &y)| [x, y * scale]).collect();
                 plot.line(
                     Line::new("belief", PlotPoints::from(points))
                         .color(BELIEF_COLOR)

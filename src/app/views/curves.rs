@@ -8,6 +8,54 @@ use egui_plot::{
 
 use crate::scenarios::IterationRecord;
 
+/// Where a curve's values come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// `IterationRecord.residual`.
+    Residual,
+    /// `IterationRecord.metrics[key]`.
+    Metric(String),
+}
+
+/// One curve: its legend name and its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub source: Source,
+}
+
+impl Series {
+    pub fn metric(name: &str, key: &str) -> Series {
+        Series {
+            name: name.to_string(),
+            source: Source::Metric(key.to_string()),
+        }
+    }
+
+    pub fn residual(name: &str) -> Series {
+        Series {
+            name: name.to_string(),
+            source: Source::Residual,
+        }
+    }
+
+    fn value(&self, r: &IterationRecord) -> Option<f64> {
+        match &self.source {
+            Source::Residual => Some(r.residual),
+            Source::Metric(key) => r.metrics.get(key).copied(),
+        }
+    }
+
+    /// (iteration, value) for every record that has a finite value.
+    fn points(&self, history: &[IterationRecord]) -> Vec<[f64; 2]> {
+        history
+            .iter()
+            .filter_map(|r| self.value(r).map(|v| [r.iter as f64, v]))
+            .filter(|p| p[1].is_finite())
+            .collect()
+    }
+}
+
 /// A horizontal reference line (e.g. the RMSE of the noisy input).
 pub struct Reference {
     pub name: String,
@@ -22,41 +70,56 @@ const PALETTE: [Color32; 4] = [
     Color32::from_rgb(171, 71, 188),
 ];
 
-/// The x range every curve of a run shares: 0 to the planned iterations (or further).
+/// Up to this many planned iterations the x axis spans them all from the start (a stable axis
+/// to watch a run fill); beyond, it follows the run.
+const FIXED_AXIS_ITERS: usize = 100;
+
+/// The end of the x range every curve of a run shares.
 fn x_end(history: &[IterationRecord], max_iters: Option<usize>) -> f64 {
     let last = history.last().map_or(0, |r| r.iter);
-    max_iters.unwrap_or(0).max(last).max(1) as f64
+    match max_iters {
+        Some(m) if m <= FIXED_AXIS_ITERS => m.max(last).max(1) as f64,
+        _ => (last as f64 * 1.25).max(10.0),
+    }
 }
 
-/// A plot of the metrics named in `metrics` (all of them when empty) per iteration.
+/// Every metric of the last record as a series named by its key.
+pub fn all_metrics(history: &[IterationRecord]) -> Vec<Series> {
+    history
+        .last()
+        .map(|r| r.metrics.keys().map(|k| Series::metric(k, k)).collect())
+        .unwrap_or_default()
+}
+
+/// A plot of `series` per iteration on a linear scale, with reference lines.
 pub fn metrics_plot(
     ui: &mut egui::Ui,
     id: &str,
     history: &[IterationRecord],
-    metrics: &[&str],
+    series: &[Series],
     references: &[Reference],
     max_iters: Option<usize>,
     height: f32,
 ) {
-    let names: Vec<String> = if metrics.is_empty() {
-        history
-            .last()
-            .map(|r| r.metrics.keys().cloned().collect())
-            .unwrap_or_default()
-    } else {
-        metrics.iter().map(|s| s.to_string()).collect()
-    };
-    // Headroom above the highest line for the legend.
-    let top = history
+    let curves: Vec<(String, Vec<[f64; 2]>)> = series
         .iter()
-        .flat_map(|r| names.iter().filter_map(|n| r.metrics.get(n)))
-        .chain(references.iter().map(|r| &r.value))
-        .copied()
+        .map(|s| (s.name.clone(), s.points(history)))
+        .collect();
+    // Headroom above the highest line for the legend.
+    let top = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p[1]))
+        .chain(references.iter().map(|r| r.value))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     Plot::new(id)
         .height(height)
-        .legend(Legend::default().position(egui_plot::Corner::RightTop))
+        .legend(
+            Legend::default()
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.7)
+                .position(egui_plot::Corner::RightTop),
+        )
         .include_x(0.0)
         .include_x(x_end(history, max_iters))
         .include_y(0.0)
@@ -64,14 +127,9 @@ pub fn metrics_plot(
         .x_axis_label("iteration")
         .allow_scroll(false)
         .show(ui, |plot| {
-            for (k, name) in names.iter().enumerate() {
-                let points: Vec<[f64; 2]> = history
-                    .iter()
-                    .filter_map(|r| r.metrics.get(name).map(|v| [r.iter as f64, *v]))
-                    .filter(|p| p[1].is_finite())
-                    .collect();
+            for (k, (name, points)) in curves.into_iter().enumerate() {
                 plot.line(
-                    Line::new(name.clone(), PlotPoints::from(points))
+                    Line::new(name, PlotPoints::from(points))
                         .color(PALETTE[k % PALETTE.len()])
                         .width(2.0),
                 );
@@ -86,24 +144,37 @@ pub fn metrics_plot(
         });
 }
 
-/// The residual per iteration on a log scale, with the stopping tolerance as a line once the
-/// residual comes within three decades of it (before that it would squash the curve).
+/// Positive series per iteration on a log scale (residuals), with the stopping tolerance as a
+/// line once the curves come within three decades of it (before that it would squash them).
 pub fn residual_plot(
     ui: &mut egui::Ui,
     id: &str,
     history: &[IterationRecord],
+    series: &[Series],
     tolerance: Option<f64>,
     max_iters: Option<usize>,
     height: f32,
 ) {
-    let points: Vec<[f64; 2]> = history
+    let curves: Vec<(String, Vec<[f64; 2]>)> = series
         .iter()
-        .filter(|r| r.residual > 0.0 && r.residual.is_finite())
-        .map(|r| [r.iter as f64, r.residual.log10()])
+        .map(|s| {
+            let points = s
+                .points(history)
+                .into_iter()
+                .filter(|p| p[1] > 0.0)
+                .map(|p| [p[0], p[1].log10()])
+                .collect();
+            (s.name.clone(), points)
+        })
         .collect();
     let mut plot = Plot::new(id)
         .height(height)
-        .legend(Legend::default().position(egui_plot::Corner::LeftBottom))
+        .legend(
+            Legend::default()
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.7)
+                .position(egui_plot::Corner::LeftBottom),
+        )
         .include_x(0.0)
         .include_x(x_end(history, max_iters))
         .x_axis_label("iteration")
@@ -126,9 +197,9 @@ pub fn residual_plot(
                 10f64.powf(point.y)
             ))
         });
-    let range = points
+    let range = curves
         .iter()
-        .map(|p| p[1])
+        .flat_map(|(_, p)| p.iter().map(|p| p[1]))
         .fold(None, |acc: Option<(f64, f64)>, y| {
             Some(acc.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))))
         });
@@ -143,11 +214,13 @@ pub fn residual_plot(
         .map(f64::log10)
         .filter(|t| range.is_some_and(|(lo, _)| lo - t <= 3.0));
     plot.show(ui, |plot| {
-        plot.line(
-            Line::new("residual", PlotPoints::from(points))
-                .color(PALETTE[1])
-                .width(2.0),
-        );
+        for (k, (name, points)) in curves.into_iter().enumerate() {
+            plot.line(
+                Line::new(name, PlotPoints::from(points))
+                    .color(PALETTE[(k + 1) % PALETTE.len()])
+                    .width(2.0),
+            );
+        }
         if let Some(t) = tolerance {
             plot.hline(
                 HLine::new("tolerance", t)

@@ -58,12 +58,18 @@ pub fn zoom_toolbar(ui: &mut egui::Ui, zoom: &mut Zoom, commands: &mut Vec<UiCom
         .on_hover_text("Screen points per image pixel; ctrl+scroll over the images zooms");
 }
 
-/// The zoom (points per pixel) and number of columns that fit `n` panes of `image` pixels into
-/// `avail` points, each pane also needing `extra_h` points of captions.
-pub fn fit_layout(avail: Vec2, image: [usize; 2], n: usize, extra_h: f32) -> (f32, usize) {
+/// The zoom (points per pixel) and number of columns (one of `columns`) that fit `n` panes of
+/// `image` pixels into `avail` points, each pane also needing `extra_h` points of captions.
+pub fn fit_layout(
+    avail: Vec2,
+    image: [usize; 2],
+    n: usize,
+    extra_h: f32,
+    columns: &[usize],
+) -> (f32, usize) {
     let (w, h) = (image[0].max(1) as f32, image[1].max(1) as f32);
-    let mut best = (ZOOM_RANGE.0, 1);
-    for cols in [1, 2, 3, 4].into_iter().filter(|&c| c <= n.max(1)) {
+    let mut best = (ZOOM_RANGE.0, columns.first().copied().unwrap_or(1).max(1));
+    for cols in columns.iter().copied().filter(|&c| c >= 1 && c <= n.max(1)) {
         let rows = n.div_ceil(cols).max(1);
         let zx = (avail.x - GAP * (cols - 1) as f32) / cols as f32 / w;
         let zy = (avail.y - rows as f32 * extra_h - GAP * (rows - 1) as f32) / rows as f32 / h;
@@ -91,12 +97,15 @@ pub fn pixel_at(rect: Rect, zoom: f32, image: [usize; 2], pos: Pos2) -> Option<[
     Some([x, y])
 }
 
-/// Draws the panes in a grid that uses the space available.
+/// Draws the panes in a grid that uses the space available, with one of `columns` columns (so
+/// that rows keep their meaning).
+#[allow(clippy::too_many_arguments)]
 pub fn show(
     ui: &mut egui::Ui,
     zoom: &mut Zoom,
     image: [usize; 2],
     panes: &[Pane<'_>],
+    columns: &[usize],
     selected: Option<[usize; 2]>,
     hover_text: &dyn Fn([usize; 2]) -> String,
 ) -> PanesResponse {
@@ -112,7 +121,7 @@ pub fn show(
     };
     let avail = ui.available_size();
     let area = ui.available_rect_before_wrap();
-    let (fit_zoom, fit_cols) = fit_layout(avail, image, panes.len(), title_h + bar_h);
+    let (fit_zoom, fit_cols) = fit_layout(avail, image, panes.len(), title_h + bar_h, columns);
 
     // Ctrl+scroll (or a pinch) over the panes zooms them.
     if ui.rect_contains_pointer(area) {
@@ -129,7 +138,15 @@ pub fn show(
     let cols = if zoom.fit {
         fit_cols
     } else {
-        (((avail.x + GAP) / (size.x + GAP)).floor() as usize).clamp(1, panes.len().max(1))
+        // The widest allowed layout that fits the width (the narrowest if none does).
+        let fits = ((avail.x + GAP) / (size.x + GAP)).floor() as usize;
+        columns
+            .iter()
+            .copied()
+            .filter(|&c| c >= 1 && c <= fits.min(panes.len().max(1)))
+            .max()
+            .or_else(|| columns.iter().copied().min())
+            .unwrap_or(1)
     };
 
     let mut rects = Vec::with_capacity(panes.len());
@@ -274,12 +291,15 @@ mod tests {
     #[test]
     fn fit_prefers_the_layout_with_the_larger_zoom() {
         // A wide area: four square panes in a row.
-        let (z, cols) = fit_layout(vec2(1000.0, 300.0), [100, 100], 4, 20.0);
+        let (z, cols) = fit_layout(vec2(1000.0, 300.0), [100, 100], 4, 20.0, &[1, 2, 4]);
         assert_eq!(cols, 4);
         assert_eq!(z, 2.0);
         // A square area: two by two.
-        let (_, cols) = fit_layout(vec2(700.0, 700.0), [100, 100], 4, 20.0);
+        let (_, cols) = fit_layout(vec2(700.0, 700.0), [100, 100], 4, 20.0, &[1, 2, 4]);
         assert_eq!(cols, 2);
+        // Only the allowed counts are considered.
+        let (_, cols) = fit_layout(vec2(700.0, 700.0), [100, 100], 6, 20.0, &[3]);
+        assert_eq!(cols, 3);
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn central(
 }
 
 /// The convergence curves and the inspector of the selected node.
-pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot) {
+pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
     let spacing = ui.spacing().item_spacing.y;
     let caption = ui.text_style_height(&egui::TextStyle::Body) + spacing;
     // Three plots share the height; the belief plot gets a little more and a line of text.
@@ -55,7 +55,7 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot) {
             denoise::curves(ui, snapshot, view, Some(config), curve_h);
             ui.add_space(6.0);
             ui.separator();
-            denoise::inspector(ui, view, belief_h);
+            denoise::inspector(ui, view, &mut state.inspector_tab, belief_h);
         }
     }
 }
