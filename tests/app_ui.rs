@@ -211,6 +211,42 @@ fn compare_mode_shows_both_estimates_and_their_errors() {
     assert!(has_text(&harness, "(discrete)"));
 }
 
+/// A file dropped on the window, as the windowing backend reports it.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl eframe::egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn a_dropped_image_becomes_the_clean_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gradient.png");
+    image::GrayImage::from_fn(32, 20, |x, y| image::Luma([(x * 8 + y * 4) as u8]))
+        .save(&path)
+        .unwrap();
+
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the paused scenario", |h| {
+        shown_iteration(h) == Some(0)
+    });
+    harness
+        .input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(path)));
+    wait_for(&mut harness, "the dropped image", |h| {
+        has_text(h, "32 × 20 pixels")
+    });
+    assert!(has_text(&harness, "gradient.png"));
+    assert!(harness.state().notices().is_empty());
+}
+
 #[test]
 fn bad_images_show_an_error_and_the_running_scenario_keeps_going() {
     let dir = tempfile::tempdir().unwrap();

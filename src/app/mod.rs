@@ -214,15 +214,16 @@ impl App {
                     self.applied = s.config.clone();
                     self.state.config = s.config.clone();
                 }
-                match self.selection {
-                    Some(sel) if views::selection_is_valid(&s, sel) => {
-                        // A rebuild forgets the probe; ask again.
-                        if s.probe != Some(sel) {
-                            self.runner.send(Command::Probe(Some(sel)));
+                if let Some(sel) = self.selection {
+                    if !views::selection_is_valid(&s, sel) {
+                        // Gone with the old image (unless a rebuild is still on its way).
+                        if self.loading.is_none() {
+                            self.selection = None;
                         }
+                    } else if s.probe != Some(sel) {
+                        // A rebuild forgets the probe; ask again.
+                        self.runner.send(Command::Probe(Some(sel)));
                     }
-                    Some(_) if self.loading.is_none() => self.selection = None,
-                    _ => {}
                 }
                 self.snapshot = Some(s);
             }

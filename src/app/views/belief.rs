@@ -52,6 +52,7 @@ pub fn belief_plot(
         .height(height)
         .legend(
             Legend::default()
+                .follow_insertion_order(true)
                 .text_style(egui::TextStyle::Small)
                 .background_alpha(0.7)
                 .position(corner),

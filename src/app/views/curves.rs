@@ -116,6 +116,7 @@ pub fn metrics_plot(
         .height(height)
         .legend(
             Legend::default()
+                .follow_insertion_order(true)
                 .text_style(egui::TextStyle::Small)
                 .background_alpha(0.7)
                 .position(egui_plot::Corner::RightTop),
@@ -171,6 +172,7 @@ pub fn residual_plot(
         .height(height)
         .legend(
             Legend::default()
+                .follow_insertion_order(true)
                 .text_style(egui::TextStyle::Small)
                 .background_alpha(0.7)
                 .position(egui_plot::Corner::LeftBottom),
@@ -217,7 +219,7 @@ pub fn residual_plot(
         for (k, (name, points)) in curves.into_iter().enumerate() {
             plot.line(
                 Line::new(name, PlotPoints::from(points))
-                    .color(PALETTE[(k + 1) % PALETTE.len()])
+                    .color(PALETTE[k % PALETTE.len()])
                     .width(2.0),
             );
         }

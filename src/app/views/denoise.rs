@@ -369,6 +369,7 @@ fn messages_plot(ui: &mut egui::Ui, p: &PixelProbe, k: &KbpProbe, height: f32) {
         .height(height)
         .legend(
             Legend::default()
+                .follow_insertion_order(true)
                 .text_style(egui::TextStyle::Small)
                 .background_alpha(0.7)
                 .position(if p.estimate < 128.0 {
