@@ -319,11 +319,12 @@ impl App {
         }
     }
 
-    /// Applies the edited parameters once no edit is in progress.
+    /// Applies the edited parameters once no edit is in progress: no slider or number held by
+    /// the pointer, no number being typed (applied on Enter or when the field loses focus).
     fn apply_finished_edits(&mut self, ctx: &egui::Context) {
         if self.state.config != self.applied
             && !ctx.egui_is_using_pointer()
-            && !ctx.egui_wants_keyboard_input()
+            && !ctx.text_edit_focused()
         {
             let play = self.should_play_after_load();
             self.apply(self.state.config.clone(), play);
