@@ -69,16 +69,9 @@ fn scenario_selector(ui: &mut egui::Ui, config: &mut ScenarioConfig) {
         })
         .response
         .accessible_name("Scenario");
-    if let Some((_, about, algorithms)) = entries.iter().find(|(n, _, _)| *n == current) {
+    if let Some((_, about, _)) = entries.iter().find(|(n, _, _)| *n == current) {
+        // (The algorithms are chosen below, per scenario.)
         ui.add(egui::Label::new(RichText::new(*about).small().weak()).wrap());
-        ui.add(
-            egui::Label::new(
-                RichText::new(format!("algorithms: {}", algorithms.join(", ")))
-                    .small()
-                    .weak(),
-            )
-            .wrap(),
-        );
     }
 }
 

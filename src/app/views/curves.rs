@@ -3,10 +3,18 @@
 
 use eframe::egui::{self, Color32};
 use egui_plot::{
-    GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot, PlotPoints,
+    AxisHints, GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot, PlotPoints,
 };
 
 use crate::scenarios::IterationRecord;
+
+/// The iteration axis: labels may sit closer than egui_plot's default (iteration numbers are
+/// short), so a 40-iteration run in a narrow panel still gets its ticks labelled.
+fn iteration_axis() -> AxisHints<'static> {
+    AxisHints::new_x()
+        .label("iteration")
+        .label_spacing(28.0..=40.0)
+}
 
 /// Where a curve's values come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,7 +133,7 @@ pub fn metrics_plot(
         .include_x(x_end(history, max_iters))
         .include_y(0.0)
         .include_y(top * 1.3)
-        .x_axis_label("iteration")
+        .custom_x_axes(vec![iteration_axis()])
         .allow_scroll(false)
         .show(ui, |plot| {
             for (k, (name, points)) in curves.into_iter().enumerate() {
@@ -179,7 +187,7 @@ pub fn residual_plot(
         )
         .include_x(0.0)
         .include_x(x_end(history, max_iters))
-        .x_axis_label("iteration")
+        .custom_x_axes(vec![iteration_axis()])
         .allow_scroll(false)
         .y_grid_spacer(decade_spacer)
         .y_axis_formatter(|mark, _| power_of_ten_label(mark.value))

@@ -340,7 +340,7 @@ fn belief_view(ui: &mut egui::Ui, view: &DenoiseView, p: &PixelProbe, height: f3
         Belief::Curve { xs, ys } => {
             let negative = ys.iter().any(|y| *y < 0.0);
             format!(
-                "kernel-BP belief at {} candidate values (unnormalised{})",
+                "kernel-BP belief at {} candidate values, unnormalised, drawn scaled{}",
                 xs.len(),
                 if negative {
                     "; negative lobes shown"
