@@ -29,6 +29,11 @@ use notices::Notices;
 use panels::status::StatusInfo;
 use state::State;
 
+/// Set (to anything) to start with continuous repainting on (View → Repaint continuously).
+pub const CONTINUOUS_ENV: &str = "BELIEFSCOPE_CONTINUOUS_REPAINT";
+/// Set (to anything) to print the window's frame statistics to stderr once a second.
+pub const FRAME_LOG_ENV: &str = "BELIEFSCOPE_FRAME_LOG";
+
 /// The window icon, drawn by `viz::app_icon` (see `examples/make_icon.rs`).
 const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
 
@@ -112,6 +117,8 @@ pub struct App {
     frames: FrameTimer,
     /// Paint frames back to back (to measure the frame rate).
     continuous: bool,
+    /// When the frame statistics were last printed (only with [`FRAME_LOG_ENV`]).
+    frame_log: Option<Instant>,
     /// Recorded while drawing, applied at the end of the frame.
     commands: Vec<UiCommand>,
 }
@@ -124,7 +131,12 @@ impl App {
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
             .unwrap_or_default();
         let fallback = (state.config != ScenarioConfig::default()).then(ScenarioConfig::default);
-        Self::start(cc, state, true, true, fallback)
+        let mut app = Self::start(cc, state, true, true, fallback);
+        // Diagnostics for measuring the window (e.g. under Xvfb in CI): repaint back to back and
+        // print the frame statistics to stderr once a second.
+        app.continuous = std::env::var_os(CONTINUOUS_ENV).is_some();
+        app.frame_log = std::env::var_os(FRAME_LOG_ENV).map(|_| Instant::now());
+        app
     }
 
     /// An app on `config`, running at once if `autoplay`, that never touches saved state (for
@@ -172,6 +184,7 @@ impl App {
             caches: views::ViewCaches::default(),
             frames: FrameTimer::default(),
             continuous: false,
+            frame_log: None,
             commands: Vec::new(),
         }
     }
@@ -331,6 +344,31 @@ impl App {
         }
     }
 
+    /// One line of frame statistics a second on stderr, when asked for with [`FRAME_LOG_ENV`].
+    fn log_frame_stats(&mut self, now: Instant) {
+        let Some(last) = self.frame_log else {
+            return;
+        };
+        if now.duration_since(last).as_secs_f64() < 1.0 {
+            return;
+        }
+        self.frame_log = Some(now);
+        let f = self.frames.stats(now);
+        let ms = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.1}", s * 1e3));
+        let (iteration, playing) = self
+            .snapshot
+            .as_ref()
+            .map_or((0, false), |s| (s.iteration, s.playing));
+        eprintln!(
+            "frame-stats fps={} mean_ms={} worst_ms={} cpu_ms={} engine_playing={playing} iteration={iteration}",
+            f.frame_seconds
+                .map_or("-".to_string(), |dt| format!("{:.1}", 1.0 / dt.max(1e-6))),
+            ms(f.frame_seconds),
+            ms(f.worst_seconds),
+            ms(f.cpu_seconds.map(f64::from)),
+        );
+    }
+
     fn drop_overlay(&self, ctx: &egui::Context) {
         let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
         if !hovering {
@@ -379,6 +417,7 @@ impl eframe::App for App {
         let ctx = ui.ctx().clone();
         let started = Instant::now();
         self.frames.tick(started, frame.info().cpu_usage);
+        self.log_frame_stats(started);
         let snapshot = self.snapshot.clone();
 
         let playing = self.playing();
