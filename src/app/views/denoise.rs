@@ -71,7 +71,7 @@ pub fn images(
     let (w, h) = (view.width, view.height);
     let scale = state.error_scale;
 
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         image_panes::zoom_toolbar(ui, &mut state.zoom, commands);
         ui.separator();
         let label = ui.label("|error| scale");
@@ -84,7 +84,12 @@ pub fn images(
         .labelled_by(label.id)
         .on_hover_text("Gray-level error shown as the brightest colour of the |error| maps");
         ui.separator();
-        ui.weak(format!("{w} × {h} pixels · click a pixel to inspect it"));
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!("{w} × {h} pixels · click a pixel to inspect it")).weak(),
+            )
+            .wrap_mode(egui::TextWrapMode::Extend),
+        );
     });
     ui.add_space(4.0);
 

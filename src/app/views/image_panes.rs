@@ -119,8 +119,9 @@ pub fn show(
     } else {
         0.0
     };
-    let avail = ui.available_size();
-    let area = ui.available_rect_before_wrap();
+    // What is visible of the space left (a wide row above must not make the panes overflow).
+    let area = ui.available_rect_before_wrap().intersect(ui.clip_rect());
+    let avail = area.size().max(Vec2::ZERO);
     let (fit_zoom, fit_cols) = fit_layout(avail, image, panes.len(), title_h + bar_h, columns);
 
     // Ctrl+scroll (or a pinch) over the panes zooms them.
