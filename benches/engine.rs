@@ -7,9 +7,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 #[path = "groups/discrete.rs"]
 mod discrete_benches;
+#[path = "groups/kbp.rs"]
+mod kbp_benches;
 
 fn all(c: &mut Criterion) {
     discrete_benches::benches(c);
+    kbp_benches::benches(c);
 }
 
 criterion_group! {

@@ -10,6 +10,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::scenarios::tasks::{Task, TaskResult};
 use crate::scenarios::{
     CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView,
 };
@@ -31,6 +32,10 @@ pub enum Command {
     Reset,
     /// Select what the inspector shows.
     Probe(Option<Probe>),
+    /// Run a long job (auto-tune, sweep) on the worker; iterations pause meanwhile.
+    RunTask(Task),
+    /// Stop the running task (or set-up) at its next check.
+    Cancel,
     Shutdown,
 }
 
@@ -42,6 +47,14 @@ pub enum Event {
     Error(String),
     /// A slow operation started (e.g. a set-up); cleared by the next snapshot.
     Busy(String),
+    /// A task advanced: `done` of `total` steps.
+    TaskProgress {
+        label: &'static str,
+        done: usize,
+        total: usize,
+    },
+    /// A task finished.
+    TaskDone(TaskResult),
 }
 
 /// Everything the window draws, as of one moment of the worker.
@@ -102,8 +115,11 @@ impl Runner {
     }
 
     pub fn send(&self, command: Command) {
-        if matches!(command, Command::Load(_) | Command::Shutdown) {
-            // Interrupt a long set-up that is still running.
+        if matches!(
+            command,
+            Command::Load(_) | Command::Shutdown | Command::Cancel
+        ) {
+            // Interrupt a long set-up or task that is still running.
             self.cancel.cancel();
         }
         let _ = self.commands.send(command);
@@ -214,6 +230,11 @@ impl Worker {
                 self.step_once();
             }
             Command::Probe(p) => self.probe = p,
+            Command::Cancel => {}
+            Command::RunTask(task) => {
+                self.playing = false;
+                self.run_task(task);
+            }
         }
         self.send_snapshot();
         true
@@ -234,6 +255,28 @@ impl Worker {
             Err(p) => self.emit(Event::Error(format!(
                 "the engine panicked while setting up {}: {}",
                 config.name(),
+                panic_message(p)
+            ))),
+        }
+    }
+
+    fn run_task(&mut self, task: Task) {
+        self.cancel.reset();
+        let label = task.label();
+        let events = self.events.clone();
+        let notify = self.notify.clone();
+        let progress = move |done: usize, total: usize| {
+            let _ = events.send(Event::TaskProgress { label, done, total });
+            notify();
+        };
+        match catch_unwind(AssertUnwindSafe(|| task.run(&self.cancel, &progress))) {
+            Ok(Ok(result)) => self.emit(Event::TaskDone(result)),
+            Ok(Err(crate::error::Error::Cancelled)) => {
+                self.emit(Event::Error(format!("{label} cancelled")))
+            }
+            Ok(Err(e)) => self.emit(Event::Error(format!("{label} failed: {e}"))),
+            Err(p) => self.emit(Event::Error(format!(
+                "the engine panicked during {label}: {}",
                 panic_message(p)
             ))),
         }

@@ -211,6 +211,54 @@ fn compare_mode_shows_both_estimates_and_their_errors() {
     assert!(has_text(&harness, "(discrete)"));
 }
 
+#[test]
+fn auto_tune_runs_on_the_worker_and_its_best_pair_can_be_used() {
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the paused scenario", |h| {
+        shown_iteration(h) == Some(0)
+    });
+    let button = "Auto-tune λ and bandwidth ×";
+    harness.get_by_label(button).scroll_to_me();
+    harness.run_steps(3);
+    harness.get_by_label(button).click();
+    wait_for(&mut harness, "the auto-tune result", |h| {
+        has_text(h, "validation RMSE")
+    });
+    // "best: λ 1e-4, × 0.05 → validation RMSE …"
+    let best = text_containing(&harness, "best: λ ").unwrap();
+    let numbers: Vec<f64> = best
+        .trim_start_matches("best: λ ")
+        .split(" →")
+        .next()
+        .unwrap()
+        .split(", × ")
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let use_best = "Use the best pair";
+    if !harness
+        .get_by_label(use_best)
+        .accesskit_node()
+        .is_disabled()
+    {
+        harness.get_by_label(use_best).scroll_to_me();
+        harness.run_steps(3);
+        harness.get_by_label(use_best).click();
+    }
+    // The best pair becomes the running config (a rebuild on the worker).
+    wait_for(&mut harness, "the best pair running", |h| {
+        h.state().snapshot().is_some_and(|s| match &s.config {
+            ScenarioConfig::Denoise(c) => {
+                c.kbp.lambda == numbers[0] && c.kbp.multiplier == numbers[1]
+            }
+        })
+    });
+    assert!(
+        harness.state().notices().is_empty(),
+        "{:?}",
+        harness.state().notices()
+    );
+}
+
 /// A file dropped on the window, as the windowing backend reports it.
 #[derive(Debug)]
 struct Dropped(PathBuf);

@@ -73,7 +73,22 @@ fn run_denoise_writes_results_and_files() {
     assert_eq!(printed, written);
     let r = written;
     assert_eq!(r["scenario"], "denoise");
-    assert_eq!(r["algorithm"], "discrete");
+    assert_eq!(r["algorithm"], "kbp");
+    assert_eq!(r["update"], "kbp-constant");
+    assert!(r["ranks"]["feature"].as_u64().unwrap() >= 1);
+    for p in ["2", "3", "4"] {
+        assert!(
+            r["ranks"]["tensor"][p].as_u64().unwrap() >= 1,
+            "tensor rank for p = {p}"
+        );
+    }
+    assert!(r["bandwidths"]["hidden"].as_f64().unwrap() > 0.0);
+    assert!(
+        r["lambda"]["convention"]
+            .as_str()
+            .unwrap()
+            .contains("Gram form")
+    );
     let config = &r["config"];
     for key in [
         "width",

@@ -2,7 +2,7 @@
 //! discrete BP with the true likelihood denoises it far below the noisy RMSE.
 
 use beliefscope::scenarios::denoise::sunset::{gray_levels, sunset_indices};
-use beliefscope::scenarios::denoise::{Denoise, DenoiseConfig};
+use beliefscope::scenarios::denoise::{Denoise, DenoiseAlgorithm, DenoiseConfig};
 use beliefscope::scenarios::{CancelFlag, Scenario};
 
 #[test]
@@ -52,6 +52,7 @@ fn noise_is_seeded_and_unclipped() {
 #[test]
 fn discrete_bp_denoises_the_sunset() {
     let config = DenoiseConfig {
+        algorithm: DenoiseAlgorithm::Discrete,
         colors: 10,
         noise: 30.0,
         max_iters: 30,

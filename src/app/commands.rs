@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
 
+use crate::scenarios::tasks::Task;
 use crate::scenarios::{Probe, ScenarioConfig};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum UiCommand {
     /// Run the iterations, or pause them when running.
     PlayPause,
@@ -33,6 +34,10 @@ pub enum UiCommand {
     Select(Probe),
     /// Close the message with this id.
     DismissNotice(u64),
+    /// Run a long job on the worker (auto-tune); iterations pause meanwhile.
+    RunTask(Task),
+    /// Stop the running job (or set-up) at its next check.
+    CancelTask,
 }
 
 impl UiCommand {
@@ -63,6 +68,8 @@ impl UiCommand {
             UiCommand::OpenImage(_) => "Open image",
             UiCommand::Select(_) => "Select",
             UiCommand::DismissNotice(_) => "Dismiss",
+            UiCommand::RunTask(_) => "Run task",
+            UiCommand::CancelTask => "Cancel",
         }
     }
 
@@ -83,6 +90,8 @@ impl UiCommand {
             UiCommand::OpenImage(_) => "Load this image",
             UiCommand::Select(_) => "Inspect this pixel",
             UiCommand::DismissNotice(_) => "Close this message",
+            UiCommand::RunTask(_) => "Run this job on the engine thread",
+            UiCommand::CancelTask => "Stop the running job",
         }
     }
 

@@ -21,12 +21,14 @@ use std::time::Instant;
 use eframe::egui;
 
 use crate::runner::{Command, Event, Runner, Snapshot};
+use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{Probe, ScenarioConfig};
 use commands::UiCommand;
 use file_dialog::{FileDialog, Picked};
 use frame_timer::FrameTimer;
 use notices::Notices;
-use panels::status::StatusInfo;
+use panels::controls::TaskInfo;
+use panels::status::{StatusInfo, TaskProgress};
 use state::State;
 
 /// Set (to anything) to start with continuous repainting on (View → Repaint continuously).
@@ -106,6 +108,10 @@ pub struct App {
     /// Loaded instead if the first config (a remembered one) cannot be loaded.
     fallback: Option<ScenarioConfig>,
     busy: Option<String>,
+    /// A long job running on the worker.
+    task: Option<TaskProgress>,
+    /// What the last finished job produced (e.g. the auto-tune grid).
+    last_task: Option<TaskResult>,
     /// Play or Pause was asked for and no snapshot has answered yet (a set-up can take a while):
     /// the buttons and the next Play/Pause follow the request, not the stale snapshot.
     requested_playing: Option<bool>,
@@ -177,6 +183,8 @@ impl App {
             load_failed: false,
             fallback,
             busy: None,
+            task: None,
+            last_task: None,
             requested_playing: autoplay.then_some(true),
             selection: None,
             notices: Notices::default(),
@@ -242,7 +250,9 @@ impl App {
             }
             Event::Error(message) => {
                 self.busy = None;
-                if self.loading.is_some() {
+                if self.task.take().is_some() {
+                    // The job failed or was cancelled; the scenario is untouched.
+                } else if self.loading.is_some() {
                     self.load_failed = true;
                 }
                 self.notices.error(message);
@@ -257,6 +267,13 @@ impl App {
                 }
             }
             Event::Busy(message) => self.busy = Some(message),
+            Event::TaskProgress { label, done, total } => {
+                self.task = Some(TaskProgress { label, done, total });
+            }
+            Event::TaskDone(result) => {
+                self.task = None;
+                self.last_task = Some(result);
+            }
         }
     }
 
@@ -329,6 +346,18 @@ impl App {
                 self.runner.send(Command::Probe(Some(probe)));
             }
             UiCommand::DismissNotice(id) => self.notices.dismiss(id),
+            UiCommand::RunTask(task) => {
+                if self.task.is_none() {
+                    self.task = Some(TaskProgress {
+                        label: task.label(),
+                        done: 0,
+                        total: 1,
+                    });
+                    self.runner.send(Command::RunTask(task));
+                    self.requested_playing = Some(false);
+                }
+            }
+            UiCommand::CancelTask => self.runner.send(Command::Cancel),
         }
     }
 
@@ -433,12 +462,13 @@ impl eframe::App for App {
             let info = StatusInfo {
                 snapshot: snapshot.as_deref(),
                 busy: self.busy.as_deref(),
+                task: self.task,
                 max_iters: snapshot.as_ref().and_then(|s| max_iters(&s.config)),
                 extras: snapshot.as_deref().map(views::status).unwrap_or_default(),
                 frame: self.frames.stats(Instant::now()),
                 continuous: self.continuous,
             };
-            panels::status::show(ui, &info);
+            panels::status::show(ui, &info, &mut self.commands);
         });
         if self.state.show_controls {
             egui::Panel::left("controls")
@@ -451,6 +481,10 @@ impl eframe::App for App {
                         &mut self.state.config,
                         snapshot.as_deref(),
                         playing,
+                        &TaskInfo {
+                            running: self.task.is_some(),
+                            last: self.last_task.as_ref(),
+                        },
                         &mut self.commands,
                     );
                 });

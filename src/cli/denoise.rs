@@ -65,7 +65,7 @@ pub struct DenoiseArgs {
     /// kbp-constant.
     #[arg(long)]
     pub compare: Option<AlgorithmChoice>,
-    /// Maximum number of iterations [default: 30].
+    /// Maximum number of iterations [default: 20].
     #[arg(long)]
     pub iters: Option<usize>,
     /// Damping d in [0, 0.99]: new = d old + (1 - d) update [default: 0.5].
@@ -103,7 +103,9 @@ impl DenoiseArgs {
                 epsilon: self.epsilon.unwrap_or(d.kbp.epsilon),
                 max_rank: self.max_rank.unwrap_or(d.kbp.max_rank),
                 bandwidth: self.bandwidth.unwrap_or(d.kbp.bandwidth),
-                observation_bandwidth: self.observation_bandwidth.unwrap_or(d.kbp.observation_bandwidth),
+                observation_bandwidth: self
+                    .observation_bandwidth
+                    .unwrap_or(d.kbp.observation_bandwidth),
                 multiplier: self.bandwidth_multiplier.unwrap_or(d.kbp.multiplier),
             },
             candidates: self.candidates.unwrap_or(d.candidates),

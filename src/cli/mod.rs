@@ -3,6 +3,8 @@
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
 pub mod denoise;
+pub mod sweep;
+pub mod tune;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -33,6 +35,29 @@ pub enum Command {
         #[command(subcommand)]
         scenario: RunScenario,
     },
+    /// Run a scenario over lists of settings and write CSV tables.
+    Sweep {
+        #[command(subcommand)]
+        scenario: SweepScenario,
+    },
+    /// Choose parameters by validation on the training data and print the surface.
+    Tune {
+        #[command(subcommand)]
+        scenario: TuneScenario,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SweepScenario {
+    /// RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.
+    Denoise(sweep::DenoiseSweepArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TuneScenario {
+    /// Grid search of kernel-BP lambda x bandwidth multiplier on a held-out noisy copy of the
+    /// training image.
+    Denoise(tune::DenoiseTuneArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -62,6 +87,12 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Sweep { scenario } => match scenario {
+            SweepScenario::Denoise(args) => sweep::run(args),
+        },
+        Command::Tune { scenario } => match scenario {
+            TuneScenario::Denoise(args) => tune::run(args),
+        },
         Command::Run { scenario } => match scenario {
             RunScenario::Denoise(args) => {
                 let output = args.output.clone();

@@ -3,6 +3,7 @@
 //! [`Scenario`]; [`ScenarioConfig`] is the serde config that rebuilds one exactly.
 
 pub mod denoise;
+pub mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,7 +5,16 @@ use eframe::egui::{self, RichText};
 use super::denoise_params::{self, section};
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
+use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{ScenarioConfig, ScenarioView, catalogue, denoise::DenoiseConfig};
+
+/// Long jobs as the parameters panel sees them.
+pub struct TaskInfo<'a> {
+    /// A job is running (no second one can start).
+    pub running: bool,
+    /// What the last finished job produced.
+    pub last: Option<&'a TaskResult>,
+}
 
 /// The default config of a scenario named in the catalogue.
 pub fn default_config(name: &str) -> Option<ScenarioConfig> {
@@ -20,6 +29,7 @@ pub fn show(
     config: &mut ScenarioConfig,
     snapshot: Option<&Snapshot>,
     playing: bool,
+    tasks: &TaskInfo<'_>,
     commands: &mut Vec<UiCommand>,
 ) {
     // The run controls stay in view at the bottom however long the parameters get.
@@ -38,7 +48,10 @@ pub fn show(
                     let running = snapshot.map(|s| match &s.view {
                         ScenarioView::Denoise(v) => v,
                     });
-                    denoise_params::ui(ui, c, running, commands)
+                    let autotune = tasks.last.map(|r| match r {
+                        TaskResult::DenoiseAutotune(a) => a.as_ref(),
+                    });
+                    denoise_params::ui(ui, c, running, tasks.running, autotune, commands)
                 }
             }
             ui.add_space(4.0);

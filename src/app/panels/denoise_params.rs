@@ -9,8 +9,10 @@ use crate::app::commands::UiCommand;
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::denoise::{
-    AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, DenoiseView,
+    AlgorithmChoice, AutotuneResult, AutotuneSpec, Candidates, DenoiseAlgorithm, DenoiseConfig,
+    DenoiseView,
 };
+use crate::scenarios::tasks::Task;
 
 /// Widest sunset the panel offers (larger sizes work from the command line).
 const MAX_SUNSET_SIDE: usize = 1024;
@@ -24,6 +26,8 @@ pub fn ui(
     ui: &mut egui::Ui,
     c: &mut DenoiseConfig,
     running: Option<&DenoiseView>,
+    task_running: bool,
+    autotune: Option<&AutotuneResult>,
     commands: &mut Vec<UiCommand>,
 ) {
     let running_size = running.map(|v| [v.width, v.height]);
@@ -198,6 +202,84 @@ pub fn ui(
             .is_some_and(|a| a.algorithm == DenoiseAlgorithm::Kbp);
     if uses_kbp {
         kbp_section(ui, &mut c.kbp, &mut c.candidates, running);
+        autotune_section(ui, c, task_running, autotune, commands);
+    }
+}
+
+/// Auto-tune of λ × bandwidth multiplier (on a held-out noisy copy of the training image, never
+/// the test noise), its scored grid and a button to use the best pair.
+fn autotune_section(
+    ui: &mut egui::Ui,
+    c: &mut DenoiseConfig,
+    task_running: bool,
+    result: Option<&AutotuneResult>,
+    commands: &mut Vec<UiCommand>,
+) {
+    let spec = AutotuneSpec::default();
+    ui.add_space(4.0);
+    let start = ui
+        .add_enabled(
+            !task_running,
+            egui::Button::new("Auto-tune λ and bandwidth ×"),
+        )
+        .on_hover_text(format!(
+            "Grid search over {} λ × {} multipliers, {} iterations each, scored by the RMSE on a \
+             held-out noisy copy of the training image (the test noise is never looked at). \
+             Runs on the engine thread; iterations pause meanwhile.",
+            spec.lambdas.len(),
+            spec.multipliers.len(),
+            spec.iterations
+        ));
+    if start.clicked() {
+        commands.push(UiCommand::RunTask(Task::DenoiseAutotune {
+            config: c.clone(),
+            spec,
+        }));
+    }
+    let Some(r) = result else {
+        return;
+    };
+    ui.label(
+        RichText::new(format!(
+            "best: λ {:.0e}, × {} → validation RMSE {:.2} (noisy {:.1})",
+            r.best_lambda, r.best_multiplier, r.best_rmse, r.noisy_rmse
+        ))
+        .small(),
+    );
+    // The scored grid: rows λ, columns multiplier; the best in bold.
+    egui::Grid::new("autotune_grid")
+        .spacing([6.0, 1.0])
+        .show(ui, |ui| {
+            ui.label(RichText::new("λ \\ ×").small().weak());
+            for m in &r.spec.multipliers {
+                ui.label(RichText::new(format!("{m}")).small().weak());
+            }
+            ui.end_row();
+            for (i, l) in r.spec.lambdas.iter().enumerate() {
+                ui.label(RichText::new(format!("{l:.0e}")).small().weak());
+                for (j, m) in r.spec.multipliers.iter().enumerate() {
+                    let v = r.rmse[i][j];
+                    let text = if v.is_finite() {
+                        format!("{v:.1}")
+                    } else {
+                        "–".into()
+                    };
+                    let mut t = RichText::new(text).small().monospace();
+                    if *l == r.best_lambda && *m == r.best_multiplier {
+                        t = t.strong().color(ui.visuals().selection.stroke.color);
+                    }
+                    ui.label(t);
+                }
+                ui.end_row();
+            }
+        });
+    let is_applied = c.kbp.lambda == r.best_lambda && c.kbp.multiplier == r.best_multiplier;
+    let apply = ui
+        .add_enabled(!is_applied, egui::Button::new("Use the best pair"))
+        .on_hover_text("Set λ and the bandwidth multiplier to the best pair of the grid");
+    if apply.clicked() {
+        c.kbp.lambda = r.best_lambda;
+        c.kbp.multiplier = r.best_multiplier;
     }
 }
 

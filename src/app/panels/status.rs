@@ -3,14 +3,25 @@
 
 use eframe::egui::{self, Color32, RichText};
 
+use crate::app::commands::UiCommand;
 use crate::app::frame_timer::FrameStats;
 use crate::runner::Snapshot;
 use crate::scenarios::IterationRecord;
+
+/// A long job running on the worker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaskProgress {
+    pub label: &'static str,
+    pub done: usize,
+    pub total: usize,
+}
 
 pub struct StatusInfo<'a> {
     pub snapshot: Option<&'a Snapshot>,
     /// A set-up in progress.
     pub busy: Option<&'a str>,
+    /// A job in progress (shown with a Cancel button).
+    pub task: Option<TaskProgress>,
     pub max_iters: Option<usize>,
     /// Scenario numbers (e.g. "RMSE 3.02").
     pub extras: Vec<String>,
@@ -51,8 +62,23 @@ pub fn format_seconds(s: f64) -> String {
     }
 }
 
-pub fn show(ui: &mut egui::Ui, info: &StatusInfo<'_>) {
+pub fn show(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCommand>) {
     ui.horizontal(|ui| {
+        if let Some(t) = info.task {
+            let fraction = t.done as f32 / t.total.max(1) as f32;
+            ui.add(
+                egui::ProgressBar::new(fraction)
+                    .desired_width(200.0)
+                    .text(format!("{} {}/{}", t.label, t.done, t.total)),
+            );
+            let cancel = ui
+                .small_button(UiCommand::CancelTask.label())
+                .on_hover_text(UiCommand::CancelTask.description());
+            if cancel.clicked() {
+                commands.push(UiCommand::CancelTask);
+            }
+            ui.separator();
+        }
         match (info.busy, info.snapshot) {
             (Some(message), _) => {
                 ui.spinner();

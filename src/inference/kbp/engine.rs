@@ -24,9 +24,7 @@ use rayon::prelude::*;
 use super::gemm::par_gemm;
 use super::model::KbpModel;
 use crate::error::{Error, Result};
-use crate::inference::{
-    Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport,
-};
+use crate::inference::{Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport};
 use crate::model::{Graph, NodeId};
 
 /// A class evaluates at more points than this: stream node by node instead of batching.
@@ -42,6 +40,11 @@ struct Block {
     first_slot: usize,
     /// Evaluations of each node's evidence message at the class points (`n_p x nodes`).
     evidence_values: Option<DMatrix<f64>>,
+    /// Work buffers of the batched path, kept between iterations: the gathered incoming
+    /// coefficients (`dim x cols`), their values (`n_p x cols`), the leave-one-out products.
+    gathered: Vec<f64>,
+    values: Vec<f64>,
+    products: Vec<f64>,
 }
 
 /// Loopy kernel BP state.
@@ -67,6 +70,9 @@ pub struct KbpEngine {
     candidate_eval: DMatrix<f64>,
     candidate_prior: Vec<f64>,
     candidate_evidence: Option<DMatrix<f64>>,
+    /// `Σ_j basis(u_j)` over the distinct training values: `orientation · c` is the sum of a
+    /// message's values there, used to fix its sign.
+    orientation: Vec<f64>,
     iteration: usize,
 }
 
@@ -94,7 +100,10 @@ impl KbpEngine {
             ));
         }
         if candidates.is_empty() {
-            return Err(Error::param("candidates", "need at least one candidate value"));
+            return Err(Error::param(
+                "candidates",
+                "need at least one candidate value",
+            ));
         }
         let has_evidence = usize::from(evidence.is_some());
         let node_p: Vec<usize> = (0..n)
@@ -148,6 +157,9 @@ impl KbpEngine {
                     nodes: vec![t],
                     first_slot: offset[t],
                     evidence_values: None,
+                    gathered: Vec::new(),
+                    values: Vec::new(),
+                    products: Vec::new(),
                 }),
             }
         }
@@ -161,6 +173,13 @@ impl KbpEngine {
         let candidate_eval = model.basis.eval_matrix(&candidates)?;
         let candidate_prior = model.prior(&candidates);
         let candidate_evidence = evidence.as_ref().map(|e| &candidate_eval * e);
+        let orientation = model
+            .basis
+            .eval_matrix(model.training_values())?
+            .row_sum()
+            .iter()
+            .copied()
+            .collect();
         let mut engine = KbpEngine {
             model,
             graph,
@@ -178,6 +197,7 @@ impl KbpEngine {
             candidate_eval,
             candidate_prior,
             candidate_evidence,
+            orientation,
             iteration: 0,
         };
         engine.initialise();
@@ -192,8 +212,10 @@ impl KbpEngine {
             let class = &self.model.classes[&self.node_p[t]];
             let ones = DVector::from_element(class.update.ncols(), 1.0);
             let mut c = &class.update * ones;
-            let norm = c.norm();
-            if norm > 0.0 && norm.is_finite() {
+            let norm = c.norm()
+                * c.dot(&DVector::from_column_slice(&self.orientation))
+                    .signum();
+            if norm != 0.0 && norm.is_finite() {
                 c /= norm;
             }
             for k in 0..self.graph.degree(t) {
@@ -213,7 +235,11 @@ impl KbpEngine {
 
     /// Coefficients of the message `from -> to`, if they are neighbours.
     pub fn message(&self, from: NodeId, to: NodeId) -> Option<&[f64]> {
-        let k = self.graph.neighbors(from).iter().position(|nb| nb.node == to)?;
+        let k = self
+            .graph
+            .neighbors(from)
+            .iter()
+            .position(|nb| nb.node == to)?;
         let s = self.offset[from] + k;
         Some(&self.messages[s * self.dim..(s + 1) * self.dim])
     }
@@ -269,43 +295,45 @@ impl KbpEngine {
     /// Runs one synchronous iteration as batched products per block.
     fn step_batched(&mut self) -> Result<()> {
         let dim = self.dim;
-        for block in &self.blocks {
+        let messages = &self.messages;
+        let (in_slot, offset) = (&self.in_slot, &self.offset);
+        for block in &mut self.blocks {
             let class = &self.model.classes[&block.p];
             let n_points = class.eval.nrows();
             let d = block.degree;
             let cols = block.nodes.len() * d;
+            block.gathered.resize(dim * cols, 0.0);
+            block.values.resize(n_points * cols, 0.0);
+            block.products.resize(n_points * cols, 0.0);
             // 1. Gather every incoming message of the block's nodes (node-major).
-            let mut gathered = vec![0.0; dim * cols];
-            let messages = &self.messages;
-            gathered
+            let nodes = &block.nodes;
+            block
+                .gathered
                 .par_chunks_mut(dim)
                 .enumerate()
                 .for_each(|(j, col)| {
-                    let t = block.nodes[j / d];
-                    let s = self.in_slot[self.offset[t] + j % d];
+                    let s = in_slot[offset[nodes[j / d]] + j % d];
                     col.copy_from_slice(&messages[s * dim..(s + 1) * dim]);
                 });
-            // 2. Evaluate them at the class points.
-            let mut y = vec![0.0; n_points * cols];
-            par_gemm(&class.eval, &gathered, &mut y);
+            // 2. Evaluate them at the class points: one product for the whole block.
+            par_gemm(&class.eval, &block.gathered, &mut block.values);
             // 3. Leave-one-out products per node, times the evidence.
-            let mut g = vec![0.0; n_points * cols];
-            g.par_chunks_mut(n_points * d)
-                .zip(y.par_chunks(n_points * d))
+            let evidence_values = block.evidence_values.as_ref();
+            block
+                .products
+                .par_chunks_mut(n_points * d)
+                .zip(block.values.par_chunks(n_points * d))
                 .enumerate()
                 .for_each_init(
                     || vec![0.0; n_points],
-                    |prefix, (i, (g_node, y_node))| {
-                        let evidence = block
-                            .evidence_values
-                            .as_ref()
-                            .map(|e| e.column(i));
-                        leave_one_out(y_node, evidence, n_points, d, prefix, g_node);
+                    |suffix, (i, (g_node, y_node))| {
+                        let evidence = evidence_values.map(|e| e.column(i));
+                        leave_one_out(y_node, evidence, n_points, d, suffix, g_node);
                     },
                 );
-            // 4. New coefficients for the block's outgoing slots.
+            // 4. New coefficients for the block's outgoing slots: one product.
             let out = &mut self.next[block.first_slot * dim..(block.first_slot + cols) * dim];
-            par_gemm(&class.update, &g, out);
+            par_gemm(&class.update, &block.products, out);
         }
         Ok(())
     }
@@ -340,8 +368,10 @@ impl KbpEngine {
             &mut scratch.g,
         );
         for k in 0..d {
-            let gk = DVectorView::from_slice(&scratch.g[k * n_points..(k + 1) * n_points], n_points);
-            let mut ok = nalgebra::DVectorViewMut::from_slice(&mut out[k * dim..(k + 1) * dim], dim);
+            let gk =
+                DVectorView::from_slice(&scratch.g[k * n_points..(k + 1) * n_points], n_points);
+            let mut ok =
+                nalgebra::DVectorViewMut::from_slice(&mut out[k * dim..(k + 1) * dim], dim);
             ok.gemv(1.0, &class.update, &gk, 0.0);
         }
     }
@@ -419,32 +449,43 @@ fn leave_one_out(
     }
 }
 
-/// Normalises `update`, damps it into `old` and normalises again; returns the change, or None
-/// when the update has no finite norm.
-fn mix_normalised(old: &mut [f64], update: &mut [f64], damping: f64) -> Option<f64> {
-    let norm = update.iter().map(|v| v * v).sum::<f64>().sqrt();
+/// Normalises `update` to unit norm with the sign that makes the message's values at the
+/// training values sum to a positive number (`orientation · c > 0`; BP messages are positive
+/// functions, and a sign flip in one factor would turn a belief's argmax into its argmin),
+/// damps it into `old` (`d old + (1 - d) update`) and normalises again, in three passes.
+/// Returns the change `||new - old||`, or None when a norm is zero or not finite.
+fn mix_normalised(
+    old: &mut [f64],
+    update: &mut [f64],
+    orientation: &[f64],
+    damping: f64,
+) -> Option<f64> {
+    let (mut norm2, mut sum) = (0.0, 0.0);
+    for (u, w) in update.iter().zip(orientation) {
+        norm2 += u * u;
+        sum += u * w;
+    }
+    let norm = norm2.sqrt();
     if !(norm > 0.0 && norm.is_finite()) {
         return None;
     }
-    update.iter_mut().for_each(|v| *v /= norm);
-    if damping > 0.0 {
-        for (u, o) in update.iter_mut().zip(old.iter()) {
-            *u = damping * o + (1.0 - damping) * *u;
-        }
-        let n2 = update.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if !(n2 > 0.0 && n2.is_finite()) {
-            return None;
-        }
-        update.iter_mut().for_each(|v| *v /= n2);
+    let scale = (1.0 - damping) / if sum < 0.0 { -norm } else { norm };
+    let mut mixed2 = 0.0;
+    for (u, o) in update.iter_mut().zip(old.iter()) {
+        *u = damping * o + scale * *u;
+        mixed2 += *u * *u;
     }
-    let change = old
-        .iter()
-        .zip(update.iter())
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum::<f64>()
-        .sqrt();
-    old.copy_from_slice(update);
-    Some(change)
+    let mixed = mixed2.sqrt();
+    if !(mixed > 0.0 && mixed.is_finite()) {
+        return None;
+    }
+    let mut change2 = 0.0;
+    for (o, u) in old.iter_mut().zip(update.iter()) {
+        let v = u / mixed;
+        change2 += (v - *o) * (v - *o);
+        *o = v;
+    }
+    Some(change2.sqrt())
 }
 
 impl Inference for KbpEngine {
@@ -469,24 +510,44 @@ impl Inference for KbpEngine {
                         rest = tail;
                     }
                     let messages = &self.messages;
-                    chunks.into_par_iter().for_each_init(NodeScratch::default, |s, (t, out)| {
-                        self.node_update(messages, t, s, out)
-                    });
+                    chunks
+                        .into_par_iter()
+                        .for_each_init(NodeScratch::default, |s, (t, out)| {
+                            self.node_update(messages, t, s, out)
+                        });
                     self.next = next;
                 }
-                // Normalise, damp, and measure the change of every message.
-                let results: Vec<Option<f64>> = self
+                // Normalise, damp, and measure the change of every message; a failed message
+                // reports NaN, which the reduction keeps.
+                let orientation = &self.orientation;
+                let residual = self
                     .messages
                     .par_chunks_mut(dim)
                     .zip(self.next.par_chunks_mut(dim))
-                    .map(|(old, new)| mix_normalised(old, new, damping))
-                    .collect();
-                let mut residual: f64 = 0.0;
-                for (slot, r) in results.into_iter().enumerate() {
-                    match r {
-                        Some(r) => residual = residual.max(r),
-                        None => return Err(self.divergence(slot, iteration)),
-                    }
+                    .map(|(old, new)| {
+                        mix_normalised(old, new, orientation, damping).unwrap_or(f64::NAN)
+                    })
+                    .reduce(
+                        || 0.0,
+                        |a, b| {
+                            if a.is_nan() || b.is_nan() {
+                                f64::NAN
+                            } else {
+                                a.max(b)
+                            }
+                        },
+                    );
+                if residual.is_nan() {
+                    // The failed update is the one left with no finite, non-zero norm.
+                    let slot = self
+                        .next
+                        .chunks(dim)
+                        .position(|c| {
+                            let n = c.iter().map(|v| v * v).sum::<f64>();
+                            !(n > 0.0 && n.is_finite())
+                        })
+                        .unwrap_or(0);
+                    return Err(self.divergence(slot, iteration));
                 }
                 residual
             }
@@ -503,7 +564,12 @@ impl Inference for KbpEngine {
                     for k in 0..d {
                         let s = self.offset[t] + k;
                         let old = &mut messages[s * dim..(s + 1) * dim];
-                        match mix_normalised(old, &mut out[k * dim..(k + 1) * dim], damping) {
+                        match mix_normalised(
+                            old,
+                            &mut out[k * dim..(k + 1) * dim],
+                            &self.orientation,
+                            damping,
+                        ) {
                             Some(r) => residual = residual.max(r),
                             None => return Err(self.divergence(s, iteration)),
                         }
@@ -519,7 +585,11 @@ impl Inference for KbpEngine {
             residual,
             seconds: start.elapsed().as_secs_f64(),
             updates: self.messages.len() / dim.max(1)
-                * if self.schedule == Schedule::Sweep { 2 } else { 1 },
+                * if self.schedule == Schedule::Sweep {
+                    2
+                } else {
+                    1
+                },
         })
     }
 

@@ -95,15 +95,19 @@ pub struct KbpSettings {
 }
 
 impl Default for KbpSettings {
+    /// λ and the multiplier were chosen by validation on the training pair (`beliefscope tune
+    /// denoise`, 100 x 100 sunset, noise 30, 15 iterations): λ = 1e-5 with multiplier 0.2 was
+    /// best or within 0.1 gray levels of the best at C = 50, 100 and 250 (validation RMSE
+    /// 3.2-3.4, against 3.7 at λ = 1e-3, multiplier 0.1, and 17-22 at the plain median).
     fn default() -> Self {
         KbpSettings {
             update: KbpUpdate::Constant,
-            lambda: 1e-3,
+            lambda: 1e-5,
             epsilon: 1e-3,
             max_rank: 100,
             bandwidth: Bandwidth::Auto,
             observation_bandwidth: Bandwidth::Auto,
-            multiplier: 0.1,
+            multiplier: 0.2,
         }
     }
 }
@@ -113,7 +117,10 @@ impl KbpSettings {
         if !(self.lambda.is_finite() && self.lambda > 0.0 && self.lambda <= 10.0) {
             return Err(Error::param(
                 "lambda",
-                format!("must be in (0, 10] (Gram form L + lambda m I), got {}", self.lambda),
+                format!(
+                    "must be in (0, 10] (Gram form L + lambda m I), got {}",
+                    self.lambda
+                ),
             ));
         }
         if !(self.epsilon.is_finite() && self.epsilon > 0.0 && self.epsilon < 1.0) {
@@ -135,7 +142,10 @@ impl KbpSettings {
             if let Bandwidth::Value(v) = b
                 && !(v.is_finite() && v > 0.0)
             {
-                return Err(Error::param(name, format!("must be positive and finite, got {v}")));
+                return Err(Error::param(
+                    name,
+                    format!("must be positive and finite, got {v}"),
+                ));
             }
         }
         check_range("bandwidth multiplier", self.multiplier, 1e-3, 100.0)

@@ -10,10 +10,12 @@
 //! Each iteration costs the algorithms' iterations plus O(pixels · candidates) for the
 //! estimates and the RMSE.
 
+pub mod autotune;
 pub mod config;
 pub mod data;
 pub mod potentials;
 pub mod sunset;
+pub mod sweep;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -31,6 +33,7 @@ use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::viz;
 
+pub use autotune::{AutotuneResult, AutotuneSpec, autotune};
 pub use config::{
     AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, TRAINING_SEED_OFFSET,
     VALIDATION_SEED_OFFSET,
@@ -68,6 +71,13 @@ pub struct AlgorithmRun {
     pub setup_seconds: f64,
 }
 
+impl AlgorithmRun {
+    /// The algorithm behind the common trait.
+    pub fn engine_mut(&mut self) -> &mut dyn Inference {
+        self.engine.inference_mut()
+    }
+}
+
 /// Sets `choice` up on `data`. Kernel BP learns from the templates of the training pair.
 pub fn build_run(
     choice: AlgorithmChoice,
@@ -100,9 +110,14 @@ pub fn build_run(
                 update: choice.update,
                 ..config.kbp
             };
-            let model = KbpModel::learn(&training, &settings, &factor_counts)?;
+            let mut model = KbpModel::learn(&training, &settings, &factor_counts)?;
             cancel.check()?;
+            let clock = Instant::now();
             let evidence = model.evidence_coefficients(&data.noisy)?;
+            model.diagnostics.setup_timings.insert(
+                "evidence coefficients".into(),
+                clock.elapsed().as_secs_f64(),
+            );
             let candidates = match config.candidates {
                 Candidates::Training => model.training_values().to_vec(),
                 Candidates::All => (0..=255).map(f64::from).collect(),
@@ -263,7 +278,12 @@ impl Scenario for Denoise {
         let mut primary = None;
         for (i, run) in self.runs.iter_mut().enumerate() {
             let report = run.engine.inference_mut().step()?;
-            run.estimate = Arc::new(run.engine.inference().estimates(self.config.estimate).values);
+            run.estimate = Arc::new(
+                run.engine
+                    .inference()
+                    .estimates(self.config.estimate)
+                    .values,
+            );
             let rmse = sunset::rmse(&run.estimate, &self.clean);
             if i == 0 {
                 metrics.insert("rmse".to_string(), rmse);
@@ -393,6 +413,7 @@ impl Scenario for Denoise {
                         "convention": "Gram form: L + lambda * m * I (m = template pairs; n = observation pairs for the evidence)",
                     });
                     r["condition_numbers"] = json!(d.condition_numbers);
+                    r["setup_timings"] = json!(d.setup_timings);
                     r["template"] = json!({
                         "pairs": d.template_pairs,
                         "observation_pairs": d.observation_pairs,
@@ -427,7 +448,10 @@ impl Scenario for Denoise {
         }
         let error = viz::heat_rgba(w, h, &self.error_image(), 255.0);
         io::save_rgba_png(&dir.join("error.png"), &error)?;
-        io::results::write_atomic(&dir.join("curves.csv"), curves_csv(&self.history).as_bytes())
+        io::results::write_atomic(
+            &dir.join("curves.csv"),
+            curves_csv(&self.history).as_bytes(),
+        )
     }
 }
 
