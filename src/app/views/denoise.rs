@@ -348,7 +348,7 @@ fn belief_view(ui: &mut egui::Ui, view: &DenoiseView, p: &PixelProbe, height: f3
                 "kernel-BP belief at {} candidate values, unnormalised, drawn scaled{}",
                 xs.len(),
                 if negative {
-                    "; negative lobes shown"
+                    "; the negative lobes are real"
                 } else {
                     ""
                 }
