@@ -109,8 +109,8 @@ impl KbpEngine {
         let node_p: Vec<usize> = (0..n)
             .map(|t| graph.degree(t).saturating_sub(1) + has_evidence)
             .collect();
-        for t in 0..n {
-            if graph.degree(t) == 0 || node_p[t] == 0 {
+        for (t, &p) in node_p.iter().enumerate() {
+            if graph.degree(t) == 0 || p == 0 {
                 return Err(Error::param(
                     "graph",
                     format!(
@@ -120,10 +120,10 @@ impl KbpEngine {
                     ),
                 ));
             }
-            if !model.classes.contains_key(&node_p[t]) {
+            if !model.classes.contains_key(&p) {
                 return Err(Error::param(
                     "model",
-                    format!("no update for messages that multiply {} factors", node_p[t]),
+                    format!("no update for messages that multiply {p} factors"),
                 ));
             }
         }
