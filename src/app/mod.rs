@@ -88,6 +88,7 @@ fn install_fonts(ctx: &egui::Context) {
 pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
     match config {
         ScenarioConfig::Denoise(c) => Some(c.max_iters),
+        ScenarioConfig::Sosmp(c) => Some(c.iters),
     }
 }
 
@@ -272,6 +273,9 @@ impl App {
             }
             Event::TaskDone(result) => {
                 self.task = None;
+                if let TaskResult::SosmpSweep(sweep) = &result {
+                    self.caches.sosmp.add_sweep(sweep.clone());
+                }
                 self.last_task = Some(result);
             }
         }
@@ -336,6 +340,12 @@ impl App {
             UiCommand::OpenImage(path) => {
                 match &mut self.state.config {
                     ScenarioConfig::Denoise(c) => c.image = Some(path),
+                    ScenarioConfig::Sosmp(_) => {
+                        self.notices.error(
+                            "the sosmp scenario uses no image; choose the denoise scenario to load one",
+                        );
+                        return;
+                    }
                 }
                 self.selection = None;
                 let play = self.should_play_after_load();

@@ -65,7 +65,7 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "denoise",
             "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
-            vec!["discrete"],
+            vec!["kbp-constant", "kbp-linear", "kbp-full", "discrete"],
         ),
         (
             "sosmp",

@@ -3,8 +3,10 @@
 use eframe::egui::{self, RichText};
 
 use super::denoise_params::{self, section};
+use super::sosmp_params;
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
+use crate::scenarios::sosmp::SosmpConfig;
 use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{ScenarioConfig, ScenarioView, catalogue, denoise::DenoiseConfig};
 
@@ -20,6 +22,7 @@ pub struct TaskInfo<'a> {
 pub fn default_config(name: &str) -> Option<ScenarioConfig> {
     match name {
         "denoise" => Some(ScenarioConfig::Denoise(DenoiseConfig::default())),
+        "sosmp" => Some(ScenarioConfig::Sosmp(SosmpConfig::default())),
         _ => None,
     }
 }
@@ -45,13 +48,22 @@ pub fn show(
             scenario_selector(ui, config);
             match config {
                 ScenarioConfig::Denoise(c) => {
-                    let running = snapshot.map(|s| match &s.view {
-                        ScenarioView::Denoise(v) => v,
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Denoise(v) => Some(v),
+                        _ => None,
                     });
-                    let autotune = tasks.last.map(|r| match r {
-                        TaskResult::DenoiseAutotune(a) => a.as_ref(),
+                    let autotune = tasks.last.and_then(|r| match r {
+                        TaskResult::DenoiseAutotune(a) => Some(a.as_ref()),
+                        _ => None,
                     });
                     denoise_params::ui(ui, c, running, tasks.running, autotune, commands)
+                }
+                ScenarioConfig::Sosmp(c) => {
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Sosmp(v) => Some(v),
+                        _ => None,
+                    });
+                    sosmp_params::ui(ui, c, running)
                 }
             }
             ui.add_space(4.0);

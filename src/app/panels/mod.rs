@@ -3,4 +3,5 @@
 pub mod controls;
 pub mod denoise_params;
 pub mod menu;
+pub mod sosmp_params;
 pub mod status;

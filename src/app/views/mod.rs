@@ -6,6 +6,7 @@ pub mod belief;
 pub mod curves;
 pub mod denoise;
 pub mod image_panes;
+pub mod sosmp;
 
 use eframe::egui;
 
@@ -18,6 +19,8 @@ use crate::scenarios::{Probe, ScenarioConfig, ScenarioView};
 #[derive(Default)]
 pub struct ViewCaches {
     denoise: denoise::Textures,
+    /// SOSMP: finished sweeps and the node/message choosers.
+    pub sosmp: sosmp::Caches,
 }
 
 /// The scenario's main view (the image panes for denoise).
@@ -34,6 +37,24 @@ pub fn central(
             ui,
             view,
             Some(config),
+            &mut caches.denoise,
+            state,
+            selection,
+            commands,
+        ),
+        // The view carries the config it was built from.
+        (ScenarioView::Sosmp(view), _) => sosmp::lab(
+            ui,
+            view,
+            &view.config,
+            &mut caches.sosmp,
+            selection,
+            commands,
+        ),
+        (ScenarioView::Denoise(view), _) => denoise::images(
+            ui,
+            view,
+            None,
             &mut caches.denoise,
             state,
             selection,
@@ -57,6 +78,16 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
             ui.separator();
             denoise::inspector(ui, view, &mut state.inspector_tab, belief_h);
         }
+        (ScenarioView::Denoise(view), _) => {
+            denoise::curves(ui, snapshot, view, None, curve_h);
+            ui.add_space(6.0);
+            ui.separator();
+            denoise::inspector(ui, view, &mut state.inspector_tab, belief_h);
+        }
+        (ScenarioView::Sosmp(view), _) => {
+            let h = (ui.available_height() - 12.0).max(300.0);
+            sosmp::inspector(ui, view, h);
+        }
     }
 }
 
@@ -64,6 +95,7 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
 pub fn status(snapshot: &Snapshot) -> Vec<String> {
     match &snapshot.view {
         ScenarioView::Denoise(view) => denoise::status(view),
+        ScenarioView::Sosmp(view) => sosmp::status(view),
     }
 }
 
@@ -72,5 +104,6 @@ pub fn selection_is_valid(snapshot: &Snapshot, selection: Probe) -> bool {
     match (&snapshot.view, selection) {
         (ScenarioView::Denoise(view), Probe::Node(n)) => n < view.width * view.height,
         (ScenarioView::Denoise(_), Probe::Message(_)) => false,
+        (ScenarioView::Sosmp(view), selection) => sosmp::selection_is_valid(view, selection),
     }
 }

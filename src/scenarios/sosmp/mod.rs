@@ -398,9 +398,13 @@ impl SosmpScenario {
                 &mut mean_coefficients,
             );
         }
-        let samples = self
-            .engine
-            .samples(0, m)
+        // No samples exist before the first iteration.
+        let drawn = if self.engine.iteration() == 0 {
+            &[][..]
+        } else {
+            self.engine.samples(0, m)
+        };
+        let samples = drawn
             .iter()
             .map(|s| {
                 let mut x = [0.0];
