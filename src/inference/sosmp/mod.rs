@@ -40,7 +40,7 @@
 //! let graph = Graph::chain(5).unwrap();
 //! let node_potentials = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
 //! let pair = Arc::new(DifferencePotential::from_mixture(&grid, &edge));
-//! let mrf = GridMrf { graph, grid: grid.clone(), node_potentials,
+//! let mrf = GridMrf { graph, grid: grid.clone(), node_potentials: node_potentials.into(),
 //!                     edge_potential: vec![0; 4], pair_potentials: vec![pair] };
 //! let basis = GridBasis::on_interval(BasisKind::Fourier, 7, &grid).unwrap();
 //! let problem = Arc::new(SosmpProblem::new(mrf, basis, &CancelFlag::default()).unwrap());
@@ -274,7 +274,7 @@ impl<G: StateGrid> Sosmp<G> {
         let weights = self.problem.mrf.grid.weights();
         let mass = update::normalise(weights, &mut out);
         if mass.is_nan() || mass <= 0.0 {
-            out.copy_from_slice(self.problem.tables.beta(m));
+            out.copy_from_slice(self.problem.tables.beta(&self.problem.mrf, m, &mut eval));
             update::normalise(weights, &mut out);
         }
         out
