@@ -52,6 +52,7 @@
 //! ```
 
 pub mod basis;
+pub mod box_grid;
 pub mod expected;
 pub mod grid;
 pub mod kernels;

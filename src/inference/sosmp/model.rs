@@ -21,20 +21,9 @@ use super::grid::StateGrid;
 use super::kernels;
 use super::potentials::PairPotential;
 use crate::error::{Error, Result};
+pub use crate::model::NodeEvidence;
 use crate::model::{Graph, MsgId, NodeId};
 use crate::scenarios::CancelFlag;
-
-/// Node potentials computed on demand, for models too large to tabulate (optical flow: `ψ_u`
-/// from two frames at every displacement of every pixel would be pixels x n numbers).
-pub trait NodeEvidence: Send + Sync + std::fmt::Debug {
-    /// Number of nodes it covers.
-    fn num_nodes(&self) -> usize;
-    /// Number of grid nodes per potential.
-    fn grid_len(&self) -> usize;
-    /// Writes `ψ_u` at every grid node into `out` (length [`grid_len`](Self::grid_len)):
-    /// finite, non-negative, not all zero. O(n).
-    fn fill(&self, u: NodeId, out: &mut [f64]);
-}
 
 /// Where the node potentials of a [`GridMrf`] live.
 #[derive(Debug, Clone)]
