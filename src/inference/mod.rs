@@ -2,6 +2,7 @@
 //! tests drive any of them the same way.
 
 pub mod discrete;
+pub mod flow_bp;
 pub mod kbp;
 pub mod schedule;
 pub mod sosmp;

@@ -3,6 +3,7 @@
 //! [`Scenario`]; [`ScenarioConfig`] is the serde config that rebuilds one exactly.
 
 pub mod denoise;
+pub mod flow;
 pub mod sosmp;
 pub mod tasks;
 

@@ -365,16 +365,27 @@ pub fn belief_values<'a, G: StateGrid>(
     u: NodeId,
 ) -> Vec<f64> {
     let n = problem.mrf.grid.len();
-    let mut out = problem.mrf.node_potential(u).into_owned();
+    let mut out = vec![0.0; n];
     let mut eval = vec![0.0; n];
-    for nb in problem.mrf.graph.neighbors(u) {
-        problem
-            .basis
-            .evaluate_clipped(coeff(nb.incoming), &mut eval);
-        kernels::mul_assign(&mut out, &eval);
-    }
-    normalise(problem.mrf.grid.weights(), &mut out);
+    belief_into(problem, coeff, u, &mut eval, &mut out);
     out
+}
+
+/// [`belief_values`] into `out` with `eval` as scratch (both of length n), allocation-free.
+pub fn belief_into<'a, G: StateGrid>(
+    problem: &SosmpProblem<G>,
+    coeff: impl Fn(MsgId) -> &'a [f64],
+    u: NodeId,
+    eval: &mut [f64],
+    out: &mut [f64],
+) {
+    let psi = problem.mrf.node_potential_into(u, eval);
+    out.copy_from_slice(psi);
+    for nb in problem.mrf.graph.neighbors(u) {
+        problem.basis.evaluate_clipped(coeff(nb.incoming), eval);
+        kernels::mul_assign(out, eval);
+    }
+    normalise(problem.mrf.grid.weights(), out);
 }
 
 /// Scales `f` so that `Σ w_i f_i = 1`; returns the old integral (left alone if not positive).
