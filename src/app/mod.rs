@@ -89,6 +89,7 @@ pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
     match config {
         ScenarioConfig::Denoise(c) => Some(c.max_iters),
         ScenarioConfig::Sosmp(c) => Some(c.iters),
+        ScenarioConfig::Flow(c) => Some(c.total_iters()),
     }
 }
 
@@ -344,6 +345,11 @@ impl App {
                         self.notices.error(
                             "the sosmp scenario uses no image; choose the denoise scenario to load one",
                         );
+                        return;
+                    }
+                    ScenarioConfig::Flow(_) => {
+                        self.notices
+                            .error("the flow scenario loads its frames from its own panel");
                         return;
                     }
                 }

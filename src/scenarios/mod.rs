@@ -24,6 +24,7 @@ use crate::model::{MsgId, NodeId};
 pub enum ScenarioConfig {
     Denoise(denoise::DenoiseConfig),
     Sosmp(sosmp::SosmpConfig),
+    Flow(flow::FlowConfig),
 }
 
 impl Default for ScenarioConfig {
@@ -38,6 +39,7 @@ impl ScenarioConfig {
         match self {
             ScenarioConfig::Denoise(_) => "denoise",
             ScenarioConfig::Sosmp(_) => "sosmp",
+            ScenarioConfig::Flow(_) => "flow",
         }
     }
 
@@ -47,6 +49,7 @@ impl ScenarioConfig {
         match self {
             ScenarioConfig::Denoise(c) => Ok(Box::new(denoise::Denoise::new(c.clone(), cancel)?)),
             ScenarioConfig::Sosmp(c) => Ok(Box::new(sosmp::SosmpScenario::new(c.clone(), cancel)?)),
+            ScenarioConfig::Flow(c) => Ok(Box::new(flow::FlowScenario::new(c.clone(), cancel)?)),
         }
     }
 
@@ -73,6 +76,11 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             "stochastic orthogonal-series message passing on a chain, tree or grid: error against 1/t and the floor (Noorshams & Wainwright 2013, Figs. 5-8)",
             vec!["sosmp"],
         ),
+        (
+            "flow",
+            "optical flow on a 4-connected grid MRF: 2-D SOSMP against discrete BP, EPE and AAE against ground truth (Noorshams & Wainwright 2013, Sec. 5.2)",
+            vec!["sosmp", "discrete"],
+        ),
     ]
 }
 
@@ -97,6 +105,7 @@ pub enum Probe {
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
     Sosmp(sosmp::SosmpView),
+    Flow(Box<flow::FlowView>),
 }
 
 /// A problem with an algorithm running on it.

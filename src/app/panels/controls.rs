@@ -3,9 +3,10 @@
 use eframe::egui::{self, RichText};
 
 use super::denoise_params::{self, section};
-use super::sosmp_params;
+use super::{flow_params, sosmp_params};
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
+use crate::scenarios::flow::FlowConfig;
 use crate::scenarios::sosmp::SosmpConfig;
 use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{ScenarioConfig, ScenarioView, catalogue, denoise::DenoiseConfig};
@@ -23,6 +24,7 @@ pub fn default_config(name: &str) -> Option<ScenarioConfig> {
     match name {
         "denoise" => Some(ScenarioConfig::Denoise(DenoiseConfig::default())),
         "sosmp" => Some(ScenarioConfig::Sosmp(SosmpConfig::default())),
+        "flow" => Some(ScenarioConfig::Flow(FlowConfig::default())),
         _ => None,
     }
 }
@@ -64,6 +66,13 @@ pub fn show(
                         _ => None,
                     });
                     sosmp_params::ui(ui, c, running)
+                }
+                ScenarioConfig::Flow(c) => {
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Flow(v) => Some(v.as_ref()),
+                        _ => None,
+                    });
+                    flow_params::ui(ui, c, running, commands)
                 }
             }
             ui.add_space(4.0);

@@ -5,6 +5,7 @@
 pub mod belief;
 pub mod curves;
 pub mod denoise;
+pub mod flow;
 pub mod image_panes;
 pub mod sosmp;
 
@@ -21,6 +22,7 @@ pub struct ViewCaches {
     denoise: denoise::Textures,
     /// SOSMP: finished sweeps and the node/message choosers.
     pub sosmp: sosmp::Caches,
+    flow: flow::Caches,
 }
 
 /// The scenario's main view (the image panes for denoise).
@@ -60,6 +62,9 @@ pub fn central(
             selection,
             commands,
         ),
+        (ScenarioView::Flow(view), _) => {
+            flow::central(ui, view, &mut caches.flow, state, selection, commands)
+        }
     }
 }
 
@@ -88,6 +93,9 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
             let h = (ui.available_height() - 12.0).max(300.0);
             sosmp::inspector(ui, view, h);
         }
+        (ScenarioView::Flow(view), _) => {
+            flow::inspector(ui, view, curve_h, belief_h);
+        }
     }
 }
 
@@ -96,6 +104,7 @@ pub fn status(snapshot: &Snapshot) -> Vec<String> {
     match &snapshot.view {
         ScenarioView::Denoise(view) => denoise::status(view),
         ScenarioView::Sosmp(view) => sosmp::status(view),
+        ScenarioView::Flow(view) => flow::status(view),
     }
 }
 
@@ -105,5 +114,7 @@ pub fn selection_is_valid(snapshot: &Snapshot, selection: Probe) -> bool {
         (ScenarioView::Denoise(view), Probe::Node(n)) => n < view.width * view.height,
         (ScenarioView::Denoise(_), Probe::Message(_)) => false,
         (ScenarioView::Sosmp(view), selection) => sosmp::selection_is_valid(view, selection),
+        (ScenarioView::Flow(view), Probe::Node(n)) => n < view.width * view.height,
+        (ScenarioView::Flow(_), Probe::Message(_)) => false,
     }
 }
