@@ -157,11 +157,8 @@ impl FlowEvidence {
             ));
         }
         let (w, h) = (i1.width, i1.height);
-        if w < 2 || h < 2 {
-            return Err(Error::param(
-                "frames",
-                format!("need at least 2 x 2 pixels, got {w} x {h}"),
-            ));
+        if w == 0 || h == 0 {
+            return Err(Error::param("frames", "the frames have no pixels"));
         }
         let sub = labels.sub();
         let (fine, fine_w, fine_h) = upsample_lattice(i2, sub);
@@ -313,8 +310,9 @@ impl NodeEvidence for FlowEvidence {
 #[inline(always)]
 pub fn exp_nonpositive(x: f64) -> f64 {
     const LOG2E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238_2e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    // ln 2 split so that k · LN2_HI is exact for |k| < 2^11 (its low 21 bits are zero).
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
     // 1.5 · 2^52: adding it rounds to an integer held in the low mantissa bits.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
     let x = if x < -700.0 { -700.0 } else { x };
