@@ -51,6 +51,7 @@ impl FileDialog {
                 let picked = rfd::FileDialog::new()
                     .set_title("Open image")
                     .add_filter("Images", &IMAGE_EXTENSIONS)
+                    .add_filter("Middlebury flow", &["flo"])
                     .add_filter("All files", &["*"])
                     .pick_file();
                 let outcome = match picked {

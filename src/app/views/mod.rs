@@ -22,7 +22,7 @@ pub struct ViewCaches {
     denoise: denoise::Textures,
     /// SOSMP: finished sweeps and the node/message choosers.
     pub sosmp: sosmp::Caches,
-    flow: flow::Caches,
+    pub flow: flow::Caches,
 }
 
 /// The scenario's main view (the image panes for denoise).
@@ -69,7 +69,12 @@ pub fn central(
 }
 
 /// The convergence curves and the inspector of the selected node.
-pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
+pub fn inspector(
+    ui: &mut egui::Ui,
+    snapshot: &Snapshot,
+    state: &mut State,
+    caches: &mut ViewCaches,
+) {
     let spacing = ui.spacing().item_spacing.y;
     let caption = ui.text_style_height(&egui::TextStyle::Body) + spacing;
     // Three plots share the height; the belief plot gets a little more and a line of text.
@@ -94,7 +99,7 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
             sosmp::inspector(ui, view, h);
         }
         (ScenarioView::Flow(view), _) => {
-            flow::inspector(ui, view, curve_h, belief_h);
+            flow::inspector(ui, snapshot, view, &mut caches.flow, curve_h, belief_h);
         }
     }
 }

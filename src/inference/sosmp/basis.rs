@@ -210,18 +210,42 @@ impl GridBasis {
 
     /// The tensor basis `f_a(x) f_b(y)` (`a, b < m`, `r = m²`, function `j = b · m + a`) of the
     /// first `m` functions of `kind` on each axis of a box grid: orthonormal under the tensor
-    /// trapezoid rule whenever the 1-D basis is under the 1-D rule (exactly, for Fourier). Errors
-    /// unless `1 <= m <= 20` and `m <= nodes per axis / 2`. O(n m²) set-up.
+    /// trapezoid rule whenever the 1-D basis is under the 1-D rule. Errors unless
+    /// `1 <= m <= 20` and the 1-D functions are orthonormal on the axis grid to 1e-9 (Fourier on
+    /// `n` nodes: frequencies below `(n - 1) / 2`, so `m <= n - 2` for odd `n`; 9 nodes take
+    /// 7 x 7). O(n m²) set-up.
     pub fn tensor(kind: BasisKind, m: usize, grid: &BoxGrid) -> Result<Self> {
         let (nx, ny) = grid.shape();
-        let limit = MAX_TENSOR_SIDE.min(nx / 2).min(ny / 2);
-        if m == 0 || m > limit {
-            return Err(Error::param(
+        let refuse = |why: String| {
+            Error::param(
                 "coefficients",
                 format!(
-                    "a {nx} x {ny} grid takes between 1 x 1 and {limit} x {limit} functions, got {m} x {m}"
+                    "{m} x {m} {} functions on a {nx} x {ny} grid: {why}",
+                    kind.label()
                 ),
-            ));
+            )
+        };
+        if m == 0 || m > MAX_TENSOR_SIDE {
+            return Err(refuse(format!(
+                "need between 1 and {MAX_TENSOR_SIDE} per axis"
+            )));
+        }
+        for axis in [grid.x_axis(), grid.y_axis()] {
+            if m + 1 >= axis.len() {
+                return Err(refuse("too many for the grid to resolve".into()));
+            }
+            let (a, b) = axis.domain();
+            let mut rows = vec![0.0; axis.len() * m];
+            for (row, &x) in rows.chunks_mut(m).zip(axis.points()) {
+                kind.eval_all(x, a, b, row);
+            }
+            let defect =
+                GridBasis::from_rows("axis", m, rows).orthonormality_defect(axis.weights());
+            if defect > 1e-9 {
+                return Err(refuse(format!(
+                    "not orthonormal on the grid (defect {defect:.1e}); use fewer functions or more labels"
+                )));
+            }
         }
         let axis = |g: &IntervalGrid| -> Vec<f64> {
             let (a, b) = g.domain();
