@@ -608,8 +608,11 @@ fn belief_heatmap(
     // Plot y = -v, so that v grows downwards as in the frames.
     let centre = PlotPoint::new(0.5 * (u0 + u1), -0.5 * (v0 + v1));
     let size = egui::vec2((u1 - u0 + du) as f32, (v1 - v0 + dv) as f32);
+    // Square, so that the lattice cells are square at aspect 1.
+    let side = height.min(ui.available_width()).max(80.0);
     Plot::new(format!("flow_belief_{}", b.algorithm.label()))
-        .height(height)
+        .height(side)
+        .width(side)
         .data_aspect(1.0)
         .allow_scroll(false)
         .legend(Legend::default().text_style(egui::TextStyle::Small))
@@ -620,7 +623,6 @@ fn belief_heatmap(
         .include_x(u1 + 0.5 * du)
         .include_y(-v0 + 0.5 * dv)
         .include_y(-v1 - 0.5 * dv)
-        .auto_bounds(false)
         .label_formatter(|hover| {
             let p = match hover {
                 HoverPosition::NearDataPoint { position, .. } => position,
