@@ -51,19 +51,19 @@ pub struct FlowArgs {
     /// Pyramid levels; 1 is the paper's single level [default: 3].
     #[arg(long)]
     pub levels: Option<usize>,
-    /// sigma_u of the node potential, gray levels [default: 5].
+    /// sigma_u of the node potential, gray levels [default: 2].
     #[arg(long)]
     pub sigma_data: Option<f64>,
     /// sigma_uv of the smoothness prior, pixels [default: 0.5].
     #[arg(long)]
     pub sigma_smooth: Option<f64>,
-    /// Gaussian pre-smoothing of both frames, pixels; 0 for none [default: 1].
+    /// Gaussian pre-smoothing of both frames, pixels; 0 for none [default: 0].
     #[arg(long)]
     pub presmooth: Option<f64>,
     /// Flow read-out: mean or map [default: mean].
     #[arg(long)]
     pub estimate: Option<EstimateKind>,
-    /// gamma of SOSMP's step 1/(gamma (t+1)), in (0, 2) [default: 1].
+    /// gamma of SOSMP's step 1/(gamma (t+1)), in (0, 2) [default: 0.3].
     #[arg(long)]
     pub step_gamma: Option<f64>,
     /// Discrete BP damping in [0, 0.99] [default: 0].

@@ -356,6 +356,11 @@ impl EdgeTables {
         &self.gammas[self.table_of[m]]
     }
 
+    /// Which distinct γ table message `m` uses.
+    pub fn table_index(&self, m: MsgId) -> usize {
+        self.table_of[m]
+    }
+
     /// `Z_m(y_k)`.
     pub fn normaliser(&self, m: MsgId) -> &[f64] {
         &self.normalisers[self.table_of[m]]

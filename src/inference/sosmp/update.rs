@@ -283,9 +283,21 @@ fn update_node_body<G: StateGrid>(
     let base = layout.node_start[v];
     let inv_k = 1.0 / k as f64;
     let mut fallbacks = 0;
+    // The γ table whose Z is in `beta_buf` (messages sharing a table share β = ψ_v Z).
+    let mut beta_table = usize::MAX;
     for o in (0..d).rev() {
         let m = nbrs[o].outgoing;
-        let beta = tables.beta_from(m, psi, beta_buf);
+        let beta: &[f64] = match tables.stored_beta(m) {
+            Some(b) => b,
+            None => {
+                let t = tables.table_index(m);
+                if t != beta_table {
+                    kernels::mul_into(psi, tables.normaliser(m), beta_buf);
+                    beta_table = t;
+                }
+                beta_buf
+            }
+        };
         let density: &[f64] = match d {
             1 => beta,
             2 => {

@@ -46,9 +46,10 @@ impl std::str::FromStr for FlowAlgorithm {
 ///
 /// Defaults (see the scenario's module doc for the measurements behind them): labels on
 /// `[-2, 2]²` at 1/2 px (9 x 9 = 81 nodes), a 3-level pyramid (beyond the paper: it reaches
-/// motions up to about `d · 2^(L-1)` = 8 px), `σ_u = 5` gray levels, `σ_uv = 0.5` px, frames
-/// pre-smoothed with a Gaussian of 1 px, SOSMP with `r = 9` (3 x 3), `k = 3`, 40 iterations per
-/// level, the belief mean as read-out.
+/// motions up to about `d · 2^(L-1)` = 8 px), `σ_u = 2` gray levels, `σ_uv = 0.5` px, no
+/// pre-smoothing (the pyramid's 2 x 2 means smooth the coarse levels), SOSMP with `r = 9`
+/// (3 x 3), `k = 3` and step `1 / (0.3 (t + 1))`, 40 iterations per level, the belief mean as
+/// read-out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FlowConfig {
@@ -108,15 +109,15 @@ impl Default for FlowConfig {
             compare: None,
             coefficients: 9,
             samples: 3,
-            step_gamma: 1.0,
+            step_gamma: 0.3,
             damping: 0.0,
             iters: 40,
             max_displacement: 2.0,
             subpixel: 2,
             levels: 3,
-            sigma_data: 5.0,
+            sigma_data: 2.0,
             sigma_smooth: 0.5,
-            presmooth: 1.0,
+            presmooth: 0.0,
             estimate: EstimateKind::Mean,
             snapshots: vec![1, 10, 40],
         }
