@@ -248,8 +248,7 @@ pub fn central(
     // the second row (in place of frame 2 when flickering or comparing).
     let mut panes: Vec<Pane<'_>> = Vec::new();
     let mut flow_index = Vec::new();
-    let columns: &[usize];
-    if compare {
+    let columns: &[usize] = if compare {
         panes.push(frame_pane(second, flicker));
         flow_index.push(panes.len());
         panes.push(flow_panes.next().expect("primary"));
@@ -261,11 +260,11 @@ pub fn central(
         flow_index.push(panes.len());
         panes.push(flow_panes.next().expect("compared"));
         panes.extend(error_panes.next());
-        columns = if view.ground_truth.is_some() {
+        if view.ground_truth.is_some() {
             &[3]
         } else {
             &[2, 4, 1]
-        };
+        }
     } else {
         panes.push(frame_pane(second, flicker));
         if !flicker {
@@ -277,13 +276,13 @@ pub fn central(
             panes.push(g);
         }
         panes.extend(error_panes.next());
-        columns = match panes.len() {
+        match panes.len() {
             5 => &[3, 5, 2],
             4 => &[2, 4, 1],
             3 => &[3, 1],
             _ => &[2, 1],
-        };
-    }
+        }
+    };
     let selected = match selection {
         Some(Probe::Node(n)) if n < w * h => Some([n % w, n / w]),
         _ => None,
