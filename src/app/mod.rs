@@ -42,6 +42,8 @@ const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
 /// Opens the window on the last scenario (the default denoise one the first time), already
 /// iterating.
 pub fn run_window() -> Result<(), String> {
+    // The engine's threads yield to the window's (2-core machines: frames stay smooth).
+    crate::runner::use_background_priority_for_engine_threads();
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("beliefscope")
         .with_app_id("beliefscope")
