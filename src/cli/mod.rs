@@ -4,6 +4,7 @@
 
 pub mod denoise;
 pub mod sweep;
+pub mod tree;
 pub mod tune;
 
 use std::io::Write as _;
@@ -45,12 +46,17 @@ pub enum Command {
         #[command(subcommand)]
         scenario: TuneScenario,
     },
+    /// Write a built-in dataset as CSV (the examples under assets/ are made this way).
+    Dataset(tree::DatasetArgs),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SweepScenario {
     /// RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.
     Denoise(sweep::DenoiseSweepArgs),
+    /// Errors of tree kernel BP against the reference over samples per edge, lambda and the
+    /// bandwidth multiplier (built-in datasets).
+    Tree(tree::TreeSweepArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,6 +70,9 @@ pub enum TuneScenario {
 pub enum RunScenario {
     /// Image denoising on a grid MRF (the sunset of Song et al. 2011, or --image).
     Denoise(denoise::DenoiseArgs),
+    /// Tree kernel BP on a dataset (Song et al. 2010): beliefs of the query nodes given the
+    /// evidence, against Gaussian BP and (built-ins) the exact or fine-grid reference.
+    Tree(tree::TreeArgs),
 }
 
 /// Where results go; shared by every `run` subcommand.
@@ -89,7 +98,9 @@ pub fn execute(command: Command) -> Result<()> {
         }
         Command::Sweep { scenario } => match scenario {
             SweepScenario::Denoise(args) => sweep::run(args),
+            SweepScenario::Tree(args) => tree::run_sweep(args),
         },
+        Command::Dataset(args) => tree::run_dataset(args),
         Command::Tune { scenario } => match scenario {
             TuneScenario::Denoise(args) => tune::run(args),
         },
@@ -97,6 +108,10 @@ pub fn execute(command: Command) -> Result<()> {
             RunScenario::Denoise(args) => {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Denoise(args.into_config()?), &output)
+            }
+            RunScenario::Tree(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Tree(args.into_config()?), &output)
             }
         },
     }
@@ -116,6 +131,9 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         scenario.algorithm(),
         scenario.setup_seconds()
     );
+    for w in scenario.warnings() {
+        eprintln!("warning: {w}");
+    }
     let stderr = std::io::stderr();
     while !scenario.finished() {
         let r = scenario.step()?;

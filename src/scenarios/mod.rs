@@ -4,6 +4,7 @@
 
 pub mod denoise;
 pub mod tasks;
+pub mod tree;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,6 +22,7 @@ use crate::model::{MsgId, NodeId};
 #[serde(tag = "scenario", rename_all = "lowercase")]
 pub enum ScenarioConfig {
     Denoise(denoise::DenoiseConfig),
+    Tree(tree::TreeConfig),
 }
 
 impl Default for ScenarioConfig {
@@ -34,6 +36,7 @@ impl ScenarioConfig {
     pub fn name(&self) -> &'static str {
         match self {
             ScenarioConfig::Denoise(_) => "denoise",
+            ScenarioConfig::Tree(_) => "tree",
         }
     }
 
@@ -42,6 +45,7 @@ impl ScenarioConfig {
     pub fn build(&self, cancel: &CancelFlag) -> Result<Box<dyn Scenario>> {
         match self {
             ScenarioConfig::Denoise(c) => Ok(Box::new(denoise::Denoise::new(c.clone(), cancel)?)),
+            ScenarioConfig::Tree(c) => Ok(Box::new(tree::TreeScenario::new(c.clone(), cancel)?)),
         }
     }
 
@@ -57,11 +61,18 @@ impl ScenarioConfig {
 
 /// The scenarios and algorithms this build knows, for `beliefscope list` and the GUI.
 pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
-    vec![(
-        "denoise",
-        "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
-        vec!["discrete"],
-    )]
+    vec![
+        (
+            "denoise",
+            "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
+            vec!["discrete"],
+        ),
+        (
+            "tree",
+            "tree kernel BP on a dataset (Song et al. 2010, Alg. 1): CSV or built-in, chain/star/binary/Chow-Liu/drawn tree, evidence, beliefs",
+            vec!["tree-kbp", "gaussian-bp", "reference (built-ins)"],
+        ),
+    ]
 }
 
 /// One row of the per-iteration log (the `iterations` array of results.json).
@@ -84,6 +95,28 @@ pub enum Probe {
 #[derive(Debug, Clone)]
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
+    Tree(Box<tree::TreeView>),
+}
+
+/// A live change to the running scenario that does not rebuild it (for example the evidence
+/// slider of the tree explorer). Sent by the window through the runner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScenarioControl {
+    Tree(tree::TreeControl),
+}
+
+impl ScenarioControl {
+    /// Whether applying `self` right after `earlier` makes `earlier` irrelevant (the same
+    /// evidence slider moved twice), so a queue of slider moves can skip to the last.
+    pub fn supersedes(&self, earlier: &ScenarioControl) -> bool {
+        match (self, earlier) {
+            (
+                ScenarioControl::Tree(tree::TreeControl::SetEvidence { node: a, .. }),
+                ScenarioControl::Tree(tree::TreeControl::SetEvidence { node: b, .. }),
+            ) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// A problem with an algorithm running on it.
@@ -111,6 +144,18 @@ pub trait Scenario: Send {
     }
     /// Writes the scenario's files (PNGs, CSVs) into `dir` (results.json is written by the caller).
     fn write_outputs(&self, dir: &Path) -> Result<()>;
+    /// Applies a live change (see [`ScenarioControl`]); scenarios without live controls refuse.
+    fn control(&mut self, control: &ScenarioControl) -> Result<()> {
+        let _ = control;
+        Err(Error::Other(format!(
+            "the {} scenario takes no live controls",
+            self.config().name()
+        )))
+    }
+    /// Things the user should know that are not errors (e.g. evidence outside the data range).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The document written as results.json; every scenario shares this outer shape.
