@@ -282,3 +282,57 @@ fn the_slider_path_updates_every_hidden_node() {
         .unwrap();
     assert!(s.engine().evidence().iter().all(|e| e.is_none()));
 }
+
+/// Latency of the slider path at the size (m = 500 per edge, 20 nodes). A timing, not
+/// a gate (the machine is shared): `cargo test --release --test tree_scenario -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore = "timing; run with --ignored --nocapture"]
+fn slider_latency_m500_n20() {
+    for (name, topology, shared) in [
+        (BuiltinData::NongaussChain, Topology::Chain, false),
+        (BuiltinData::NongaussChain, Topology::Chain, true),
+        (BuiltinData::GaussTree, Topology::Binary, false),
+        (BuiltinData::GaussTree, Topology::Star, false),
+    ] {
+        let label = format!("{} {} shared={shared}", name.label(), topology.label());
+        let config = TreeConfig {
+            data: DataSource::Builtin {
+                name,
+                rows: 2000,
+                size: Some(20),
+                seed: 0,
+            },
+            topology,
+            evidence: BTreeMap::from([("x1".to_string(), vec![0.5])]),
+            samples_per_edge: 500,
+            shared_samples: shared,
+            ..TreeConfig::default()
+        };
+        let t = std::time::Instant::now();
+        let mut s = TreeScenario::new(config, &CancelFlag::default()).unwrap();
+        let setup = t.elapsed().as_secs_f64();
+        s.run_all().unwrap();
+        let mut times = Vec::new();
+        let mut parts: BTreeMap<String, f64> = BTreeMap::new();
+        for k in 0..21 {
+            let node = if k % 3 == 0 { 0 } else { 7 };
+            s.set_evidence(node, Some(vec![0.3 + 0.02 * k as f64])).unwrap();
+            times.push(s.query_seconds());
+            for (p, v) in s.query_timings() {
+                *parts.entry(p.clone()).or_default() += v / 21.0;
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let parts: Vec<String> = parts
+            .iter()
+            .map(|(k, v)| format!("{k} {:.1} ms", v * 1e3))
+            .collect();
+        eprintln!(
+            "{label}: set-up {setup:.2} s; update median {:.1} ms, max {:.1} ms ({})",
+            times[10] * 1e3,
+            times[20] * 1e3,
+            parts.join(", ")
+        );
+    }
+}

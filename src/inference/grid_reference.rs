@@ -204,7 +204,7 @@ impl GridTreeReference {
                 let mut out = if self.parent[j] == Some(i) {
                     t * prod
                 } else {
-                    t.transpose() * prod
+                    t.tr_mul(&prod)
                 };
                 let scale = out.amax();
                 if scale > 0.0 && scale.is_finite() {

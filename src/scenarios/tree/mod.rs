@@ -96,6 +96,53 @@ pub struct QueryErrors {
     pub mean_error_gaussian_bp: f64,
 }
 
+type Baselines = (
+    Vec<GaussianMarginal>,
+    Option<Vec<Option<ReferenceMarginal>>>,
+    f64,
+    f64,
+);
+
+/// The evidence per node as the config holds it (kept in step with the engine's).
+fn engine_evidence_snapshot(problem: &TreeProblem, config: &TreeConfig) -> Vec<Option<Vec<f64>>> {
+    problem
+        .names
+        .iter()
+        .map(|n| config.evidence.get(n).cloned())
+        .collect()
+}
+
+/// Gaussian BP and the reference posterior for `evidence`, with their seconds.
+fn baselines(problem: &TreeProblem, evidence: Vec<Option<Vec<f64>>>) -> Result<Baselines> {
+    let t = Instant::now();
+    let gaussian = problem.gaussian.posterior(&evidence)?;
+    let gauss_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let reference = match &problem.truth {
+        None => None,
+        Some((truth, _)) => {
+            let mut by_column = vec![None; problem.dataset.cols()];
+            for (node, e) in evidence.iter().enumerate() {
+                if let Some(v) = e {
+                    for (&c, &x) in problem.columns[node].iter().zip(v) {
+                        by_column[c] = Some(x);
+                    }
+                }
+            }
+            let post = truth.posterior(&by_column)?;
+            Some(
+                (0..problem.names.len())
+                    .map(|node| {
+                        let cols = &problem.columns[node];
+                        (cols.len() == 1).then(|| post[cols[0]].clone()).flatten()
+                    })
+                    .collect(),
+            )
+        }
+    };
+    Ok((gaussian, reference, gauss_s, t.elapsed().as_secs_f64()))
+}
+
 /// A running tree problem.
 pub struct TreeScenario {
     config: TreeConfig,
@@ -107,6 +154,7 @@ pub struct TreeScenario {
     history: Vec<IterationRecord>,
     setup_seconds: f64,
     query_seconds: f64,
+    query_timings: BTreeMap<String, f64>,
     evidence_warnings: Vec<String>,
     steps: usize,
 }
@@ -123,6 +171,7 @@ impl TreeScenario {
             history: Vec::new(),
             setup_seconds: 0.0,
             query_seconds: 0.0,
+            query_timings: BTreeMap::new(),
             evidence_warnings: Vec::new(),
             steps: 0,
             engine,
@@ -217,37 +266,55 @@ impl TreeScenario {
     pub fn set_evidence(&mut self, node: NodeId, value: Option<Vec<f64>>) -> Result<()> {
         let start = Instant::now();
         self.set_evidence_inner(node, value)?;
-        self.engine.run()?;
-        self.refresh_baselines()?;
-        self.refresh_beliefs()?;
+        self.update_all()?;
         self.query_seconds = start.elapsed().as_secs_f64();
         Ok(())
     }
 
+    /// Kernel BP (remaining messages, then every read-out) and the baselines (Gaussian BP,
+    /// reference) for the current evidence, side by side on two threads; the seconds of each
+    /// part go to [`TreeScenario::query_timings`].
+    fn update_all(&mut self) -> Result<()> {
+        let engine = &mut self.engine;
+        let problem = &self.problem;
+        let (kbp, baselines) = rayon::join(
+            || -> Result<(Vec<NodeBelief>, f64, f64)> {
+                let t = Instant::now();
+                engine.run()?;
+                let messages = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let beliefs = engine.beliefs()?;
+                Ok((beliefs, messages, t.elapsed().as_secs_f64()))
+            },
+            || baselines(problem, engine_evidence_snapshot(problem, &self.config)),
+        );
+        let (beliefs, messages, readouts) = kbp?;
+        let (gaussian, reference, gauss_s, ref_s) = baselines?;
+        self.beliefs = beliefs;
+        self.gaussian = gaussian;
+        self.reference = reference;
+        self.query_timings = BTreeMap::from([
+            ("messages".to_string(), messages),
+            ("read-outs".to_string(), readouts),
+            ("gaussian_bp".to_string(), gauss_s),
+            ("reference".to_string(), ref_s),
+        ]);
+        Ok(())
+    }
+
+    /// Seconds of each part of the last evidence update (messages, read-outs, Gaussian BP,
+    /// reference; the last two run beside the first two).
+    pub fn query_timings(&self) -> &BTreeMap<String, f64> {
+        &self.query_timings
+    }
+
     fn refresh_baselines(&mut self) -> Result<()> {
-        self.gaussian = self.problem.gaussian.posterior(self.engine.evidence())?;
-        self.reference = match &self.problem.truth {
-            None => None,
-            Some((truth, _)) => {
-                let mut by_column = vec![None; self.problem.dataset.cols()];
-                for (t, e) in self.engine.evidence().iter().enumerate() {
-                    if let Some(v) = e {
-                        for (&c, &x) in self.problem.columns[t].iter().zip(v) {
-                            by_column[c] = Some(x);
-                        }
-                    }
-                }
-                let post = truth.posterior(&by_column)?;
-                Some(
-                    (0..self.problem.names.len())
-                        .map(|t| {
-                            let cols = &self.problem.columns[t];
-                            (cols.len() == 1).then(|| post[cols[0]].clone()).flatten()
-                        })
-                        .collect(),
-                )
-            }
-        };
+        let (g, r, _, _) = baselines(
+            &self.problem,
+            engine_evidence_snapshot(&self.problem, &self.config),
+        )?;
+        self.gaussian = g;
+        self.reference = r;
         Ok(())
     }
 
@@ -483,6 +550,7 @@ impl TreeScenario {
             samples_per_edge: self.config.samples_per_edge,
             shared_samples: self.config.shared_samples,
             query_seconds: self.query_seconds,
+            query_timings: self.query_timings.clone(),
             setup_seconds: self.setup_seconds,
             lambda_convention: LAMBDA_CONVENTION,
             metrics: self.metrics(),
@@ -628,9 +696,7 @@ impl Scenario for TreeScenario {
                 self.engine.clear_evidence();
                 self.config.evidence.clear();
                 self.evidence_warnings.clear();
-                self.engine.run()?;
-                self.refresh_baselines()?;
-                self.refresh_beliefs()?;
+                self.update_all()?;
                 self.query_seconds = start.elapsed().as_secs_f64();
                 Ok(())
             }
@@ -729,6 +795,7 @@ impl Scenario for TreeScenario {
         m.insert("setup_timings".into(), json!(p.timings));
         m.insert("model_setup_seconds".into(), json!(p.model.setup_seconds()));
         m.insert("query_seconds".into(), json!(self.query_seconds));
+        m.insert("query_timings".into(), json!(self.query_timings));
         m.insert("warnings".into(), json!(self.warnings()));
         m
     }

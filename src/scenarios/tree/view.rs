@@ -123,6 +123,8 @@ pub struct TreeView {
     pub shared_samples: bool,
     /// Seconds of the last evidence update (messages + read-outs + baselines).
     pub query_seconds: f64,
+    /// Seconds of the parts of the last update (messages, read-outs, gaussian_bp, reference).
+    pub query_timings: BTreeMap<String, f64>,
     pub setup_seconds: f64,
     pub lambda_convention: &'static str,
     /// Current errors against the reference (built-ins), averaged over hidden nodes.
