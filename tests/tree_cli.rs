@@ -203,3 +203,52 @@ fn the_example_assets_are_the_generated_datasets() {
         );
     }
 }
+
+#[test]
+fn run_retrieval_writes_recall_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ret");
+    let o = beliefscope(&[
+        "run",
+        "retrieval",
+        "--lengths",
+        "2..3",
+        "--repeats",
+        "2",
+        "--pool",
+        "60",
+        "--samples-per-edge",
+        "30",
+        "--max-k",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("recall.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("method,length,k,recall"));
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows.len(), 3 * 2 * 20);
+    for method in ["kbp", "gaussian_bp", "nearest_neighbour"] {
+        for length in ["2", "3"] {
+            let curve: Vec<f64> = rows
+                .iter()
+                .filter(|r| r[0] == method && r[1] == length)
+                .map(|r| r[3].parse().unwrap())
+                .collect();
+            assert_eq!(curve.len(), 20);
+            assert!(curve.windows(2).all(|w| w[1] >= w[0]), "{method} L{length}");
+            assert!(curve[19] <= 1.0 && curve[0] >= 0.0);
+        }
+    }
+    let r = read_json(&out.join("results.json"));
+    assert_eq!(r["scenario"], "retrieval");
+    assert_eq!(r["iterations"].as_array().unwrap().len(), 2);
+    assert_eq!(r["recall"]["kbp"]["3"].as_array().unwrap().len(), 20);
+    let o = beliefscope(&["run", "retrieval", "--lengths", "1..12"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("lengths"), "{}", stderr(&o));
+}

@@ -3,6 +3,7 @@
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
 pub mod denoise;
+pub mod retrieval;
 pub mod sweep;
 pub mod tree;
 pub mod tune;
@@ -73,6 +74,9 @@ pub enum RunScenario {
     /// Tree kernel BP on a dataset (Song et al. 2010): beliefs of the query nodes given the
     /// evidence, against Gaussian BP and (built-ins) the exact or fine-grid reference.
     Tree(tree::TreeArgs),
+    /// recall@k of kernel BP, Gaussian BP and chained nearest neighbours retrieving chain tails
+    /// (Song et al. 2010, Sec. 6.1 protocol on synthetic data); writes recall.csv.
+    Retrieval(retrieval::RetrievalArgs),
 }
 
 /// Where results go; shared by every `run` subcommand.
@@ -112,6 +116,10 @@ pub fn execute(command: Command) -> Result<()> {
             RunScenario::Tree(args) => {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Tree(args.into_config()?), &output)
+            }
+            RunScenario::Retrieval(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Retrieval(args.into_config()?), &output)
             }
         },
     }

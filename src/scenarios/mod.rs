@@ -3,6 +3,7 @@
 //! [`Scenario`]; [`ScenarioConfig`] is the serde config that rebuilds one exactly.
 
 pub mod denoise;
+pub mod retrieval;
 pub mod tasks;
 pub mod tree;
 
@@ -23,6 +24,7 @@ use crate::model::{MsgId, NodeId};
 pub enum ScenarioConfig {
     Denoise(denoise::DenoiseConfig),
     Tree(tree::TreeConfig),
+    Retrieval(retrieval::RetrievalConfig),
 }
 
 impl Default for ScenarioConfig {
@@ -37,6 +39,7 @@ impl ScenarioConfig {
         match self {
             ScenarioConfig::Denoise(_) => "denoise",
             ScenarioConfig::Tree(_) => "tree",
+            ScenarioConfig::Retrieval(_) => "retrieval",
         }
     }
 
@@ -46,6 +49,9 @@ impl ScenarioConfig {
         match self {
             ScenarioConfig::Denoise(c) => Ok(Box::new(denoise::Denoise::new(c.clone(), cancel)?)),
             ScenarioConfig::Tree(c) => Ok(Box::new(tree::TreeScenario::new(c.clone(), cancel)?)),
+            ScenarioConfig::Retrieval(c) => {
+                Ok(Box::new(retrieval::Retrieval::new(c.clone(), cancel)?))
+            }
         }
     }
 
@@ -72,6 +78,11 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             "tree kernel BP on a dataset (Song et al. 2010, Alg. 1): CSV or built-in, chain/star/binary/Chow-Liu/drawn tree, evidence, beliefs",
             vec!["tree-kbp", "gaussian-bp", "reference (built-ins)"],
         ),
+        (
+            "retrieval",
+            "recall@k of chain tails given heads, 9 variables in R^5 (Song et al. 2010, Sec. 6.1 protocol)",
+            vec!["tree-kbp", "gaussian-bp", "nearest-neighbour"],
+        ),
     ]
 }
 
@@ -96,6 +107,7 @@ pub enum Probe {
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
     Tree(Box<tree::TreeView>),
+    Retrieval(retrieval::RetrievalView),
 }
 
 /// A live change to the running scenario that does not rebuild it (for example the evidence
