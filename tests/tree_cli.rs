@@ -18,7 +18,9 @@ fn stderr(o: &Output) -> String {
 }
 
 fn asset(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets")
+        .join(name)
 }
 
 fn read_json(path: &Path) -> Value {

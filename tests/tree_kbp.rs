@@ -135,10 +135,16 @@ fn delta_kernel_messages_equal_the_counting_formulas() {
         // Leaves 0 -> 1 (edge 0) and 3 -> 1 (edge 2).
         let expect = leaf(0, 0, a0, 1, v);
         let got = message_at(&engine, &model, msg(0, 1), v);
-        assert!(close(got, expect, 1e-9), "m_01({v}) = {got}, formula {expect}");
+        assert!(
+            close(got, expect, 1e-9),
+            "m_01({v}) = {got}, formula {expect}"
+        );
         let expect = leaf(2, 3, a3, 1, v);
         let got = message_at(&engine, &model, msg(3, 1), v);
-        assert!(close(got, expect, 1e-9), "m_31({v}) = {got}, formula {expect}");
+        assert!(
+            close(got, expect, 1e-9),
+            "m_31({v}) = {got}, formula {expect}"
+        );
         // Internal 1 -> 2 on edge 1: Σ_{i: x2 = v} W_i / (n_2(v) + λ_2),
         // W_i = m_01(x1^i) m_31(x1^i).
         let w_sum: f64 = edge_rows[1]
@@ -151,7 +157,10 @@ fn delta_kernel_messages_equal_the_counting_formulas() {
             .sum();
         let expect_12 = w_sum / (count(1, 2, v) + lambdas[2]);
         let got = message_at(&engine, &model, msg(1, 2), v);
-        assert!(close(got, expect_12, 1e-9), "m_12({v}) = {got}, formula {expect_12}");
+        assert!(
+            close(got, expect_12, 1e-9),
+            "m_12({v}) = {got}, formula {expect_12}"
+        );
         // Internal 2 -> 4 on edge 3 (one child, itself internal).
         let w_sum: f64 = edge_rows[3]
             .iter()
@@ -171,7 +180,10 @@ fn delta_kernel_messages_equal_the_counting_formulas() {
             .sum();
         let expect_24 = w_sum / (count(3, 4, v) + lambdas[4]);
         let got_24 = message_at(&engine, &model, msg(2, 4), v);
-        assert!(close(got_24, expect_24, 1e-9), "m_24({v}) = {got_24}, formula {expect_24}");
+        assert!(
+            close(got_24, expect_24, 1e-9),
+            "m_24({v}) = {got_24}, formula {expect_24}"
+        );
         // Root belief B(v) = n_r(v) Π_u m_ur(v), n_r on the root's belief samples.
         let (w, ls) = engine.belief_weights(4).unwrap().unwrap();
         let nm = model.node(4);
@@ -182,7 +194,10 @@ fn delta_kernel_messages_equal_the_counting_formulas() {
             .sum();
         let n_r = belief_rows[4].iter().filter(|&&r| cols[4][r] == v).count() as f64;
         let expect_b = n_r * expect_24;
-        assert!(close(got_b, expect_b, 1e-9), "B({v}) = {got_b}, formula {expect_b}");
+        assert!(
+            close(got_b, expect_b, 1e-9),
+            "B({v}) = {got_b}, formula {expect_b}"
+        );
         checked += 1;
     }
     assert_eq!(checked, 3);
@@ -202,7 +217,10 @@ fn delta_kernel_messages_equal_the_counting_formulas() {
             .sum();
         let expect = w_sum / (count(1, 2, v) + lambdas[2]);
         let got = message_at(&engine, &model, msg(1, 2), v);
-        assert!(close(got, expect, 1e-9), "m_12({v}) = {got}, formula {expect}");
+        assert!(
+            close(got, expect, 1e-9),
+            "m_12({v}) = {got}, formula {expect}"
+        );
         // Downward 1 -> 3 now needed: Σ_{i ∈ e2: x3 = v} m_01(x1^i) / (n_3(v) + λ_3).
         let w_sum: f64 = edge_rows[2]
             .iter()
@@ -211,7 +229,10 @@ fn delta_kernel_messages_equal_the_counting_formulas() {
             .sum();
         let expect = w_sum / (count(2, 3, v) + lambdas[3]);
         let got = message_at(&engine, &model, msg(1, 3), v);
-        assert!(close(got, expect, 1e-9), "m_13({v}) = {got}, formula {expect}");
+        assert!(
+            close(got, expect, 1e-9),
+            "m_13({v}) = {got}, formula {expect}"
+        );
     }
 }
 
@@ -265,8 +286,12 @@ fn two_nodes_root_weights_equal_the_closed_form() {
     // K_s (K_s + λI)^{-1} (K_t + λI)^{-1} k̄ with dense LU solves.
     let kt = gram(&Kernel::rbf(sig_t).unwrap(), &Points::from_slice(&xt)).unwrap();
     let ks = gram(&Kernel::rbf(sig_s).unwrap(), &Points::from_slice(&xs)).unwrap();
-    let kbar = kernel_column(&Kernel::rbf(sig_t).unwrap(), &Points::from_slice(&xt), &[xbar])
-        .unwrap();
+    let kbar = kernel_column(
+        &Kernel::rbf(sig_t).unwrap(),
+        &Points::from_slice(&xt),
+        &[xbar],
+    )
+    .unwrap();
     let eye = DMatrix::<f64>::identity(m, m);
     let u = (&kt + &eye * lambda).lu().solve(&kbar).unwrap();
     let beta = (&ks + &eye * lambda).lu().solve(&u).unwrap();
@@ -346,7 +371,11 @@ fn assert_beliefs_equal(a: &TreeKbp, b: &TreeKbp, tol: f64) {
             assert!((p - q).abs() <= tol, "node {}: parzen {p} vs {q}", x.node);
         }
         for (p, q) in x.embedding.iter().zip(&y.embedding) {
-            assert!((p - q).abs() <= tol, "node {}: embedding {p} vs {q}", x.node);
+            assert!(
+                (p - q).abs() <= tol,
+                "node {}: embedding {p} vs {q}",
+                x.node
+            );
         }
         for (p, q) in x.mean.iter().zip(&y.mean) {
             assert!((p - q).abs() <= tol, "node {}: mean {p} vs {q}", x.node);

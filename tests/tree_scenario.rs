@@ -61,7 +61,10 @@ fn posterior_mean_error_falls_as_m_grows() {
         );
     }
     for w in errors.windows(2) {
-        assert!(w[1] < w[0], "errors over m = 100, 200, 400, 800: {errors:?}");
+        assert!(
+            w[1] < w[0],
+            "errors over m = 100, 200, 400, 800: {errors:?}"
+        );
     }
 }
 
@@ -149,7 +152,10 @@ fn bad_input_is_refused_with_the_offending_edge_or_column() {
         ..base.clone()
     };
     let err = build(unknown).err().unwrap();
-    assert!(err.contains("'nope'") && err.contains("'b'") && err.contains("x5"), "{err}");
+    assert!(
+        err.contains("'nope'") && err.contains("'b'") && err.contains("x5"),
+        "{err}"
+    );
     // An unknown evidence node.
     let ev = TreeConfig {
         evidence: BTreeMap::from([("x9".to_string(), vec![0.0])]),
@@ -164,7 +170,10 @@ fn bad_input_is_refused_with_the_offending_edge_or_column() {
     };
     let mut s = build(far).unwrap();
     let w = s.warnings().join("\n");
-    assert!(w.contains("'x2'") && w.contains("outside the data range"), "{w}");
+    assert!(
+        w.contains("'x2'") && w.contains("outside the data range"),
+        "{w}"
+    );
     s.run_all().unwrap();
     assert!(s.beliefs()[0].parzen.iter().all(|v| v.is_finite()));
     // Moving it back inside clears the warning.
@@ -199,12 +208,24 @@ fn broken_and_constant_csv_files_name_the_line_or_column() {
     };
     let mut rows = String::from("a,b,c\n");
     for i in 0..30 {
-        rows.push_str(&format!("{},{},{}\n", i as f64 * 0.1, (i as f64).sin(), 7.0));
+        rows.push_str(&format!(
+            "{},{},{}\n",
+            i as f64 * 0.1,
+            (i as f64).sin(),
+            7.0
+        ));
     }
     std::fs::write(&path, &rows).unwrap();
     let err = build(csv_config(&path)).err().unwrap();
-    assert!(err.contains("'c'") && err.contains("zero variance"), "{err}");
-    std::fs::write(&path, rows.replace("7\n", "7\n").replacen(",7\n", ",x7\n", 1)).unwrap();
+    assert!(
+        err.contains("'c'") && err.contains("zero variance"),
+        "{err}"
+    );
+    std::fs::write(
+        &path,
+        rows.replace("7\n", "7\n").replacen(",7\n", ",x7\n", 1),
+    )
+    .unwrap();
     let err = build(csv_config(&path)).err().unwrap();
     assert!(err.contains("line 2") && err.contains("'x7'"), "{err}");
     std::fs::write(&path, rows.replacen(",7\n", "\n", 1)).unwrap();
@@ -253,16 +274,22 @@ fn the_slider_path_updates_every_hidden_node() {
     assert!(s.finished());
     for t in [0, 2, 3, 4] {
         let after = s.curves(t).unwrap().parzen;
-        let diff: f64 = after.iter().zip(&before[t]).map(|(a, b)| (a - b).abs()).sum();
+        let diff: f64 = after
+            .iter()
+            .zip(&before[t])
+            .map(|(a, b)| (a - b).abs())
+            .sum();
         assert!(diff > 1e-3, "node {t} did not change");
     }
     // The reference follows the evidence too: x3 given x2 = 0.8 has mean sin(1.6).
     let r = s.reference(2).unwrap();
     assert!((r.mean - 1.6f64.sin()).abs() < 1e-3, "{}", r.mean);
     // The view carries what the explorer draws.
-    let beliefscope::scenarios::ScenarioView::Tree(v) = s.view(Some(
-        beliefscope::scenarios::Probe::Message(s.engine().model().graph().message_between(1, 2).unwrap()),
-    )) else {
+    let beliefscope::scenarios::ScenarioView::Tree(v) =
+        s.view(Some(beliefscope::scenarios::Probe::Message(
+            s.engine().model().graph().message_between(1, 2).unwrap(),
+        )))
+    else {
         panic!("not a tree view")
     };
     assert_eq!(v.nodes.len(), 5);
@@ -274,8 +301,10 @@ fn the_slider_path_updates_every_hidden_node() {
     assert!(v.nodes[2].curves.as_ref().unwrap().reference.is_some());
     // Re-rooting keeps the beliefs.
     let b0 = s.curves(4).unwrap().parzen;
-    s.control(&ScenarioControl::Tree(TreeControl::SetRoot(4))).unwrap();
-    s.control(&ScenarioControl::Tree(TreeControl::RunAll)).unwrap();
+    s.control(&ScenarioControl::Tree(TreeControl::SetRoot(4)))
+        .unwrap();
+    s.control(&ScenarioControl::Tree(TreeControl::RunAll))
+        .unwrap();
     assert_eq!(s.curves(4).unwrap().parzen, b0);
     // Clearing the evidence gives the prior back.
     s.control(&ScenarioControl::Tree(TreeControl::ClearEvidence))
@@ -317,7 +346,8 @@ fn slider_latency_m500_n20() {
         let mut parts: BTreeMap<String, f64> = BTreeMap::new();
         for k in 0..21 {
             let node = if k % 3 == 0 { 0 } else { 7 };
-            s.set_evidence(node, Some(vec![0.3 + 0.02 * k as f64])).unwrap();
+            s.set_evidence(node, Some(vec![0.3 + 0.02 * k as f64]))
+                .unwrap();
             times.push(s.query_seconds());
             for (p, v) in s.query_timings() {
                 *parts.entry(p.clone()).or_default() += v / 21.0;

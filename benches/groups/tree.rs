@@ -31,10 +31,30 @@ pub fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("tree_slider_update_m500_n20");
     group.sample_size(20);
     let cases = [
-        ("chain-per-edge", BuiltinData::NongaussChain, Topology::Chain, false),
-        ("chain-shared", BuiltinData::NongaussChain, Topology::Chain, true),
-        ("binary-per-edge", BuiltinData::GaussTree, Topology::Binary, false),
-        ("gauss-tree-chowliu-per-edge", BuiltinData::GaussTree, Topology::ChowLiu, false),
+        (
+            "chain-per-edge",
+            BuiltinData::NongaussChain,
+            Topology::Chain,
+            false,
+        ),
+        (
+            "chain-shared",
+            BuiltinData::NongaussChain,
+            Topology::Chain,
+            true,
+        ),
+        (
+            "binary-per-edge",
+            BuiltinData::GaussTree,
+            Topology::Binary,
+            false,
+        ),
+        (
+            "gauss-tree-chowliu-per-edge",
+            BuiltinData::GaussTree,
+            Topology::ChowLiu,
+            false,
+        ),
     ];
     for (label, data, topology, shared) in cases {
         let mut s = TreeScenario::new(config(data, topology, shared), &cancel).unwrap();

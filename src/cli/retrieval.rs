@@ -38,10 +38,19 @@ pub struct RetrievalArgs {
 
 /// Parses "2..9" (inclusive) or "2,5,9".
 pub fn parse_lengths(text: &str) -> Result<Vec<usize>> {
-    let bad = || Error::param("lengths", format!("'{text}' is not a range 'A..B' or a list 'A,B,C'"));
+    let bad = || {
+        Error::param(
+            "lengths",
+            format!("'{text}' is not a range 'A..B' or a list 'A,B,C'"),
+        )
+    };
     if let Some((a, b)) = text.split_once("..") {
         let a: usize = a.trim().parse().map_err(|_| bad())?;
-        let b: usize = b.trim().trim_start_matches('=').parse().map_err(|_| bad())?;
+        let b: usize = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
         if a > b {
             return Err(bad());
         }

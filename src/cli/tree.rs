@@ -12,10 +12,10 @@ use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
 use crate::io::csv::{read_edge_list, write_csv};
 use crate::io::results::write_atomic;
-use crate::scenarios::{CancelFlag, Scenario};
 use crate::scenarios::tree::{
     BuiltinData, DataSource, NodeSpec, Topology, TreeConfig, TreeScenario, builtin,
 };
+use crate::scenarios::{CancelFlag, Scenario};
 
 #[derive(Debug, Clone, Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["data", "builtin"])))]
@@ -115,9 +115,9 @@ pub fn parse_nodes(text: &str) -> Result<Vec<NodeSpec>> {
 pub fn parse_evidence(text: &str) -> Result<BTreeMap<String, Vec<f64>>> {
     let mut out = BTreeMap::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, value) = part.split_once('=').ok_or_else(|| {
-            Error::param("evidence", format!("'{part}' is not NAME=VALUE"))
-        })?;
+        let (name, value) = part
+            .split_once('=')
+            .ok_or_else(|| Error::param("evidence", format!("'{part}' is not NAME=VALUE")))?;
         let values: Vec<f64> = value
             .split(':')
             .map(|v| {
@@ -163,7 +163,12 @@ impl TreeArgs {
                 size: self.size,
                 seed: self.data_seed.unwrap_or(0),
             },
-            (None, None) => return Err(Error::param("data", "give --data FILE.csv or --builtin NAME")),
+            (None, None) => {
+                return Err(Error::param(
+                    "data",
+                    "give --data FILE.csv or --builtin NAME",
+                ));
+            }
         };
         if self.data.is_some() && (self.rows.is_some() || self.size.is_some()) {
             return Err(Error::param(

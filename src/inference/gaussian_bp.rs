@@ -106,8 +106,7 @@ impl GaussianTree {
                 format!("{} dimensions for {n} nodes", dims.len()),
             ));
         }
-        let mut j_node: Vec<DMatrix<f64>> =
-            dims.iter().map(|&d| DMatrix::zeros(d, d)).collect();
+        let mut j_node: Vec<DMatrix<f64>> = dims.iter().map(|&d| DMatrix::zeros(d, d)).collect();
         let mut h_node: Vec<DVector<f64>> = dims.iter().map(|&d| DVector::zeros(d)).collect();
         let mut j_edge: Vec<DMatrix<f64>> = graph
             .edges()
@@ -203,7 +202,10 @@ impl GaussianTree {
             if m < dp + 2 {
                 return Err(Error::param(
                     "Gaussian BP",
-                    format!("edge {p} - {node} has {m} samples; least squares needs {}", dp + 2),
+                    format!(
+                        "edge {p} - {node} has {m} samples; least squares needs {}",
+                        dp + 2
+                    ),
                 ));
             }
             let xp = gather(p, rows);
@@ -433,7 +435,11 @@ mod tests {
             0,
             DVector::from_element(1, 1.0),
             scalar(2.0),
-            &[e(0, 1, 0.5, 1.0, 0.3), e(1, 2, -1.0, 0.0, 0.5), e(1, 3, 2.0, 0.0, 1.0)],
+            &[
+                e(0, 1, 0.5, 1.0, 0.3),
+                e(1, 2, -1.0, 0.0, 0.5),
+                e(1, 3, 2.0, 0.0, 1.0),
+            ],
         )
         .unwrap();
         let ev = vec![None, None, Some(vec![0.7]), None];

@@ -160,7 +160,10 @@ fn check_names(names: &[String], what: &str) -> Result<()> {
     let mut seen = BTreeMap::new();
     for (i, n) in names.iter().enumerate() {
         if n.is_empty() {
-            return Err(Error::Io(format!("{what}: column {} has an empty name", i + 1)));
+            return Err(Error::Io(format!(
+                "{what}: column {} has an empty name",
+                i + 1
+            )));
         }
         if let Some(j) = seen.insert(n.as_str(), i) {
             return Err(Error::Io(format!(
@@ -285,7 +288,9 @@ impl EdgeList {
 
     /// The file text: every node (with its columns and position when set), then the edges.
     pub fn to_text(&self) -> String {
-        let mut out = String::from("# beliefscope tree: 'node NAME [= COL, ...] [@ X Y]', then one 'A - B' per edge\n");
+        let mut out = String::from(
+            "# beliefscope tree: 'node NAME [= COL, ...] [@ X Y]', then one 'A - B' per edge\n",
+        );
         for n in &self.nodes {
             let _ = write!(out, "node {}", n.name);
             if !n.columns.is_empty() && n.columns != [n.name.clone()] {
@@ -328,7 +333,10 @@ pub fn parse_edge_list(text: &str, source: &str) -> Result<EdgeList> {
         if line.is_empty() {
             continue;
         }
-        if let Some(rest) = line.strip_prefix("node ").or_else(|| line.strip_prefix("node\t")) {
+        if let Some(rest) = line
+            .strip_prefix("node ")
+            .or_else(|| line.strip_prefix("node\t"))
+        {
             let (decl, position) = match rest.split_once('@') {
                 Some((d, p)) => {
                     let nums: Vec<&str> = p.split_whitespace().collect();
@@ -439,12 +447,20 @@ mod tests {
 
     #[test]
     fn bad_tables_name_the_line_and_column() {
-        let e = parse_csv("a,b\n1,2\n3,x\n", "f.csv").unwrap_err().to_string();
-        assert!(e.contains("line 3") && e.contains("'b'") && e.contains("'x'"), "{e}");
+        let e = parse_csv("a,b\n1,2\n3,x\n", "f.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 3") && e.contains("'b'") && e.contains("'x'"),
+            "{e}"
+        );
         let e = parse_csv("a,b\n1,2\n3\n", "f.csv").unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("1 fields"), "{e}");
         let e = parse_csv("a,b\n1,NaN\n", "f.csv").unwrap_err().to_string();
-        assert!(e.contains("line 2") && e.contains("'b'") && e.contains("NaN"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("'b'") && e.contains("NaN"),
+            "{e}"
+        );
         let e = parse_csv("a,a\n1,2\n", "f.csv").unwrap_err().to_string();
         assert!(e.contains("twice"), "{e}");
         assert!(parse_csv("a,b\n", "f.csv").is_err());
@@ -464,7 +480,9 @@ mod tests {
         assert_eq!(l.edges, [(1, 0), (0, 2), (2, 3)]);
         let again = parse_edge_list(&l.to_text(), "again").unwrap();
         assert_eq!(again, l);
-        let e = parse_edge_list("a - b\nb - a\n", "t").unwrap_err().to_string();
+        let e = parse_edge_list("a - b\nb - a\n", "t")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2") && e.contains("line 1"), "{e}");
         let e = parse_edge_list("a - a\n", "t").unwrap_err().to_string();
         assert!(e.contains("self loop"), "{e}");

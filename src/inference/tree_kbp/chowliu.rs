@@ -132,13 +132,9 @@ mod tests {
         ];
         let rows: Vec<usize> = (0..30).collect();
         let w = hsic_matrix(&vals, &[k.clone(), k.clone()], &rows).unwrap();
-        let direct = crate::kernel::hsic_points(
-            &k,
-            &Points::from_slice(&x),
-            &k,
-            &Points::from_slice(&y),
-        )
-        .unwrap();
+        let direct =
+            crate::kernel::hsic_points(&k, &Points::from_slice(&x), &k, &Points::from_slice(&y))
+                .unwrap();
         assert!((w[(0, 1)] - direct).abs() < 1e-12 * direct.abs().max(1.0));
     }
 }

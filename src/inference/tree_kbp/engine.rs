@@ -464,7 +464,8 @@ impl TreeKbp {
             w /= ws;
             log_scale += ws.ln();
         }
-        let embedding = model.apply(node, Target::Eval, nm.belief_set, &w)? / bset.rows.len() as f64;
+        let embedding =
+            model.apply(node, Target::Eval, nm.belief_set, &w)? / bset.rows.len() as f64;
         let d = model.dim(node);
         let total: f64 = w.sum();
         let mut mean = vec![0.0; d];
@@ -475,9 +476,10 @@ impl TreeKbp {
         }
         mean.iter_mut().for_each(|m| *m /= total);
         let argmax_of = |v: &DVector<f64>| -> Vec<f64> {
-            let i = v.iter().enumerate().fold(0, |best, (i, &x)| {
-                if x > v[best] { i } else { best }
-            });
+            let i =
+                v.iter()
+                    .enumerate()
+                    .fold(0, |best, (i, &x)| if x > v[best] { i } else { best });
             eval.row(i).to_vec()
         };
         let rescale = |v: DVector<f64>| -> Vec<f64> {

@@ -195,7 +195,12 @@ impl TreeKbpModel {
             .edges()
             .iter()
             .enumerate()
-            .map(|(e, &(a, b))| (intern(a, &edge_rows[e], true), intern(b, &edge_rows[e], true)))
+            .map(|(e, &(a, b))| {
+                (
+                    intern(a, &edge_rows[e], true),
+                    intern(b, &edge_rows[e], true),
+                )
+            })
             .collect();
         let belief_set: Vec<usize> = (0..n).map(|t| intern(t, &belief_rows[t], false)).collect();
 

@@ -156,7 +156,8 @@ impl TrueModel {
     pub fn posterior(&self, evidence: &[Option<f64>]) -> Result<Vec<Option<ReferenceMarginal>>> {
         match self {
             TrueModel::Gaussian(t) => {
-                let ev: Vec<Option<Vec<f64>>> = evidence.iter().map(|e| e.map(|v| vec![v])).collect();
+                let ev: Vec<Option<Vec<f64>>> =
+                    evidence.iter().map(|e| e.map(|v| vec![v])).collect();
                 Ok(t.posterior(&ev)?
                     .into_iter()
                     .map(|m| {
@@ -312,7 +313,10 @@ impl RetrievalModel {
 /// Generates `rows` rows of a built-in with `size` variables from `seed`.
 pub fn generate(kind: BuiltinData, size: usize, rows: usize, seed: u64) -> Result<Builtin> {
     if rows < 2 {
-        return Err(Error::param("rows", format!("need at least 2 rows, got {rows}")));
+        return Err(Error::param(
+            "rows",
+            format!("need at least 2 rows, got {rows}"),
+        ));
     }
     let min_size = if kind == BuiltinData::Retrieval { 2 } else { 2 };
     if !(min_size..=200).contains(&size) {

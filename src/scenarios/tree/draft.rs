@@ -25,16 +25,34 @@ pub struct DraftNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DraftProblem {
     Empty,
-    SelfLoop { node: usize },
-    DuplicateEdge { edge: (usize, usize) },
+    SelfLoop {
+        node: usize,
+    },
+    DuplicateEdge {
+        edge: (usize, usize),
+    },
     /// This edge closes a cycle.
-    Cycle { edge: (usize, usize) },
+    Cycle {
+        edge: (usize, usize),
+    },
     /// This node cannot be reached from node 0.
-    Disconnected { node: usize },
-    NoColumns { node: usize },
-    UnknownColumn { node: usize, column: String },
-    ColumnTwice { column: String, nodes: (usize, usize) },
-    DuplicateName { node: usize },
+    Disconnected {
+        node: usize,
+    },
+    NoColumns {
+        node: usize,
+    },
+    UnknownColumn {
+        node: usize,
+        column: String,
+    },
+    ColumnTwice {
+        column: String,
+        nodes: (usize, usize),
+    },
+    DuplicateName {
+        node: usize,
+    },
 }
 
 impl DraftProblem {
@@ -69,7 +87,9 @@ impl DraftProblem {
         };
         match self {
             DraftProblem::Empty => "the tree has no nodes".into(),
-            DraftProblem::SelfLoop { node } => format!("edge {} - {} is a self loop", n(*node), n(*node)),
+            DraftProblem::SelfLoop { node } => {
+                format!("edge {} - {} is a self loop", n(*node), n(*node))
+            }
             DraftProblem::DuplicateEdge { edge: (a, b) } => {
                 format!("edge {} - {} is already there", n(*a), n(*b))
             }
@@ -87,8 +107,15 @@ impl DraftProblem {
             DraftProblem::UnknownColumn { node, column } => {
                 format!("node {}: the data has no column '{column}'", n(*node))
             }
-            DraftProblem::ColumnTwice { column, nodes: (a, b) } => {
-                format!("column '{column}' is assigned to both {} and {}", n(*a), n(*b))
+            DraftProblem::ColumnTwice {
+                column,
+                nodes: (a, b),
+            } => {
+                format!(
+                    "column '{column}' is assigned to both {} and {}",
+                    n(*a),
+                    n(*b)
+                )
             }
             DraftProblem::DuplicateName { node } => {
                 format!("two nodes are named '{}'", n(*node))
@@ -445,7 +472,10 @@ mod tests {
         assert_eq!(p.node(), Some(c));
         assert!(p.message(&d).contains("zz"), "{}", p.message(&d));
         d.assign_columns(c, vec!["p".into()]);
-        assert!(matches!(d.validate(&cols), Err(DraftProblem::ColumnTwice { .. })));
+        assert!(matches!(
+            d.validate(&cols),
+            Err(DraftProblem::ColumnTwice { .. })
+        ));
         d.assign_columns(c, vec![]);
         d.remove_node(c);
         assert!(d.validate(&cols).is_ok());
@@ -457,7 +487,10 @@ mod tests {
         let e = d.add_node([0.5, 0.9]);
         d.assign_columns(e, vec!["r".into()]);
         d.assign_columns(b, vec!["q".into()]);
-        assert_eq!(d.validate(&cols), Err(DraftProblem::Disconnected { node: e }));
+        assert_eq!(
+            d.validate(&cols),
+            Err(DraftProblem::Disconnected { node: e })
+        );
         let back = TreeDraft::from_edge_list(&d.to_edge_list());
         assert_eq!(back, d);
         assert_eq!(d.node_at([0.49, 0.88], 0.05), Some(e));

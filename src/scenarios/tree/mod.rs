@@ -43,8 +43,7 @@ pub use view::{
 };
 
 /// How λ is written, for labels and results.json.
-pub const LAMBDA_CONVENTION: &str =
-    "Gram-diagonal form: K + lambda I (lambda added to the Gram matrix's diagonal as is, not scaled by m)";
+pub const LAMBDA_CONVENTION: &str = "Gram-diagonal form: K + lambda I (lambda added to the Gram matrix's diagonal as is, not scaled by m)";
 
 /// Live changes the window sends while a tree scenario runs (no model rebuild).
 #[derive(Debug, Clone, PartialEq)]
@@ -441,18 +440,18 @@ impl TreeScenario {
             _ => (Vec::new(), 0.0),
         };
         let curve = if self.problem.model.dim(to) == 1 {
-            self.engine
-                .message_at_eval(msg)
-                .ok()
-                .flatten()
-                .map(|v| {
-                    let s = v.amax();
-                    let ys = if s > 0.0 { (v / s).iter().copied().collect() } else { v.iter().copied().collect() };
-                    (
-                        Arc::new(self.problem.model.eval_points(to).as_slice().to_vec()),
-                        ys,
-                    )
-                })
+            self.engine.message_at_eval(msg).ok().flatten().map(|v| {
+                let s = v.amax();
+                let ys = if s > 0.0 {
+                    (v / s).iter().copied().collect()
+                } else {
+                    v.iter().copied().collect()
+                };
+                (
+                    Arc::new(self.problem.model.eval_points(to).as_slice().to_vec()),
+                    ys,
+                )
+            })
         } else {
             None
         };
@@ -623,7 +622,12 @@ impl TreeScenario {
                 let _ = writeln!(
                     out,
                     "{},{},{},{},{},{}",
-                    self.problem.names[t], c.xs[i], c.parzen[i], c.embedding[i], c.gaussian_bp[i], r
+                    self.problem.names[t],
+                    c.xs[i],
+                    c.parzen[i],
+                    c.embedding[i],
+                    c.gaussian_bp[i],
+                    r
                 );
             }
         }
@@ -687,7 +691,10 @@ impl Scenario for TreeScenario {
         match c {
             TreeControl::SetEvidence { node, value } => {
                 if *node >= self.problem.names.len() {
-                    return Err(Error::param("evidence", format!("node {node} does not exist")));
+                    return Err(Error::param(
+                        "evidence",
+                        format!("node {node} does not exist"),
+                    ));
                 }
                 self.set_evidence(*node, value.clone())
             }
@@ -742,7 +749,8 @@ impl Scenario for TreeScenario {
         }
         if let Some(te) = &p.true_edges {
             let norm = |v: &[(usize, usize)]| {
-                let mut s: Vec<(usize, usize)> = v.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+                let mut s: Vec<(usize, usize)> =
+                    v.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
                 s.sort_unstable();
                 s
             };
@@ -802,7 +810,10 @@ impl Scenario for TreeScenario {
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
         write_atomic(&dir.join("beliefs.csv"), self.beliefs_csv().as_bytes())?;
-        write_atomic(&dir.join("curves.csv"), curves_csv(&self.history).as_bytes())?;
+        write_atomic(
+            &dir.join("curves.csv"),
+            curves_csv(&self.history).as_bytes(),
+        )?;
         let draft = TreeDraft::from_tree(
             &self.problem.names,
             &self.problem.column_names,
