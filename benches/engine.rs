@@ -9,12 +9,15 @@ use criterion::{Criterion, criterion_group, criterion_main};
 mod discrete_benches;
 #[path = "groups/kbp.rs"]
 mod kbp_benches;
+#[path = "groups/kernel.rs"]
+mod kernel_benches;
 #[path = "groups/tree.rs"]
 mod tree_benches;
 
 fn all(c: &mut Criterion) {
     discrete_benches::benches(c);
     kbp_benches::benches(c);
+    kernel_benches::benches(c);
     tree_benches::benches(c);
 }
 

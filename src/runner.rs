@@ -195,12 +195,11 @@ impl Worker {
             }
             if self.playing {
                 self.step_once();
-                if !self.playing {
-                    self.send_snapshot();
-                } else if self
+                // Always report the last iteration; while playing, at most ~60 per second.
+                let due = self
                     .last_snapshot
-                    .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
-                {
+                    .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL);
+                if !self.playing || due {
                     self.send_snapshot();
                 }
             }

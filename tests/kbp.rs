@@ -216,7 +216,8 @@ fn bad_parameters_are_clear_errors() {
             .err()
             .map(|e| e.to_string())
     };
-    let cases: Vec<(Box<dyn Fn(&mut DenoiseConfig)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut DenoiseConfig)>;
+    let cases: Vec<(Edit, &str)> = vec![
         (Box::new(|c| c.kbp.lambda = 0.0), "lambda"),
         (Box::new(|c| c.kbp.lambda = -1.0), "lambda"),
         (Box::new(|c| c.kbp.epsilon = 0.0), "epsilon"),

@@ -5,7 +5,6 @@
 
 use criterion::{BenchmarkId, Criterion};
 
-use beliefscope::inference::Inference;
 use beliefscope::scenarios::CancelFlag;
 use beliefscope::scenarios::denoise::{DenoiseConfig, DenoiseData, build_run};
 

@@ -203,7 +203,7 @@ fn compute_message(
     }
     let table = mrf.table(m / 2);
     out.iter_mut().for_each(|o| *o = 0.0);
-    if m % 2 == 0 {
+    if m.is_multiple_of(2) {
         // Message a -> b: out[j] = Σ_i ψ[i, j] product[i]; rows of the table are contiguous.
         for (i, &p) in product.iter().enumerate() {
             if p == 0.0 {

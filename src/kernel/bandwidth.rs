@@ -302,8 +302,10 @@ pub fn loo_cv_bandwidth(points: &Points, options: &LooCvOptions) -> Result<LooCv
     let (lo, hi) = match (options.sigma_min, options.sigma_max) {
         (Some(a), Some(b)) => (a, b),
         (a, b) => {
+            let first = points.row(idx[0]);
+            let constant = idx.iter().all(|&i| points.row(i) == first);
             let scale = rms_spread(points, &idx);
-            if scale <= 0.0 {
+            if constant || scale <= 0.0 {
                 return Err(KernelError::ZeroSpread {
                     what: "leave-one-out bandwidth selection",
                 });
@@ -378,9 +380,10 @@ fn rms_spread(points: &Points, idx: &[usize]) -> f64 {
     let mut mean = vec![0.0; d];
     for &i in idx {
         for (m, v) in mean.iter_mut().zip(points.row(i)) {
-            *m += v / s;
+            *m += v;
         }
     }
+    mean.iter_mut().for_each(|m| *m /= s);
     let total: f64 = idx.iter().map(|&i| sq_dist(points.row(i), &mean)).sum();
     (total / s).sqrt()
 }

@@ -29,23 +29,46 @@ pub(crate) trait PairVisitor {
     fn visit<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(self, f: F) -> Self::Out;
 }
 
-/// Dispatch `kernel` (for points of dimension `d`) to a specialised closure.
+/// Squared distance for a fixed dimension `D` (unrolled; same summation order as
+/// [`sq_dist`], hence bit-identical).
+#[inline(always)]
+fn sq_dist_fixed<const D: usize>(x: &[f64], y: &[f64]) -> f64 {
+    let x: &[f64; D] = x.try_into().expect("point dimension");
+    let y: &[f64; D] = y.try_into().expect("point dimension");
+    let mut s = 0.0;
+    for k in 0..D {
+        let t = x[k] - y[k];
+        s += t * t;
+    }
+    s
+}
+
+/// Dispatch a distance-based kernel `g(sq_dist)` to a closure specialised for small `d`.
+fn with_sq_fn<V: PairVisitor, G: Fn(f64) -> f64 + Sync + Send + Copy>(
+    d: usize,
+    g: G,
+    v: V,
+) -> V::Out {
+    match d {
+        1 => v.visit(move |x: &[f64], y: &[f64]| g(sq_dist_fixed::<1>(x, y))),
+        2 => v.visit(move |x: &[f64], y: &[f64]| g(sq_dist_fixed::<2>(x, y))),
+        3 => v.visit(move |x: &[f64], y: &[f64]| g(sq_dist_fixed::<3>(x, y))),
+        4 => v.visit(move |x: &[f64], y: &[f64]| g(sq_dist_fixed::<4>(x, y))),
+        _ => v.visit(move |x: &[f64], y: &[f64]| g(sq_dist(x, y))),
+    }
+}
+
+/// Dispatch `kernel` (for points of dimension `d`) to a specialised closure whose values
+/// are bit-identical to [`Kernel::eval`].
 pub(crate) fn with_pair_fn<V: PairVisitor>(kernel: &Kernel, d: usize, v: V) -> V::Out {
     match *kernel {
         Kernel::Rbf { sigma } => {
             let s = rbf_scale(sigma);
-            if d == 1 {
-                v.visit(move |x: &[f64], y: &[f64]| {
-                    let t = x[0] - y[0];
-                    rbf_from_sq(t * t, s)
-                })
-            } else {
-                v.visit(move |x: &[f64], y: &[f64]| rbf_from_sq(sq_dist(x, y), s))
-            }
+            with_sq_fn(d, move |sq| rbf_from_sq(sq, s), v)
         }
         Kernel::Laplacian { sigma } => {
             let inv = 1.0 / sigma;
-            v.visit(move |x: &[f64], y: &[f64]| laplacian_from_sq(sq_dist(x, y), inv))
+            with_sq_fn(d, move |sq| laplacian_from_sq(sq, inv), v)
         }
         Kernel::Linear => v.visit(|x: &[f64], y: &[f64]| dot(x, y)),
         Kernel::VonMisesFisher { kappa } => {
@@ -59,6 +82,14 @@ pub(crate) fn with_pair_fn<V: PairVisitor>(kernel: &Kernel, d: usize, v: V) -> V
 pub(crate) fn check_inputs(kernel: &Kernel, x: &Points) -> Result<()> {
     kernel.check_dim(x.dim())?;
     x.check_finite()
+}
+
+/// An `r x c` zero matrix from `vec![0.0; r * c]`, which becomes `calloc`: large buffers
+/// come straight from the OS as untouched zero pages, so the page faults happen in the
+/// parallel workers that first write them, not in a serial `memset` (`DMatrix::zeros` may
+/// compile to one).
+pub(crate) fn zeros_lazy(r: usize, c: usize) -> DMatrix<f64> {
+    DMatrix::from_vec(r, c, vec![0.0; r * c])
 }
 
 /// A raw pointer that may be shared between rayon tasks writing disjoint entries.
@@ -93,7 +124,7 @@ impl SharedMut {
 pub fn gram(kernel: &Kernel, x: &Points) -> Result<DMatrix<f64>> {
     check_inputs(kernel, x)?;
     let m = x.len();
-    let mut k = DMatrix::<f64>::zeros(m, m);
+    let mut k = zeros_lazy(m, m);
     if m == 0 {
         return Ok(k);
     }
@@ -108,19 +139,20 @@ pub fn gram(kernel: &Kernel, x: &Points) -> Result<DMatrix<f64>> {
             let out = self.out;
             let m = x.len();
             let nt = m.div_ceil(TILE);
-            // Upper-triangular tiles (bi <= bj), largest work first for better balancing.
+            // Upper-triangular tiles (bi <= bj).
             let tiles: Vec<(usize, usize)> = (0..nt)
                 .flat_map(|bj| (0..=bj).map(move |bi| (bi, bj)))
                 .collect();
+            let data = x.as_slice();
+            let d = x.dim();
             let run = |&(bi, bj): &(usize, usize)| {
                 let (i0, i1) = (bi * TILE, ((bi + 1) * TILE).min(m));
                 let (j0, j1) = (bj * TILE, ((bj + 1) * TILE).min(m));
                 let p = out.get();
-                for j in j0..j1 {
-                    let xj = x.row(j);
+                for (j, xj) in (j0..j1).zip(data[j0 * d..j1 * d].chunks_exact(d)) {
                     let iend = if bi == bj { j + 1 } else { i1 };
-                    for i in i0..iend {
-                        let v = f(x.row(i), xj);
+                    for (i, xi) in (i0..iend).zip(data[i0 * d..iend * d].chunks_exact(d)) {
+                        let v = f(xi, xj);
                         // SAFETY: (i, j) with i <= j lies in exactly one upper tile (this one),
                         // and its mirror (j, i) is written only by this tile as well; both
                         // indices are < m so the writes are in bounds of the m x m buffer.
@@ -162,7 +194,7 @@ pub fn cross_gram(kernel: &Kernel, eval: &Points, support: &Points) -> Result<DM
     check_inputs(kernel, eval)?;
     support.check_finite()?;
     let (n, m) = (eval.len(), support.len());
-    let mut k = DMatrix::<f64>::zeros(n, m);
+    let mut k = zeros_lazy(n, m);
     if n == 0 || m == 0 {
         return Ok(k);
     }
@@ -179,16 +211,17 @@ pub fn cross_gram(kernel: &Kernel, eval: &Points, support: &Points) -> Result<DM
             let m = support.len();
             // Column blocks: enough for load balancing, each at least a few columns.
             let cols_per_block = (m / (8 * rayon::current_num_threads().max(1))).clamp(1, 64);
+            let (edata, sdata, d) = (eval.as_slice(), support.as_slice(), eval.dim());
             let run = |(b, chunk): (usize, &mut [f64])| {
                 let j0 = b * cols_per_block;
                 let ncols = chunk.len() / n;
+                let sup = sdata[j0 * d..(j0 + ncols) * d].chunks_exact(d);
                 for r0 in (0..n).step_by(ROW_BLOCK) {
                     let r1 = (r0 + ROW_BLOCK).min(n);
-                    for c in 0..ncols {
-                        let sj = support.row(j0 + c);
-                        let col = &mut chunk[c * n..(c + 1) * n];
-                        for (i, v) in col[r0..r1].iter_mut().enumerate() {
-                            *v = f(eval.row(r0 + i), sj);
+                    let rows = &edata[r0 * d..r1 * d];
+                    for (col, sj) in chunk.chunks_exact_mut(n).zip(sup.clone()) {
+                        for (v, ei) in col[r0..r1].iter_mut().zip(rows.chunks_exact(d)) {
+                            *v = f(ei, sj);
                         }
                     }
                 }
@@ -249,19 +282,17 @@ pub fn kernel_column(kernel: &Kernel, x: &Points, y: &[f64]) -> Result<DVector<f
         type Out = ();
         fn visit<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(self, f: F) {
             let (x, y) = (self.x, self.y);
-            if self.out.len() < PAR_THRESHOLD {
-                for (i, v) in self.out.iter_mut().enumerate() {
-                    *v = f(x.row(i), y);
+            let d = x.dim();
+            let fill = |(b, chunk): (usize, &mut [f64])| {
+                let rows = &x.as_slice()[b * 1024 * d..(b * 1024 + chunk.len()) * d];
+                for (v, xi) in chunk.iter_mut().zip(rows.chunks_exact(d)) {
+                    *v = f(xi, y);
                 }
+            };
+            if self.out.len() < PAR_THRESHOLD {
+                self.out.chunks_mut(1024).enumerate().for_each(fill);
             } else {
-                self.out
-                    .par_chunks_mut(1024)
-                    .enumerate()
-                    .for_each(|(b, chunk)| {
-                        for (i, v) in chunk.iter_mut().enumerate() {
-                            *v = f(x.row(b * 1024 + i), y);
-                        }
-                    });
+                self.out.par_chunks_mut(1024).enumerate().for_each(fill);
             }
         }
     }

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::error::{KernelError, Result, check_finite};
-use super::gram::{PairVisitor, check_inputs, with_pair_fn};
+use super::gram::{PairVisitor, check_inputs, with_pair_fn, zeros_lazy};
 use super::kernels::Kernel;
 use super::params::{EPSILON, MAX_RANK};
 use super::points::Points;
@@ -81,6 +81,8 @@ pub struct IncompleteCholesky {
     tri: Vec<f64>,
     residual: DVector<f64>,
     options: IncompleteCholeskyOptions,
+    /// The residual threshold actually used: `max(epsilon^2, rounding floor)`.
+    threshold: f64,
 }
 
 impl IncompleteCholesky {
@@ -171,6 +173,23 @@ impl IncompleteCholesky {
         self.residual.iter().copied().fold(0.0, f64::max)
     }
 
+    /// Whether the tolerance was reached (max residual `<= max(epsilon^2, rounding floor)`);
+    /// `false` means the factorisation stopped at `max_rank` first.
+    pub fn converged(&self) -> bool {
+        self.residual
+            .iter()
+            .zip(&self.is_pivot_mask())
+            .all(|(&d, &p)| p || d <= self.threshold)
+    }
+
+    fn is_pivot_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.len()];
+        for &p in &self.pivots {
+            mask[p] = true;
+        }
+        mask
+    }
+
     /// `R` as a `rank x m` matrix (a transposed copy, O(m rank)).
     pub fn r(&self) -> DMatrix<f64> {
         self.rt.transpose()
@@ -224,8 +243,8 @@ impl IncompleteCholesky {
         for s in (0..r).rev() {
             a[s] /= self.nu[s];
             let v = a[s];
-            for t in 0..s {
-                a[t] -= self.tri[s * r + t] * v;
+            for (at, c) in a[..s].iter_mut().zip(&self.tri[s * r..s * r + s]) {
+                *at -= c * v;
             }
         }
         Ok(DVector::from_vec(a))
@@ -254,7 +273,7 @@ impl IncompleteCholesky {
         )?;
         y.check_finite()?;
         let r = self.rank();
-        let mut out = DMatrix::<f64>::zeros(r, y.len());
+        let mut out = zeros_lazy(r, y.len());
         if r == 0 {
             return Ok(out);
         }
@@ -321,6 +340,7 @@ fn factorise<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(
     f: F,
 ) -> IncompleteCholesky {
     let m = x.len();
+    let d = x.dim();
     let mut diag: Vec<f64> = x.rows().map(|r| f(r, r)).collect();
     let max_diag0 = diag.iter().copied().fold(0.0, f64::max);
     let tol = (options.epsilon * options.epsilon).max(1e3 * f64::EPSILON * max_diag0);
@@ -355,8 +375,9 @@ fn factorise<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(
         let coef = &coef;
         let step = |(b, (new_c, diag_c)): (usize, (&mut [f64], &mut [f64]))| {
             let i0 = b * CHUNK;
-            for (i, v) in new_c.iter_mut().enumerate() {
-                *v = f(x.row(i0 + i), xp);
+            let rows = &x.as_slice()[i0 * d..(i0 + new_c.len()) * d];
+            for (v, xi) in new_c.iter_mut().zip(rows.chunks_exact(d)) {
+                *v = f(xi, xp);
             }
             for (t, &c) in coef.iter().enumerate() {
                 let row = &prev[t * m + i0..t * m + i0 + new_c.len()];
@@ -401,6 +422,7 @@ fn factorise<F: Fn(&[f64], &[f64]) -> f64 + Sync + Send + Copy>(
         tri,
         residual: DVector::from_vec(diag),
         options: *options,
+        threshold: tol,
     }
 }
 
@@ -453,5 +475,13 @@ mod tests {
         .unwrap();
         assert_eq!(ic.rank(), 7);
         assert!(ic.max_residual() > 1e-12);
+        assert!(!ic.converged());
+        let full = IncompleteCholesky::new(
+            &Kernel::rbf(1.0).unwrap(),
+            &Points::from_slice(&x),
+            &IncompleteCholeskyOptions::with_epsilon(1e-6),
+        )
+        .unwrap();
+        assert!(full.converged());
     }
 }

@@ -237,6 +237,48 @@ impl Kernel {
         Ok(k)
     }
 
+    /// Names of the kernel families, in the order a GUI combo box should list them
+    /// (see [`Kernel::from_name`]).
+    pub const NAMES: [&'static str; 6] = [
+        "rbf",
+        "laplacian",
+        "linear",
+        "polynomial",
+        "von-mises-fisher",
+        "delta",
+    ];
+
+    /// The kernel family `name` (one of [`Kernel::NAMES`]) with default parameters from
+    /// the specs (`sigma = 1`, `c = 1`, `degree = 2`, `kappa = 1`); `None` for an unknown
+    /// name. Products are built with [`Kernel::product`].
+    ///
+    /// ```
+    /// use beliefscope::kernel::Kernel;
+    /// for name in Kernel::NAMES {
+    ///     assert_eq!(Kernel::from_name(name).unwrap().name(), name);
+    /// }
+    /// ```
+    pub fn from_name(name: &str) -> Option<Kernel> {
+        Some(match name {
+            "rbf" => Kernel::Rbf {
+                sigma: SIGMA.default,
+            },
+            "laplacian" => Kernel::Laplacian {
+                sigma: SIGMA.default,
+            },
+            "linear" => Kernel::Linear,
+            "polynomial" => Kernel::Polynomial {
+                c: POLY_OFFSET.default,
+                degree: POLY_DEGREE.default as u32,
+            },
+            "von-mises-fisher" => Kernel::VonMisesFisher {
+                kappa: KAPPA.default,
+            },
+            "delta" => Kernel::Delta,
+            _ => return None,
+        })
+    }
+
     /// Short name for display ("rbf", "laplacian", ...).
     pub fn name(&self) -> &'static str {
         match self {

@@ -68,7 +68,7 @@ pub use bandwidth::{
     median_heuristic, median_pairwise_distance, silverman,
 };
 pub use dense_cholesky::cholesky_in_place;
-pub use error::KernelError;
+pub use error::{KernelError, Result as KernelResult};
 pub use gram::{cross_gram, gram, gram_diagonal, kernel_column};
 pub use hsic::{hsic, hsic_points};
 pub use incomplete_cholesky::{IncompleteCholesky, IncompleteCholeskyOptions};

@@ -41,10 +41,17 @@ impl<'a> Points<'a> {
     ///
     /// Errors if `d == 0` or `values.len()` is not a multiple of `d`. O(1).
     pub fn from_row_major(values: &'a [f64], d: usize) -> Result<Self> {
-        if d == 0 || !values.len().is_multiple_of(d) {
+        if d == 0 {
             return Err(KernelError::DimensionMismatch {
-                what: "row-major points (length must be a multiple of the dimension)",
-                expected: d.max(1) * (values.len() / d.max(1)),
+                what: "row-major points: dimension (must be >= 1)",
+                expected: 1,
+                got: 0,
+            });
+        }
+        if !values.len().is_multiple_of(d) {
+            return Err(KernelError::DimensionMismatch {
+                what: "row-major points: buffer length (must be a multiple of the dimension)",
+                expected: values.len().next_multiple_of(d),
                 got: values.len(),
             });
         }

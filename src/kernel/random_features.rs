@@ -16,6 +16,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use super::error::{KernelError, Result, check_finite};
+use super::gram::zeros_lazy;
 use super::kernels::Kernel;
 use super::params::{NUM_FEATURES, SIGMA};
 use super::points::Points;
@@ -142,7 +143,7 @@ impl RandomFourierFeatures {
         x.check_dim("random Fourier features: point dimension", self.dim)?;
         x.check_finite()?;
         let big_d = self.num_features();
-        let mut out = DMatrix::zeros(big_d, x.len());
+        let mut out = zeros_lazy(big_d, x.len());
         out.as_mut_slice()
             .par_chunks_mut(big_d)
             .enumerate()

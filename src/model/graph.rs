@@ -183,13 +183,13 @@ impl Graph {
     /// The node a message leaves.
     pub fn source(&self, msg: MsgId) -> NodeId {
         let (a, b) = self.edges[msg / 2];
-        if msg % 2 == 0 { a } else { b }
+        if msg.is_multiple_of(2) { a } else { b }
     }
 
     /// The node a message arrives at.
     pub fn target(&self, msg: MsgId) -> NodeId {
         let (a, b) = self.edges[msg / 2];
-        if msg % 2 == 0 { b } else { a }
+        if msg.is_multiple_of(2) { b } else { a }
     }
 
     /// The message in the other direction on the same edge.

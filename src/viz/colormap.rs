@@ -43,6 +43,23 @@ pub fn heat_rgba(width: usize, height: usize, values: &[f64], max: f64) -> RgbaI
     })
 }
 
+/// `|a - b|` per pixel as a heat map over `[0, max]` (the error map of an estimate).
+pub fn abs_diff_heat(width: usize, height: usize, a: &[f64], b: &[f64], max: f64) -> RgbaImage {
+    let max = max.max(f64::EPSILON);
+    RgbaImage::from_fn(width as u32, height as u32, |x, y| {
+        let i = y as usize * width + x as usize;
+        Rgba(heat_color((a[i] - b[i]).abs() / max))
+    })
+}
+
+/// A horizontal colour bar of the heat map, low values on the left (a legend for heat maps).
+pub fn heat_bar(width: usize, height: usize) -> RgbaImage {
+    let span = (width.max(2) - 1) as f64;
+    RgbaImage::from_fn(width as u32, height as u32, |x, _| {
+        Rgba(heat_color(x as f64 / span))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +69,16 @@ mod tests {
         assert_eq!(heat_color(0.0), [0, 0, 4, 255]);
         assert_eq!(heat_color(1.0), [252, 255, 164, 255]);
         assert_eq!(heat_color(2.0), heat_color(1.0));
+    }
+
+    #[test]
+    fn abs_diff_is_symmetric_and_bar_spans_the_map() {
+        let a = abs_diff_heat(2, 1, &[10.0, 0.0], &[0.0, 10.0], 10.0);
+        assert_eq!(a.get_pixel(0, 0), a.get_pixel(1, 0));
+        assert_eq!(a.get_pixel(0, 0).0, heat_color(1.0));
+        let bar = heat_bar(16, 2);
+        assert_eq!(bar.get_pixel(0, 1).0, heat_color(0.0));
+        assert_eq!(bar.get_pixel(15, 0).0, heat_color(1.0));
     }
 
     #[test]

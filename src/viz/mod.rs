@@ -1,5 +1,7 @@
 //! Numbers to pixels and plot points, with no GUI dependency: colour maps and image encodings.
 
 pub mod colormap;
+pub mod icon;
 
-pub use colormap::{gray_rgba, heat_color, heat_rgba};
+pub use colormap::{abs_diff_heat, gray_rgba, heat_bar, heat_color, heat_rgba};
+pub use icon::app_icon;

@@ -109,8 +109,8 @@ impl KbpEngine {
         let node_p: Vec<usize> = (0..n)
             .map(|t| graph.degree(t).saturating_sub(1) + has_evidence)
             .collect();
-        for t in 0..n {
-            if graph.degree(t) == 0 || node_p[t] == 0 {
+        for (t, &p) in node_p.iter().enumerate() {
+            if graph.degree(t) == 0 || p == 0 {
                 return Err(Error::param(
                     "graph",
                     format!(
@@ -120,10 +120,10 @@ impl KbpEngine {
                     ),
                 ));
             }
-            if !model.classes.contains_key(&node_p[t]) {
+            if !model.classes.contains_key(&p) {
                 return Err(Error::param(
                     "model",
-                    format!("no update for messages that multiply {} factors", node_p[t]),
+                    format!("no update for messages that multiply {p} factors"),
                 ));
             }
         }
@@ -452,39 +452,40 @@ fn leave_one_out(
 /// Normalises `update` to unit norm with the sign that makes the message's values at the
 /// training values sum to a positive number (`orientation · c > 0`; BP messages are positive
 /// functions, and a sign flip in one factor would turn a belief's argmax into its argmin),
-/// damps it into `old` and normalises again. Returns the change, or None when the update has no
-/// finite norm.
+/// damps it into `old` (`d old + (1 - d) update`) and normalises again, in three passes.
+/// Returns the change `||new - old||`, or None when a norm is zero or not finite.
 fn mix_normalised(
     old: &mut [f64],
     update: &mut [f64],
     orientation: &[f64],
     damping: f64,
 ) -> Option<f64> {
-    let norm = update.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let (mut norm2, mut sum) = (0.0, 0.0);
+    for (u, w) in update.iter().zip(orientation) {
+        norm2 += u * u;
+        sum += u * w;
+    }
+    let norm = norm2.sqrt();
     if !(norm > 0.0 && norm.is_finite()) {
         return None;
     }
-    let sum: f64 = update.iter().zip(orientation).map(|(u, w)| u * w).sum();
-    let norm = if sum < 0.0 { -norm } else { norm };
-    update.iter_mut().for_each(|v| *v /= norm);
-    if damping > 0.0 {
-        for (u, o) in update.iter_mut().zip(old.iter()) {
-            *u = damping * o + (1.0 - damping) * *u;
-        }
-        let n2 = update.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if !(n2 > 0.0 && n2.is_finite()) {
-            return None;
-        }
-        update.iter_mut().for_each(|v| *v /= n2);
+    let scale = (1.0 - damping) / if sum < 0.0 { -norm } else { norm };
+    let mut mixed2 = 0.0;
+    for (u, o) in update.iter_mut().zip(old.iter()) {
+        *u = damping * o + scale * *u;
+        mixed2 += *u * *u;
     }
-    let change = old
-        .iter()
-        .zip(update.iter())
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum::<f64>()
-        .sqrt();
-    old.copy_from_slice(update);
-    Some(change)
+    let mixed = mixed2.sqrt();
+    if !(mixed > 0.0 && mixed.is_finite()) {
+        return None;
+    }
+    let mut change2 = 0.0;
+    for (o, u) in old.iter_mut().zip(update.iter()) {
+        let v = u / mixed;
+        change2 += (v - *o) * (v - *o);
+        *o = v;
+    }
+    Some(change2.sqrt())
 }
 
 impl Inference for KbpEngine {
@@ -516,19 +517,37 @@ impl Inference for KbpEngine {
                         });
                     self.next = next;
                 }
-                // Normalise, damp, and measure the change of every message.
-                let results: Vec<Option<f64>> = self
+                // Normalise, damp, and measure the change of every message; a failed message
+                // reports NaN, which the reduction keeps.
+                let orientation = &self.orientation;
+                let residual = self
                     .messages
                     .par_chunks_mut(dim)
                     .zip(self.next.par_chunks_mut(dim))
-                    .map(|(old, new)| mix_normalised(old, new, &self.orientation, damping))
-                    .collect();
-                let mut residual: f64 = 0.0;
-                for (slot, r) in results.into_iter().enumerate() {
-                    match r {
-                        Some(r) => residual = residual.max(r),
-                        None => return Err(self.divergence(slot, iteration)),
-                    }
+                    .map(|(old, new)| {
+                        mix_normalised(old, new, orientation, damping).unwrap_or(f64::NAN)
+                    })
+                    .reduce(
+                        || 0.0,
+                        |a, b| {
+                            if a.is_nan() || b.is_nan() {
+                                f64::NAN
+                            } else {
+                                a.max(b)
+                            }
+                        },
+                    );
+                if residual.is_nan() {
+                    // The failed update is the one left with no finite, non-zero norm.
+                    let slot = self
+                        .next
+                        .chunks(dim)
+                        .position(|c| {
+                            let n = c.iter().map(|v| v * v).sum::<f64>();
+                            !(n > 0.0 && n.is_finite())
+                        })
+                        .unwrap_or(0);
+                    return Err(self.divergence(slot, iteration));
                 }
                 residual
             }

@@ -476,10 +476,10 @@ impl TreeKbp {
         }
         mean.iter_mut().for_each(|m| *m /= total);
         let argmax_of = |v: &DVector<f64>| -> Vec<f64> {
-            let i =
-                v.iter()
-                    .enumerate()
-                    .fold(0, |best, (i, &x)| if x > v[best] { i } else { best });
+            let i = v
+                .iter()
+                .enumerate()
+                .fold(0, |best, (i, &x)| if x > v[best] { i } else { best });
             eval.row(i).to_vec()
         };
         let rescale = |v: DVector<f64>| -> Vec<f64> {

@@ -44,21 +44,21 @@ pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, PixelProbe};
 /// An algorithm set up on the problem.
 pub enum Engine {
     Discrete(DiscreteBp),
-    Kbp(KbpEngine),
+    Kbp(Box<KbpEngine>),
 }
 
 impl Engine {
     fn inference(&self) -> &dyn Inference {
         match self {
             Engine::Discrete(e) => e,
-            Engine::Kbp(e) => e,
+            Engine::Kbp(e) => e.as_ref(),
         }
     }
 
     fn inference_mut(&mut self) -> &mut dyn Inference {
         match self {
             Engine::Discrete(e) => e,
-            Engine::Kbp(e) => e,
+            Engine::Kbp(e) => e.as_mut(),
         }
     }
 }
@@ -122,14 +122,14 @@ pub fn build_run(
                 Candidates::Training => model.training_values().to_vec(),
                 Candidates::All => (0..=255).map(f64::from).collect(),
             };
-            Engine::Kbp(KbpEngine::new(
+            Engine::Kbp(Box::new(KbpEngine::new(
                 Arc::new(model),
                 graph,
                 Some(evidence),
                 candidates,
                 config.schedule,
                 Damping(config.damping),
-            )?)
+            )?))
         }
     };
     let estimate = Arc::new(engine.inference().estimates(config.estimate).values);

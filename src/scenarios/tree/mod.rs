@@ -528,6 +528,7 @@ impl TreeScenario {
         TreeView {
             data_label: self.config.data.label(),
             rows: self.problem.dataset.rows(),
+            columns: self.problem.dataset.names.clone(),
             nodes,
             edges: graph.edges().to_vec(),
             root: self.engine.root(),

@@ -103,6 +103,8 @@ pub struct MessageInspector {
 pub struct TreeView {
     pub data_label: String,
     pub rows: usize,
+    /// Every column of the dataset (for assigning columns on the canvas).
+    pub columns: Vec<String>,
     pub nodes: Vec<TreeNodeView>,
     pub edges: Vec<(usize, usize)>,
     pub root: usize,

@@ -1,0 +1,183 @@
+//! Everything the user can ask of the window, as data. Widgets, menus and keyboard shortcuts
+//! only record [`UiCommand`]s while the frame is drawn; the app applies them at the end of the
+//! frame. Each command that has a keyboard shortcut names it here, once: menus and tooltips read
+//! it from [`UiCommand::shortcut`].
+
+use std::path::PathBuf;
+
+use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
+
+use crate::scenarios::tasks::Task;
+use crate::scenarios::{Probe, ScenarioConfig, ScenarioControl};
+
+#[derive(Debug, Clone)]
+pub enum UiCommand {
+    /// Run the iterations, or pause them when running.
+    PlayPause,
+    /// One iteration, then pause.
+    Step,
+    /// Rebuild the scenario from its config (back to iteration 0).
+    Reset,
+    /// Ask for an image file (a dialog off the UI thread).
+    OpenImageDialog,
+    ZoomIn,
+    ZoomOut,
+    /// Fit the image panes to the window.
+    ZoomFit,
+    /// Forget the inspected pixel or node.
+    ClearSelection,
+    /// Rebuild the scenario with this config (how parameters are applied).
+    Apply(ScenarioConfig),
+    /// Use this image file (from the dialog or dropped on the window).
+    OpenImage(PathBuf),
+    /// Inspect this node or message.
+    Select(Probe),
+    /// Close the message with this id.
+    DismissNotice(u64),
+    /// Run a long job on the worker (auto-tune); iterations pause meanwhile.
+    RunTask(Task),
+    /// Stop the running job (or set-up) at its next check.
+    CancelTask,
+    /// A live change to the running scenario (the tree explorer's evidence slider, root).
+    Control(ScenarioControl),
+    /// Ask where to save this edge-list text (a dialog off the UI thread), then write it.
+    SaveTree(String),
+}
+
+impl UiCommand {
+    /// The commands with a keyboard shortcut, in menu order.
+    pub const KEYED: [UiCommand; 8] = [
+        UiCommand::PlayPause,
+        UiCommand::Step,
+        UiCommand::Reset,
+        UiCommand::OpenImageDialog,
+        UiCommand::ZoomIn,
+        UiCommand::ZoomOut,
+        UiCommand::ZoomFit,
+        UiCommand::ClearSelection,
+    ];
+
+    /// The name on buttons and menu items (also the accessible name of its button).
+    pub fn label(&self) -> &'static str {
+        match self {
+            UiCommand::PlayPause => "Play / Pause",
+            UiCommand::Step => "Step",
+            UiCommand::Reset => "Reset",
+            UiCommand::OpenImageDialog => "Open image…",
+            UiCommand::ZoomIn => "Zoom in",
+            UiCommand::ZoomOut => "Zoom out",
+            UiCommand::ZoomFit => "Fit to window",
+            UiCommand::ClearSelection => "Clear selection",
+            UiCommand::Apply(_) => "Apply parameters",
+            UiCommand::OpenImage(_) => "Open image",
+            UiCommand::Select(_) => "Select",
+            UiCommand::DismissNotice(_) => "Dismiss",
+            UiCommand::RunTask(_) => "Run task",
+            UiCommand::CancelTask => "Cancel",
+            UiCommand::Control(_) => "Update",
+            UiCommand::SaveTree(_) => "Save tree…",
+        }
+    }
+
+    /// What the command does, for tooltips.
+    pub fn description(&self) -> &'static str {
+        match self {
+            UiCommand::PlayPause => "Run the iterations, or pause them",
+            UiCommand::Step => "Run one iteration, then pause",
+            UiCommand::Reset => "Rebuild the scenario from its parameters (iteration 0)",
+            UiCommand::OpenImageDialog => {
+                "Pick an image file to use as the clean image (tree scenario: a CSV dataset or an \
+                 edge-list file); or drop one on the window"
+            }
+            UiCommand::ZoomIn => "Enlarge the image panes",
+            UiCommand::ZoomOut => "Shrink the image panes",
+            UiCommand::ZoomFit => "Fit the image panes to the window",
+            UiCommand::ClearSelection => "Stop inspecting the selected pixel",
+            UiCommand::Apply(_) => "Rebuild the scenario with the edited parameters",
+            UiCommand::OpenImage(_) => "Load this image",
+            UiCommand::Select(_) => "Inspect this pixel",
+            UiCommand::DismissNotice(_) => "Close this message",
+            UiCommand::RunTask(_) => "Run this job on the engine thread",
+            UiCommand::CancelTask => "Stop the running job",
+            UiCommand::Control(_) => "Change the running scenario without rebuilding it",
+            UiCommand::SaveTree(_) => "Save the drawn tree as an edge-list file",
+        }
+    }
+
+    pub fn shortcut(&self) -> Option<KeyboardShortcut> {
+        let key = |k| Some(KeyboardShortcut::new(Modifiers::NONE, k));
+        match self {
+            UiCommand::PlayPause => key(Key::Space),
+            UiCommand::Step => key(Key::ArrowRight),
+            UiCommand::Reset => key(Key::R),
+            UiCommand::OpenImageDialog => Some(KeyboardShortcut::new(Modifiers::COMMAND, Key::O)),
+            UiCommand::ZoomIn => key(Key::Plus),
+            UiCommand::ZoomOut => key(Key::Minus),
+            UiCommand::ZoomFit => key(Key::F),
+            UiCommand::ClearSelection => key(Key::Escape),
+            _ => None,
+        }
+    }
+
+    /// Tooltip text: the description and the shortcut, e.g. "Run one iteration, then pause (→)".
+    pub fn tooltip(&self, ctx: &egui::Context) -> String {
+        match self.shortcut() {
+            Some(s) => format!("{} ({})", self.description(), ctx.format_shortcut(&s)),
+            None => self.description().to_string(),
+        }
+    }
+
+    /// A menu item for this command, showing its shortcut on the right. True when clicked.
+    pub fn menu_item(&self, ui: &mut egui::Ui) -> bool {
+        let mut button = egui::Button::new(self.label());
+        if let Some(s) = self.shortcut() {
+            button = button.shortcut_text(ui.ctx().format_shortcut(&s));
+        }
+        ui.add(button).on_hover_text(self.description()).clicked()
+    }
+}
+
+/// The commands whose shortcut was pressed this frame (the keys are consumed). Nothing fires
+/// while a widget has keyboard focus (typing a number must not step the scenario).
+pub fn pressed_shortcuts(ctx: &egui::Context) -> Vec<UiCommand> {
+    if ctx.egui_wants_keyboard_input() {
+        return Vec::new();
+    }
+    // Shortcuts with modifiers first, so that Ctrl+O never also counts as a plain O.
+    let mut keyed: Vec<(UiCommand, KeyboardShortcut)> = UiCommand::KEYED
+        .into_iter()
+        .filter_map(|c| c.shortcut().map(|s| (c, s)))
+        .collect();
+    keyed.sort_by_key(|(_, s)| s.modifiers.is_none());
+    ctx.input_mut(|input| {
+        keyed
+            .into_iter()
+            .filter(|(_, s)| input.consume_shortcut(s))
+            .map(|(c, _)| c)
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_commands_have_distinct_shortcuts() {
+        let shortcuts: Vec<_> = UiCommand::KEYED.iter().map(|c| c.shortcut()).collect();
+        assert!(shortcuts.iter().all(Option::is_some));
+        for (i, a) in shortcuts.iter().enumerate() {
+            for b in &shortcuts[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn tooltip_names_the_shortcut() {
+        let ctx = egui::Context::default();
+        let tip = UiCommand::Step.tooltip(&ctx);
+        assert!(tip.starts_with("Run one iteration"), "{tip}");
+        assert!(tip.ends_with(')'), "{tip}");
+    }
+}

@@ -1,0 +1,448 @@
+//! The denoise scenario's parameters: image source, model (C, noise, seed), inference
+//! (algorithm, compare mode, schedule, damping, iterations, tolerance, estimate) and the kernel-BP
+//! settings with the values the set-up chose. Edits change the draft config; the app applies it
+//! once the edit is complete (slider released, Enter pressed).
+
+use eframe::egui::{self, RichText};
+
+use crate::app::commands::UiCommand;
+use crate::inference::kbp::{Bandwidth, KbpSettings};
+use crate::inference::{EstimateKind, Schedule};
+use crate::scenarios::denoise::{
+    AlgorithmChoice, AutotuneResult, AutotuneSpec, Candidates, DenoiseAlgorithm, DenoiseConfig,
+    DenoiseView,
+};
+use crate::scenarios::tasks::Task;
+
+/// Widest sunset the panel offers (larger sizes work from the command line).
+const MAX_SUNSET_SIDE: usize = 1024;
+
+/// A label in the grid's first column; returns its id to label the widget beside it.
+fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
+    ui.label(text).on_hover_text(hint).id
+}
+
+pub fn ui(
+    ui: &mut egui::Ui,
+    c: &mut DenoiseConfig,
+    running: Option<&DenoiseView>,
+    task_running: bool,
+    autotune: Option<&AutotuneResult>,
+    commands: &mut Vec<UiCommand>,
+) {
+    let running_size = running.map(|v| [v.width, v.height]);
+    let slider_width = (ui.available_width() - 150.0).max(80.0);
+    ui.spacing_mut().slider_width = slider_width;
+
+    section(ui, "Image");
+    ui.horizontal_wrapped(|ui| {
+        match &c.image {
+            None => ui.label("built-in sunset"),
+            Some(path) => {
+                let name = path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                ui.label(RichText::new(name).monospace())
+                    .on_hover_text(path.display().to_string())
+            }
+        };
+        if let (Some(_), Some([w, h])) = (&c.image, running_size) {
+            ui.weak(format!("{w} × {h}"));
+        }
+    });
+    ui.horizontal(|ui| {
+        let open = ui
+            .button(UiCommand::OpenImageDialog.label())
+            .on_hover_text(UiCommand::OpenImageDialog.tooltip(ui.ctx()));
+        if open.clicked() {
+            commands.push(UiCommand::OpenImageDialog);
+        }
+        let sunset = ui
+            .add_enabled(c.image.is_some(), egui::Button::new("Use sunset"))
+            .on_hover_text("Go back to the built-in sunset image");
+        if sunset.clicked() {
+            c.image = None;
+        }
+    });
+    egui::Grid::new("denoise_image")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            if c.image.is_none() {
+                let id = row_label(ui, "Width", "Width of the sunset in pixels");
+                ui.add(egui::DragValue::new(&mut c.width).range(2..=MAX_SUNSET_SIDE).suffix(" px"))
+                    .labelled_by(id);
+                ui.end_row();
+                let id = row_label(ui, "Height", "Height of the sunset in pixels");
+                ui.add(egui::DragValue::new(&mut c.height).range(2..=MAX_SUNSET_SIDE).suffix(" px"))
+                    .labelled_by(id);
+                ui.end_row();
+            } else {
+                ui.label("");
+                ui.checkbox(&mut c.quantize, "Quantise to the C levels")
+                    .on_hover_text("Round the loaded image to the C gray levels, so the discrete states can represent it exactly");
+                ui.end_row();
+            }
+        });
+
+    section(ui, "Model");
+    egui::Grid::new("denoise_model")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Levels C",
+                "Number of gray levels (the states of every pixel), evenly spaced over 0..255",
+            );
+            ui.add(egui::Slider::new(&mut c.colors, 2..=256))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Noise σ",
+                "Standard deviation of the added Gaussian noise, in gray levels",
+            );
+            ui.add(egui::Slider::new(&mut c.noise, 1.0..=100.0).max_decimals(1))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Seed",
+                "Seed of the noise (the training pair uses a different one)",
+            );
+            ui.add(egui::DragValue::new(&mut c.seed).speed(0.2))
+                .labelled_by(id);
+            ui.end_row();
+        });
+
+    section(ui, "Inference");
+    egui::Grid::new("denoise_inference")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Algorithm",
+                "discrete: sum-product BP over the C levels with the true likelihood; kbp: kernel BP with the full (eq. 12), linear-time or constant-time update",
+            );
+            let primary = c.primary();
+            egui::ComboBox::from_id_salt("denoise_algorithm")
+                .selected_text(primary.label())
+                .show_ui(ui, |ui| {
+                    for a in AlgorithmChoice::ALL {
+                        if ui.selectable_label(a == primary, a.label()).clicked() {
+                            c.algorithm = a.algorithm;
+                            if a.algorithm == DenoiseAlgorithm::Kbp {
+                                c.kbp.update = a.update;
+                            }
+                        }
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Compare with", "A second algorithm run on the same noisy image, shown beside the first");
+            let compare_text = c.compare.map_or("nothing".to_string(), |a| a.label());
+            egui::ComboBox::from_id_salt("denoise_compare")
+                .selected_text(compare_text)
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.compare, None, "nothing");
+                    for a in AlgorithmChoice::ALL.into_iter().filter(|a| *a != primary) {
+                        ui.selectable_value(&mut c.compare, Some(a), a.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Schedule", "synchronous: every message from the previous iteration's messages; sweep: nodes in order with the freshest messages");
+            egui::ComboBox::from_id_salt("denoise_schedule")
+                .selected_text(c.schedule.label())
+                .show_ui(ui, |ui| {
+                    for s in Schedule::ALL {
+                        ui.selectable_value(&mut c.schedule, s, s.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Damping", "new = d · old + (1 − d) · update");
+            ui.add(egui::Slider::new(&mut c.damping, 0.0..=0.99).max_decimals(2))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Max iterations", "Stop after this many iterations");
+            ui.add(egui::DragValue::new(&mut c.max_iters).range(1..=100_000).speed(0.5))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Tolerance", "Stop once the residual (largest L1 change of a message) falls below this; 0 never stops early");
+            ui.add(
+                egui::Slider::new(&mut c.tolerance, 0.0..=1.0)
+                    .logarithmic(true)
+                    .smallest_positive(1e-10)
+                    .custom_formatter(|v, _| if v == 0.0 { "0".into() } else { format!("{v:.0e}") })
+                    .custom_parser(|s| s.trim().parse::<f64>().ok()),
+            )
+            .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Estimate", "How a belief becomes a gray value");
+            egui::ComboBox::from_id_salt("denoise_estimate")
+                .selected_text(estimate_label(c.estimate))
+                .show_ui(ui, |ui| {
+                    for e in [EstimateKind::Map, EstimateKind::Mean] {
+                        ui.selectable_value(&mut c.estimate, e, estimate_label(e));
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+        });
+    let uses_kbp = c.algorithm == DenoiseAlgorithm::Kbp
+        || c.compare
+            .is_some_and(|a| a.algorithm == DenoiseAlgorithm::Kbp);
+    if uses_kbp {
+        kbp_section(ui, &mut c.kbp, &mut c.candidates, running);
+        autotune_section(ui, c, task_running, autotune, commands);
+    }
+}
+
+/// Auto-tune of λ × bandwidth multiplier (on a held-out noisy copy of the training image, never
+/// the test noise), its scored grid and a button to use the best pair.
+fn autotune_section(
+    ui: &mut egui::Ui,
+    c: &mut DenoiseConfig,
+    task_running: bool,
+    result: Option<&AutotuneResult>,
+    commands: &mut Vec<UiCommand>,
+) {
+    let spec = AutotuneSpec::default();
+    ui.add_space(4.0);
+    let start = ui
+        .add_enabled(
+            !task_running,
+            egui::Button::new("Auto-tune λ and bandwidth ×"),
+        )
+        .on_hover_text(format!(
+            "Grid search over {} λ × {} multipliers, {} iterations each, scored by the RMSE on a \
+             held-out noisy copy of the training image (the test noise is never looked at). \
+             Runs on the engine thread; iterations pause meanwhile.",
+            spec.lambdas.len(),
+            spec.multipliers.len(),
+            spec.iterations
+        ));
+    if start.clicked() {
+        commands.push(UiCommand::RunTask(Task::DenoiseAutotune {
+            config: c.clone(),
+            spec,
+        }));
+    }
+    let Some(r) = result else {
+        return;
+    };
+    ui.label(
+        RichText::new(format!(
+            "best: λ {:.0e}, × {} → validation RMSE {:.2} (noisy {:.1})",
+            r.best_lambda, r.best_multiplier, r.best_rmse, r.noisy_rmse
+        ))
+        .small(),
+    );
+    // The scored grid: rows λ, columns multiplier; the best in bold.
+    egui::Grid::new("autotune_grid")
+        .spacing([6.0, 1.0])
+        .show(ui, |ui| {
+            ui.label(RichText::new("λ \\ ×").small().weak());
+            for m in &r.spec.multipliers {
+                ui.label(RichText::new(format!("{m}")).small().weak());
+            }
+            ui.end_row();
+            for (i, l) in r.spec.lambdas.iter().enumerate() {
+                ui.label(RichText::new(format!("{l:.0e}")).small().weak());
+                for (j, m) in r.spec.multipliers.iter().enumerate() {
+                    let v = r.rmse[i][j];
+                    let text = if v.is_finite() {
+                        format!("{v:.1}")
+                    } else {
+                        "–".into()
+                    };
+                    let mut t = RichText::new(text).small().monospace();
+                    if *l == r.best_lambda && *m == r.best_multiplier {
+                        t = t.strong().color(ui.visuals().selection.stroke.color);
+                    }
+                    ui.label(t);
+                }
+                ui.end_row();
+            }
+        });
+    let is_applied = c.kbp.lambda == r.best_lambda && c.kbp.multiplier == r.best_multiplier;
+    let apply = ui
+        .add_enabled(!is_applied, egui::Button::new("Use the best pair"))
+        .on_hover_text("Set λ and the bandwidth multiplier to the best pair of the grid");
+    if apply.clicked() {
+        c.kbp.lambda = r.best_lambda;
+        c.kbp.multiplier = r.best_multiplier;
+    }
+}
+
+/// Kernel-BP settings (when kernel BP runs) and what the set-up chose.
+fn kbp_section(
+    ui: &mut egui::Ui,
+    k: &mut KbpSettings,
+    candidates: &mut Candidates,
+    running: Option<&DenoiseView>,
+) {
+    section(ui, "Kernel BP");
+    egui::Grid::new("denoise_kbp")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "λ",
+                "Regularisation in Gram form: L + λ·m·I (m training pairs)",
+            );
+            ui.add(log_slider(&mut k.lambda, 1e-6, 10.0))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Bandwidth ×",
+                "Multiplier of the median-heuristic bandwidths (used where a bandwidth is auto)",
+            );
+            ui.add(log_slider(&mut k.multiplier, 1e-3, 100.0))
+                .labelled_by(id);
+            ui.end_row();
+            bandwidth_row(
+                ui,
+                "σ hidden",
+                "RBF bandwidth of the clean values, in gray levels",
+                &mut k.bandwidth,
+                running.and_then(|v| v.kbp.as_ref()).map(|i| i.sigma_hidden),
+            );
+            bandwidth_row(
+                ui,
+                "σ observed",
+                "RBF bandwidth of the noisy values, in gray levels",
+                &mut k.observation_bandwidth,
+                running
+                    .and_then(|v| v.kbp.as_ref())
+                    .map(|i| i.sigma_observed),
+            );
+            let id = row_label(
+                ui,
+                "ε",
+                "Incomplete-Cholesky tolerance of the low-rank features",
+            );
+            ui.add(log_slider(&mut k.epsilon, 1e-8, 0.5))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Max rank", "Largest feature rank");
+            ui.add(egui::DragValue::new(&mut k.max_rank).range(1..=2000))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Candidates", "Where kernel BP looks for its estimate");
+            egui::ComboBox::from_id_salt("denoise_candidates")
+                .selected_text(candidates_label(*candidates))
+                .show_ui(ui, |ui| {
+                    for v in [Candidates::Training, Candidates::All] {
+                        ui.selectable_value(candidates, v, candidates_label(v));
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+        });
+    if let Some(info) = running.and_then(|v| v.kbp.as_ref()) {
+        let d = &info.diagnostics;
+        let mut lines = vec![format!(
+            "running {}: σ hidden {:.2}, σ observed {:.2}, λ {:.0e}",
+            info.update, info.sigma_hidden, info.sigma_observed, info.lambda
+        )];
+        let mut sizes = format!(
+            "{} distinct values, {} template and {} observation pairs",
+            d.distinct_values, d.template_pairs, d.observation_pairs
+        );
+        if let Some(r) = d.feature_rank {
+            sizes.push_str(&format!(", feature rank {r}"));
+        }
+        lines.push(sizes);
+        if let Some(worst) = d.condition_numbers.values().copied().reduce(f64::max) {
+            lines.push(format!(
+                "largest condition number {worst:.1e}; set-up {:.2} s",
+                info.setup_seconds
+            ));
+        }
+        for line in lines {
+            ui.add(egui::Label::new(RichText::new(line).small().weak()).wrap());
+        }
+    }
+}
+
+/// "auto" or a value, with the value in use shown beside "auto".
+fn bandwidth_row(
+    ui: &mut egui::Ui,
+    label: &str,
+    hint: &str,
+    b: &mut Bandwidth,
+    in_use: Option<f64>,
+) {
+    let id = row_label(ui, label, hint);
+    ui.horizontal(|ui| {
+        let mut auto = matches!(b, Bandwidth::Auto);
+        if ui
+            .checkbox(&mut auto, "auto")
+            .on_hover_text("Median heuristic times the multiplier")
+            .changed()
+        {
+            *b = if auto {
+                Bandwidth::Auto
+            } else {
+                Bandwidth::Value(in_use.unwrap_or(10.0).max(0.01))
+            };
+        }
+        match b {
+            Bandwidth::Value(v) => {
+                ui.add(
+                    egui::DragValue::new(v)
+                        .range(0.01..=1000.0)
+                        .speed(0.1)
+                        .max_decimals(2),
+                )
+                .labelled_by(id);
+            }
+            Bandwidth::Auto => {
+                if let Some(s) = in_use {
+                    ui.weak(format!("{s:.2}"));
+                }
+            }
+        }
+    });
+    ui.end_row();
+}
+
+fn log_slider(value: &mut f64, lo: f64, hi: f64) -> egui::Slider<'_> {
+    egui::Slider::new(value, lo..=hi)
+        .logarithmic(true)
+        .custom_formatter(|v, _| format!("{v:.1e}"))
+        .custom_parser(|s| s.trim().parse::<f64>().ok())
+}
+
+fn candidates_label(c: Candidates) -> &'static str {
+    match c {
+        Candidates::Training => "training levels",
+        Candidates::All => "all 256 levels",
+    }
+}
+
+fn estimate_label(e: EstimateKind) -> &'static str {
+    match e {
+        EstimateKind::Map => "MAP (most probable level)",
+        EstimateKind::Mean => "posterior mean",
+    }
+}
+
+/// A section heading with a little space above it.
+pub fn section(ui: &mut egui::Ui, title: &str) {
+    ui.add_space(8.0);
+    ui.label(RichText::new(title).strong().size(15.0));
+    ui.add_space(2.0);
+}

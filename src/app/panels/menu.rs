@@ -1,0 +1,84 @@
+//! The menu bar: every keyed command with its shortcut, panel toggles and the theme switch.
+
+use eframe::egui::{self, ThemePreference};
+
+use crate::app::commands::UiCommand;
+use crate::app::state::State;
+
+/// Dark / Light / System as text buttons. (`egui::global_theme_preference_buttons` draws emoji
+/// icons, which the bundled default fonts do not have.) Laid out right to left.
+fn theme_switch(ui: &mut egui::Ui) {
+    let mut preference = ui.options(|o| o.theme_preference);
+    let before = preference;
+    for (value, text, hint) in [
+        (
+            ThemePreference::System,
+            "System",
+            "Follow the system's light or dark setting",
+        ),
+        (
+            ThemePreference::Light,
+            "Light",
+            "Dark text on a light background",
+        ),
+        (
+            ThemePreference::Dark,
+            "Dark",
+            "Light text on a dark background",
+        ),
+    ] {
+        ui.selectable_value(&mut preference, value, text)
+            .on_hover_text(hint);
+    }
+    if preference != before {
+        ui.ctx().set_theme(preference);
+    }
+}
+
+pub fn show(
+    ui: &mut egui::Ui,
+    state: &mut State,
+    continuous: &mut bool,
+    commands: &mut Vec<UiCommand>,
+) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if UiCommand::OpenImageDialog.menu_item(ui) {
+                commands.push(UiCommand::OpenImageDialog);
+            }
+            ui.separator();
+            if ui.button("Quit").clicked() {
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        });
+        ui.menu_button("Run", |ui| {
+            for c in [UiCommand::PlayPause, UiCommand::Step, UiCommand::Reset] {
+                if c.menu_item(ui) {
+                    commands.push(c);
+                }
+            }
+        });
+        ui.menu_button("View", |ui| {
+            for c in [
+                UiCommand::ZoomIn,
+                UiCommand::ZoomOut,
+                UiCommand::ZoomFit,
+                UiCommand::ClearSelection,
+            ] {
+                if c.menu_item(ui) {
+                    commands.push(c);
+                }
+            }
+            ui.separator();
+            ui.checkbox(&mut state.show_controls, "Parameters panel");
+            ui.checkbox(&mut state.show_inspector, "Curves and belief panel");
+            ui.separator();
+            ui.checkbox(continuous, "Repaint continuously")
+                .on_hover_text("Paint frames as fast as possible, to measure the window's frame rate in the status bar");
+        });
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            theme_switch(ui);
+            ui.weak("Theme");
+        });
+    });
+}

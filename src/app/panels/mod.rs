@@ -1,0 +1,7 @@
+//! The window's fixed panels: menu bar, parameters and run controls, status bar.
+
+pub mod controls;
+pub mod denoise_params;
+pub mod menu;
+pub mod status;
+pub mod tree_params;

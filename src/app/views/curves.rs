@@ -1,0 +1,310 @@
+//! Per-iteration curves shared by every scenario: any metric of `IterationRecord.metrics`, and
+//! the message residual on a log scale (log10 values, ticks labelled as powers of ten).
+
+use eframe::egui::{self, Color32};
+use egui_plot::{
+    AxisHints, GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot, PlotPoints,
+};
+
+use crate::scenarios::IterationRecord;
+
+/// The iteration axis: labels may sit closer than egui_plot's default (iteration numbers are
+/// short), so a 40-iteration run in a narrow panel still gets its ticks labelled.
+fn iteration_axis() -> AxisHints<'static> {
+    AxisHints::new_x()
+        .label("iteration")
+        .label_spacing(28.0..=40.0)
+}
+
+/// Where a curve's values come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// `IterationRecord.residual`.
+    Residual,
+    /// `IterationRecord.metrics[key]`.
+    Metric(String),
+}
+
+/// One curve: its legend name and its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub source: Source,
+}
+
+impl Series {
+    pub fn metric(name: &str, key: &str) -> Series {
+        Series {
+            name: name.to_string(),
+            source: Source::Metric(key.to_string()),
+        }
+    }
+
+    pub fn residual(name: &str) -> Series {
+        Series {
+            name: name.to_string(),
+            source: Source::Residual,
+        }
+    }
+
+    fn value(&self, r: &IterationRecord) -> Option<f64> {
+        match &self.source {
+            Source::Residual => Some(r.residual),
+            Source::Metric(key) => r.metrics.get(key).copied(),
+        }
+    }
+
+    /// (iteration, value) for every record that has a finite value.
+    fn points(&self, history: &[IterationRecord]) -> Vec<[f64; 2]> {
+        history
+            .iter()
+            .filter_map(|r| self.value(r).map(|v| [r.iter as f64, v]))
+            .filter(|p| p[1].is_finite())
+            .collect()
+    }
+}
+
+/// A horizontal reference line (e.g. the RMSE of the noisy input).
+pub struct Reference {
+    pub name: String,
+    pub value: f64,
+}
+
+/// Colours of successive metrics.
+const PALETTE: [Color32; 4] = [
+    Color32::from_rgb(66, 165, 245),
+    Color32::from_rgb(239, 108, 0),
+    Color32::from_rgb(102, 187, 106),
+    Color32::from_rgb(171, 71, 188),
+];
+
+/// Up to this many planned iterations the x axis spans them all from the start (a stable axis
+/// to watch a run fill); beyond, it follows the run.
+const FIXED_AXIS_ITERS: usize = 100;
+
+/// The end of the x range every curve of a run shares.
+fn x_end(history: &[IterationRecord], max_iters: Option<usize>) -> f64 {
+    let last = history.last().map_or(0, |r| r.iter);
+    match max_iters {
+        Some(m) if m <= FIXED_AXIS_ITERS => m.max(last).max(1) as f64,
+        _ => (last as f64 * 1.25).max(10.0),
+    }
+}
+
+/// Every metric of the last record as a series named by its key.
+pub fn all_metrics(history: &[IterationRecord]) -> Vec<Series> {
+    history
+        .last()
+        .map(|r| r.metrics.keys().map(|k| Series::metric(k, k)).collect())
+        .unwrap_or_default()
+}
+
+/// A plot of `series` per iteration on a linear scale, with reference lines.
+pub fn metrics_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    history: &[IterationRecord],
+    series: &[Series],
+    references: &[Reference],
+    max_iters: Option<usize>,
+    height: f32,
+) {
+    let curves: Vec<(String, Vec<[f64; 2]>)> = series
+        .iter()
+        .map(|s| (s.name.clone(), s.points(history)))
+        .collect();
+    // Headroom above the highest line for the legend.
+    let top = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p[1]))
+        .chain(references.iter().map(|r| r.value))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    Plot::new(id)
+        .height(height)
+        .legend(
+            Legend::default()
+                .follow_insertion_order(true)
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.7)
+                .position(egui_plot::Corner::RightTop),
+        )
+        .include_x(0.0)
+        .include_x(x_end(history, max_iters))
+        .include_y(0.0)
+        .include_y(top * 1.3)
+        .custom_x_axes(vec![iteration_axis()])
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            for (k, (name, points)) in curves.into_iter().enumerate() {
+                plot.line(
+                    Line::new(name, PlotPoints::from(points))
+                        .color(PALETTE[k % PALETTE.len()])
+                        .width(2.0),
+                );
+            }
+            for r in references {
+                plot.hline(
+                    HLine::new(r.name.clone(), r.value)
+                        .color(Color32::from_rgb(158, 158, 158))
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
+        });
+}
+
+/// Positive series per iteration on a log scale (residuals), with the stopping tolerance as a
+/// line once the curves come within three decades of it (before that it would squash them).
+pub fn residual_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    history: &[IterationRecord],
+    series: &[Series],
+    tolerance: Option<f64>,
+    max_iters: Option<usize>,
+    height: f32,
+) {
+    let curves: Vec<(String, Vec<[f64; 2]>)> = series
+        .iter()
+        .map(|s| {
+            let points = s
+                .points(history)
+                .into_iter()
+                .filter(|p| p[1] > 0.0)
+                .map(|p| [p[0], p[1].log10()])
+                .collect();
+            (s.name.clone(), points)
+        })
+        .collect();
+    let mut plot = Plot::new(id)
+        .height(height)
+        .legend(
+            Legend::default()
+                .follow_insertion_order(true)
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.7)
+                .position(egui_plot::Corner::LeftBottom),
+        )
+        .include_x(0.0)
+        .include_x(x_end(history, max_iters))
+        .custom_x_axes(vec![iteration_axis()])
+        .allow_scroll(false)
+        .y_grid_spacer(decade_spacer)
+        .y_axis_formatter(|mark, _| power_of_ten_label(mark.value))
+        .y_axis_min_width(36.0)
+        .label_formatter(|hover| {
+            let (head, point) = match hover {
+                HoverPosition::NearDataPoint {
+                    plot_name,
+                    position,
+                    ..
+                } => (format!("{plot_name}\n"), position),
+                HoverPosition::Elsewhere { position } => (String::new(), position),
+            };
+            Some(format!(
+                "{head}iteration {:.0}\n{:.3e}",
+                point.x,
+                10f64.powf(point.y)
+            ))
+        });
+    let range = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p[1]))
+        .fold(None, |acc: Option<(f64, f64)>, y| {
+            Some(acc.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))))
+        });
+    if let Some((lo, hi)) = range {
+        // At least one decade tall, so a flat residual still shows a labelled tick.
+        plot = plot
+            .include_y(lo.floor())
+            .include_y(hi.ceil().max(lo.floor() + 1.0));
+    }
+    let tolerance = tolerance
+        .filter(|t| *t > 0.0)
+        .map(f64::log10)
+        .filter(|t| range.is_some_and(|(lo, _)| lo - t <= 3.0));
+    plot.show(ui, |plot| {
+        for (k, (name, points)) in curves.into_iter().enumerate() {
+            plot.line(
+                Line::new(name, PlotPoints::from(points))
+                    .color(PALETTE[k % PALETTE.len()])
+                    .width(2.0),
+            );
+        }
+        if let Some(t) = tolerance {
+            plot.hline(
+                HLine::new("tolerance", t)
+                    .color(Color32::from_rgb(158, 158, 158))
+                    .style(LineStyle::dashed_loose()),
+            );
+        }
+    });
+}
+
+/// Grid lines at whole decades (every decade, or every few when many are visible).
+fn decade_spacer(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return Vec::new();
+    }
+    let span = hi - lo;
+    let step = (span / 6.0).ceil().max(1.0);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last)
+        .take(64)
+        .map(|k| GridMark {
+            value: k as f64 * step,
+            step_size: step,
+        })
+        .collect()
+}
+
+/// "10⁻³" for -3; nothing between decades.
+pub fn power_of_ten_label(exponent: f64) -> String {
+    if (exponent - exponent.round()).abs() > 1e-9 {
+        return String::new();
+    }
+    let e = exponent.round() as i64;
+    let sup: String = e
+        .to_string()
+        .chars()
+        .map(|c| match c {
+            '-' => '⁻',
+            '0' => '⁰',
+            '1' => '¹',
+            '2' => '²',
+            '3' => '³',
+            '4' => '⁴',
+            '5' => '⁵',
+            '6' => '⁶',
+            '7' => '⁷',
+            '8' => '⁸',
+            _ => '⁹',
+        })
+        .collect();
+    format!("10{sup}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_ten_are_labelled_with_superscripts() {
+        assert_eq!(power_of_ten_label(-3.0), "10⁻³");
+        assert_eq!(power_of_ten_label(0.0), "10⁰");
+        assert_eq!(power_of_ten_label(12.0), "10¹²");
+        assert_eq!(power_of_ten_label(-2.5), "");
+    }
+
+    #[test]
+    fn decade_marks_are_whole_numbers() {
+        let marks = decade_spacer(GridInput {
+            bounds: (-6.3, 0.4),
+            base_step_size: 0.01,
+        });
+        let values: Vec<f64> = marks.iter().map(|m| m.value).collect();
+        assert_eq!(values, [-6.0, -4.0, -2.0, 0.0]);
+    }
+}

@@ -1,0 +1,434 @@
+//! The denoise scenario's views: clean, noisy, estimate and |error| panes (and the second
+//! algorithm's estimate and error in compare mode); the RMSE and residual curves of both; the
+//! selected pixel's belief over the gray levels and, for kernel BP, the messages into it.
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
+
+use super::belief::{Marker, belief_plot};
+use super::curves::{Reference, Series, metrics_plot, residual_plot};
+use super::image_panes::{self, ColorBar, Pane};
+use crate::app::commands::UiCommand;
+use crate::app::state::{InspectorTab, State};
+use crate::app::textures::{CachedTexture, Source};
+use crate::inference::{Belief, EstimateKind};
+use crate::runner::Snapshot;
+use crate::scenarios::Probe;
+use crate::scenarios::denoise::{DenoiseConfig, DenoiseView, KbpProbe, PixelProbe};
+use crate::viz;
+
+pub const CLEAN_COLOR: Color32 = Color32::from_rgb(102, 187, 106);
+pub const NOISY_COLOR: Color32 = Color32::from_rgb(255, 167, 38);
+pub const ESTIMATE_COLOR: Color32 = Color32::from_rgb(236, 64, 122);
+/// Colours of the incoming messages (up to four neighbours on the grid).
+const MESSAGE_COLORS: [Color32; 4] = [
+    Color32::from_rgb(171, 71, 188),
+    Color32::from_rgb(38, 198, 218),
+    Color32::from_rgb(255, 238, 88),
+    Color32::from_rgb(141, 110, 99),
+];
+
+/// The textures of the panes and the error colour bar.
+#[derive(Default)]
+pub struct Textures {
+    clean: CachedTexture,
+    noisy: CachedTexture,
+    estimate: CachedTexture,
+    error: CachedTexture,
+    compare: CachedTexture,
+    compare_error: CachedTexture,
+    colorbar: CachedTexture,
+}
+
+/// The selected pixel, if it is inside this view's image.
+pub fn selected_pixel(view: &DenoiseView, selection: Option<Probe>) -> Option<[usize; 2]> {
+    match selection {
+        Some(Probe::Node(n)) if n < view.width * view.height => {
+            Some([n % view.width, n / view.width])
+        }
+        _ => None,
+    }
+}
+
+fn estimate_kind(config: Option<&DenoiseConfig>) -> &'static str {
+    match config.map(|c| c.estimate) {
+        Some(EstimateKind::Mean) => "mean",
+        _ => "MAP",
+    }
+}
+
+/// The image panes with their toolbar.
+pub fn images(
+    ui: &mut egui::Ui,
+    view: &DenoiseView,
+    config: Option<&DenoiseConfig>,
+    textures: &mut Textures,
+    state: &mut State,
+    selection: Option<Probe>,
+    commands: &mut Vec<UiCommand>,
+) {
+    let ctx = ui.ctx().clone();
+    let (w, h) = (view.width, view.height);
+    let scale = state.error_scale;
+
+    ui.horizontal_wrapped(|ui| {
+        image_panes::zoom_toolbar(ui, &mut state.zoom, commands);
+        ui.separator();
+        let label = ui.label("|error| scale");
+        ui.add(
+            egui::DragValue::new(&mut state.error_scale)
+                .range(1.0..=255.0)
+                .speed(0.5)
+                .max_decimals(0),
+        )
+        .labelled_by(label.id)
+        .on_hover_text("Gray-level error shown as the brightest colour of the |error| maps");
+        ui.separator();
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!("{w} × {h} pixels · click a pixel to inspect it")).weak(),
+            )
+            .wrap_mode(egui::TextWrapMode::Extend),
+        );
+    });
+    ui.add_space(4.0);
+
+    let gray = |values: &[f64]| viz::gray_rgba(w, h, values, 0.0, 255.0);
+    let clean = textures
+        .clean
+        .get(&ctx, "clean", Source::new(&[&view.clean], &[]), || {
+            gray(&view.clean)
+        });
+    let noisy = textures
+        .noisy
+        .get(&ctx, "noisy", Source::new(&[&view.noisy], &[]), || {
+            gray(&view.noisy)
+        });
+    let estimate = textures.estimate.get(
+        &ctx,
+        "estimate",
+        Source::new(&[&view.estimate], &[]),
+        || gray(&view.estimate),
+    );
+    let error = textures.error.get(
+        &ctx,
+        "error",
+        Source::new(&[&view.estimate, &view.clean], &[scale]),
+        || viz::abs_diff_heat(w, h, &view.estimate, &view.clean, scale),
+    );
+    let colorbar = textures
+        .colorbar
+        .get(&ctx, "heat colour bar", Source::default(), || {
+            viz::heat_bar(256, 1)
+        });
+    let bar = || ColorBar {
+        texture: colorbar,
+        low: "0".into(),
+        high: format!("≥ {scale:.0}"),
+    };
+    let kind = estimate_kind(config);
+    let clean_pane = Pane {
+        title: "clean".into(),
+        name: "clean image".into(),
+        texture: clean,
+        colorbar: None,
+    };
+    let noisy_pane = Pane {
+        title: format!("noisy · RMSE {:.2}", view.noisy_rmse),
+        name: "noisy image".into(),
+        texture: noisy,
+        colorbar: None,
+    };
+    let estimate_pane = Pane {
+        title: format!("{} ({kind}) · RMSE {:.2}", view.label, view.rmse),
+        name: "estimate image".into(),
+        texture: estimate,
+        colorbar: None,
+    };
+    let error_pane = Pane {
+        title: format!("|{} − clean|", view.label),
+        name: "error image".into(),
+        texture: error,
+        colorbar: Some(bar()),
+    };
+    // Compare mode: rows are (clean, first, its error) and (noisy, second, its error).
+    let (panes, columns): (Vec<Pane<'_>>, &[usize]) = match &view.compare {
+        None => (
+            vec![clean_pane, noisy_pane, estimate_pane, error_pane],
+            &[2, 4, 1],
+        ),
+        Some(cmp) => {
+            let compare =
+                textures
+                    .compare
+                    .get(&ctx, "compare", Source::new(&[&cmp.estimate], &[]), || {
+                        gray(&cmp.estimate)
+                    });
+            let compare_error = textures.compare_error.get(
+                &ctx,
+                "compare error",
+                Source::new(&[&cmp.estimate, &view.clean], &[scale]),
+                || viz::abs_diff_heat(w, h, &cmp.estimate, &view.clean, scale),
+            );
+            let compare_pane = Pane {
+                title: format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                name: "compare image".into(),
+                texture: compare,
+                colorbar: None,
+            };
+            let compare_error_pane = Pane {
+                title: format!("|{} − clean|", cmp.label),
+                name: "compare error image".into(),
+                texture: compare_error,
+                colorbar: Some(bar()),
+            };
+            (
+                vec![
+                    clean_pane,
+                    estimate_pane,
+                    error_pane,
+                    noisy_pane,
+                    compare_pane,
+                    compare_error_pane,
+                ],
+                &[3],
+            )
+        }
+    };
+    let hover = |[x, y]: [usize; 2]| {
+        let i = y * w + x;
+        let mut text = format!(
+            "pixel ({x}, {y})\nclean {:.1}\nnoisy {:.1}\n{} {:.1}",
+            view.clean[i], view.noisy[i], view.label, view.estimate[i]
+        );
+        if let Some(cmp) = &view.compare {
+            text.push_str(&format!("\n{} {:.1}", cmp.label, cmp.estimate[i]));
+        }
+        text
+    };
+    let response = image_panes::show(
+        ui,
+        &mut state.zoom,
+        [w, h],
+        &panes,
+        columns,
+        selected_pixel(view, selection),
+        &hover,
+    );
+    if let Some([x, y]) = response.clicked {
+        commands.push(UiCommand::Select(Probe::Node(y * w + x)));
+    }
+}
+
+/// RMSE and residual curves (of both algorithms in compare mode).
+pub fn curves(
+    ui: &mut egui::Ui,
+    snapshot: &Snapshot,
+    view: &DenoiseView,
+    config: Option<&DenoiseConfig>,
+    height: f32,
+) {
+    let mut rmse = vec![Series::metric(&view.label, "rmse")];
+    let mut residual = vec![Series::residual(&view.label)];
+    if let Some(cmp) = &view.compare {
+        rmse.push(Series::metric(&cmp.label, &format!("rmse_{}", cmp.label)));
+        residual.push(Series::metric(
+            &cmp.label,
+            &format!("residual_{}", cmp.label),
+        ));
+    }
+    ui.strong("RMSE per iteration");
+    metrics_plot(
+        ui,
+        "denoise_rmse",
+        &snapshot.history,
+        &rmse,
+        &[Reference {
+            name: format!("noisy input ({:.1})", view.noisy_rmse),
+            value: view.noisy_rmse,
+        }],
+        config.map(|c| c.max_iters),
+        height,
+    );
+    ui.add_space(6.0);
+    let tolerance = match config.map(|c| c.tolerance) {
+        Some(t) if t > 0.0 => format!(" · stops below {t:.0e}"),
+        _ => String::new(),
+    };
+    ui.strong(format!("Residual{tolerance}"))
+        .on_hover_text("The size of the change of the messages in each iteration, on a log scale");
+    residual_plot(
+        ui,
+        "denoise_residual",
+        &snapshot.history,
+        &residual,
+        config.map(|c| c.tolerance),
+        config.map(|c| c.max_iters),
+        height,
+    );
+}
+
+/// The selected pixel's belief (or, for kernel BP, the messages into it), or a hint to select
+/// one.
+pub fn inspector(ui: &mut egui::Ui, view: &DenoiseView, tab: &mut InspectorTab, height: f32) {
+    let Some(p) = &view.probe else {
+        ui.strong("Belief");
+        ui.weak("Click a pixel in an image to see its belief over the gray levels.");
+        return;
+    };
+    ui.horizontal(|ui| {
+        ui.strong(format!("Belief at ({}, {})", p.x, p.y));
+        if p.kbp.is_some() {
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                ui.selectable_value(tab, InspectorTab::Messages, "Messages")
+                    .on_hover_text(
+                        "The kernel-BP messages into this pixel, the evidence and the prior",
+                    );
+                ui.selectable_value(tab, InspectorTab::Belief, "Belief")
+                    .on_hover_text("The belief over the gray levels");
+            });
+        }
+    });
+    match (&p.kbp, *tab) {
+        (Some(k), InspectorTab::Messages) => messages_plot(ui, p, k, height),
+        _ => belief_view(ui, view, p, height),
+    }
+}
+
+fn value_markers(p: &PixelProbe) -> [Marker; 3] {
+    [
+        Marker {
+            name: format!("clean {:.0}", p.clean),
+            x: p.clean,
+            color: CLEAN_COLOR,
+            style: LineStyle::Solid,
+        },
+        Marker {
+            name: format!("noisy {:.1}", p.noisy),
+            x: p.noisy,
+            color: NOISY_COLOR,
+            style: LineStyle::dashed_dense(),
+        },
+        Marker {
+            name: format!("estimate {:.1}", p.estimate),
+            x: p.estimate,
+            color: ESTIMATE_COLOR,
+            style: LineStyle::dotted_dense(),
+        },
+    ]
+}
+
+fn belief_view(ui: &mut egui::Ui, view: &DenoiseView, p: &PixelProbe, height: f32) {
+    let lo = view.levels.first().copied().unwrap_or(0.0).min(p.noisy);
+    let hi = view.levels.last().copied().unwrap_or(255.0).max(p.noisy);
+    belief_plot(
+        ui,
+        "denoise_belief",
+        &p.belief,
+        &value_markers(p),
+        Some([lo, hi]),
+        height,
+    );
+    let note = match &p.belief {
+        Belief::Discrete { states, probs } => {
+            let at_truth = states
+                .iter()
+                .zip(probs)
+                .min_by(|a, b| (a.0 - p.clean).abs().total_cmp(&(b.0 - p.clean).abs()))
+                .map_or(0.0, |(_, q)| *q);
+            let peak = probs.iter().copied().fold(0.0, f64::max);
+            format!(
+                "P(clean level) = {at_truth:.3} · largest P = {peak:.3} · {} states",
+                states.len()
+            )
+        }
+        Belief::Curve { xs, ys } => {
+            let negative = ys.iter().any(|y| *y < 0.0);
+            format!(
+                "kernel-BP belief at {} candidate values, unnormalised, drawn scaled{}",
+                xs.len(),
+                if negative {
+                    "; the negative lobes are real"
+                } else {
+                    ""
+                }
+            )
+        }
+        Belief::Grid2 { .. } => String::new(),
+    };
+    ui.label(RichText::new(note).small());
+}
+
+/// Kernel BP at the probed pixel: the messages from its neighbours, the learned evidence and the
+/// prior, each scaled to a largest |value| of 1; their product is the belief.
+fn messages_plot(ui: &mut egui::Ui, p: &PixelProbe, k: &KbpProbe, height: f32) {
+    let curve = |ys: &[f64]| -> PlotPoints<'static> {
+        PlotPoints::from(
+            k.xs.iter()
+                .zip(ys)
+                .map(|(&x, &y)| [x, y])
+                .collect::<Vec<_>>(),
+        )
+    };
+    Plot::new("denoise_messages")
+        .height(height)
+        .legend(
+            Legend::default()
+                .follow_insertion_order(true)
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.7)
+                .position(if p.estimate < 128.0 {
+                    egui_plot::Corner::RightTop
+                } else {
+                    egui_plot::Corner::LeftTop
+                }),
+        )
+        .include_y(0.0)
+        .include_y(1.05)
+        .include_x(0.0)
+        .include_x(255.0)
+        .allow_scroll(false)
+        .x_axis_label("gray level")
+        .y_axis_label("scaled to max |value| 1")
+        .show(ui, |plot| {
+            for (n, ((sx, sy), ys)) in k.incoming.iter().enumerate() {
+                plot.line(
+                    Line::new(format!("from ({sx}, {sy})"), curve(ys))
+                        .color(MESSAGE_COLORS[n % MESSAGE_COLORS.len()])
+                        .width(1.5),
+                );
+            }
+            plot.line(
+                Line::new("evidence", curve(&k.evidence))
+                    .color(NOISY_COLOR)
+                    .style(LineStyle::dashed_dense())
+                    .width(1.5),
+            );
+            plot.line(
+                Line::new("prior", curve(&k.prior))
+                    .color(Color32::GRAY)
+                    .style(LineStyle::dotted_dense())
+                    .width(1.5),
+            );
+            plot.line(
+                Line::new("belief", curve(&k.belief))
+                    .color(super::belief::BELIEF_COLOR)
+                    .width(2.5),
+            );
+            plot.vline(VLine::new(format!("clean {:.0}", p.clean), p.clean).color(CLEAN_COLOR));
+        });
+    ui.label(
+        RichText::new("belief = prior × evidence × Π incoming messages (each curve scaled)")
+            .small(),
+    );
+}
+
+/// Numbers for the status bar.
+pub fn status(view: &DenoiseView) -> Vec<String> {
+    let mut out = vec![format!("RMSE {:.2} ({})", view.rmse, view.label)];
+    if let Some(cmp) = &view.compare {
+        out.push(format!("RMSE {:.2} ({})", cmp.rmse, cmp.label));
+    }
+    out.push(format!("noisy RMSE {:.2}", view.noisy_rmse));
+    out
+}

@@ -1,0 +1,348 @@
+//! The explorer window driven through egui_kittest (AccessKit queries, no GPU). The engine runs
+//! on its own thread, so each test steps the harness until what it waits for appears.
+//! None of these tests reads or writes the user's saved window state: kittest gives the app no
+//! storage, and `App::with_config` never persists.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use beliefscope::app::App;
+use beliefscope::inference::kbp::KbpUpdate;
+use beliefscope::scenarios::ScenarioConfig;
+use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig};
+use eframe::egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A tiny denoise run: 24 x 16 pixels, 8 levels; iterations take microseconds.
+fn small_denoise() -> DenoiseConfig {
+    DenoiseConfig {
+        width: 24,
+        height: 16,
+        colors: 8,
+        max_iters: 500,
+        tolerance: 0.0,
+        ..DenoiseConfig::default()
+    }
+}
+
+fn small_config() -> ScenarioConfig {
+    ScenarioConfig::Denoise(small_denoise())
+}
+
+fn small_app(autoplay: bool) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, small_config(), autoplay))
+}
+
+/// Every text shown by a label (egui puts a label's text in its AccessKit value).
+fn texts(harness: &Harness<'_, App>) -> Vec<String> {
+    harness
+        .root()
+        .children_recursive()
+        .filter(|n| n.accesskit_node().role() == Role::Label)
+        .filter_map(|n| n.accesskit_node().value())
+        .collect()
+}
+
+/// The first label text containing `part`.
+fn text_containing(harness: &Harness<'_, App>, part: &str) -> Option<String> {
+    texts(harness).into_iter().find(|t| t.contains(part))
+}
+
+fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
+    text_containing(harness, part).is_some()
+}
+
+/// The iteration the status bar shows ("iteration 3 / 500").
+fn shown_iteration(harness: &Harness<'_, App>) -> Option<usize> {
+    texts(harness).into_iter().find_map(|label| {
+        label
+            .strip_prefix("iteration ")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+/// Runs frames (with short sleeps for the engine thread) until `done` holds.
+fn wait_for(harness: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
+    let start = Instant::now();
+    loop {
+        harness.step();
+        if done(harness) {
+            // One more frame so everything drawn from the new state is in the tree.
+            harness.step();
+            return;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "timed out waiting for {what}; notices: {:?}",
+            harness.state().notices()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn the_app_starts_and_the_status_bar_shows_an_iteration() {
+    // The same constructor the window uses (kittest provides no storage: defaults, no saving).
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(|cc| App::new(cc));
+    wait_for(&mut harness, "a first iteration", |h| {
+        shown_iteration(h).is_some_and(|i| i >= 1)
+    });
+    assert!(harness.query_by_label("Play").is_some() || harness.query_by_label("Pause").is_some());
+    assert!(harness.query_by_label("Step").is_some());
+    assert!(harness.query_by_label("estimate image").is_some());
+    harness.check_accessibility();
+}
+
+#[test]
+fn step_advances_the_iteration_in_the_status_bar() {
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the paused scenario", |h| {
+        shown_iteration(h) == Some(0)
+    });
+
+    harness.get_by_label("Step").click();
+    wait_for(&mut harness, "iteration 1", |h| {
+        shown_iteration(h) == Some(1)
+    });
+    harness.get_by_label("Step").click();
+    wait_for(&mut harness, "iteration 2", |h| {
+        shown_iteration(h) == Some(2)
+    });
+
+    // The Right arrow is Step's shortcut.
+    harness.key_press(eframe::egui::Key::ArrowRight);
+    wait_for(&mut harness, "iteration 3", |h| {
+        shown_iteration(h) == Some(3)
+    });
+    assert!(has_text(&harness, "paused"));
+}
+
+#[test]
+fn clicking_a_pixel_shows_its_belief_and_it_follows_the_iterations() {
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the image panes", |h| {
+        h.query_by_label("estimate image").is_some()
+    });
+    assert!(!has_text(&harness, "Belief at ("));
+
+    harness.get_by_label("estimate image").click();
+    wait_for(&mut harness, "the belief heading", |h| {
+        has_text(h, "Belief at (")
+    });
+    let heading = text_containing(&harness, "Belief at (").unwrap();
+    // The click lands in the middle of the 24 x 16 image.
+    let xy: Vec<usize> = heading
+        .trim_start_matches("Belief at (")
+        .trim_end_matches(')')
+        .split(", ")
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        (11..=12).contains(&xy[0]) && (7..=8).contains(&xy[1]),
+        "{heading}"
+    );
+
+    // Still shown, for the same pixel, after an iteration.
+    harness.get_by_label("Step").click();
+    wait_for(&mut harness, "iteration 1", |h| {
+        shown_iteration(h) == Some(1)
+    });
+    assert!(has_text(&harness, &heading));
+
+    // Kernel BP (the default) also shows the messages into the pixel.
+    harness.get_by_label("Messages").click();
+    wait_for(&mut harness, "the message plot", |h| {
+        has_text(h, "incoming messages")
+    });
+}
+
+#[test]
+fn discrete_bp_beliefs_are_probabilities_over_the_levels() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..small_denoise()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, config, false));
+    wait_for(&mut harness, "the image panes", |h| {
+        h.query_by_label("noisy image").is_some()
+    });
+    harness.get_by_label("noisy image").click();
+    wait_for(&mut harness, "the belief", |h| {
+        has_text(h, "P(clean level)")
+    });
+}
+
+#[test]
+fn compare_mode_shows_both_estimates_and_their_errors() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        compare: Some(AlgorithmChoice {
+            algorithm: DenoiseAlgorithm::Discrete,
+            update: KbpUpdate::Constant,
+        }),
+        ..small_denoise()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, config, false));
+    wait_for(&mut harness, "the compare panes", |h| {
+        h.query_by_label("compare error image").is_some()
+    });
+    for name in [
+        "clean image",
+        "noisy image",
+        "estimate image",
+        "error image",
+        "compare image",
+    ] {
+        assert!(harness.query_by_label(name).is_some(), "{name}");
+    }
+    assert!(has_text(&harness, "(discrete)"));
+}
+
+#[test]
+fn auto_tune_runs_on_the_worker_and_its_best_pair_can_be_used() {
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the paused scenario", |h| {
+        shown_iteration(h) == Some(0)
+    });
+    let button = "Auto-tune λ and bandwidth ×";
+    harness.get_by_label(button).scroll_to_me();
+    harness.run_steps(3);
+    harness.get_by_label(button).click();
+    wait_for(&mut harness, "the auto-tune result", |h| {
+        has_text(h, "validation RMSE")
+    });
+    // "best: λ 1e-4, × 0.05 → validation RMSE …"
+    let best = text_containing(&harness, "best: λ ").unwrap();
+    let numbers: Vec<f64> = best
+        .trim_start_matches("best: λ ")
+        .split(" →")
+        .next()
+        .unwrap()
+        .split(", × ")
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let use_best = "Use the best pair";
+    if !harness
+        .get_by_label(use_best)
+        .accesskit_node()
+        .is_disabled()
+    {
+        harness.get_by_label(use_best).scroll_to_me();
+        harness.run_steps(3);
+        harness.get_by_label(use_best).click();
+    }
+    // The best pair becomes the running config (a rebuild on the worker).
+    wait_for(&mut harness, "the best pair running", |h| {
+        h.state().snapshot().is_some_and(|s| match &s.config {
+            ScenarioConfig::Denoise(c) => {
+                c.kbp.lambda == numbers[0] && c.kbp.multiplier == numbers[1]
+            }
+        })
+    });
+    assert!(
+        harness.state().notices().is_empty(),
+        "{:?}",
+        harness.state().notices()
+    );
+}
+
+/// A file dropped on the window, as the windowing backend reports it.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl eframe::egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn a_dropped_image_becomes_the_clean_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gradient.png");
+    image::GrayImage::from_fn(32, 20, |x, y| image::Luma([(x * 8 + y * 4) as u8]))
+        .save(&path)
+        .unwrap();
+
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the paused scenario", |h| {
+        shown_iteration(h) == Some(0)
+    });
+    harness
+        .input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(path)));
+    wait_for(&mut harness, "the dropped image", |h| {
+        has_text(h, "32 × 20 pixels")
+    });
+    assert!(has_text(&harness, "gradient.png"));
+    assert!(harness.state().notices().is_empty());
+}
+
+#[test]
+fn bad_images_show_an_error_and_the_running_scenario_keeps_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_an_image = dir.path().join("notes.png");
+    std::fs::write(&not_an_image, b"this is text, not a picture").unwrap();
+    let too_wide = dir.path().join("wide.png");
+    image::GrayImage::new(4097, 1).save(&too_wide).unwrap();
+    let missing = PathBuf::from("/nonexistent/beliefscope-test.png");
+
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the paused scenario", |h| {
+        shown_iteration(h) == Some(0)
+    });
+
+    for (path, expected) in [
+        (missing, "cannot load denoise"),
+        (not_an_image, "notes.png"),
+        (too_wide, "4096"),
+    ] {
+        harness.state_mut().open_image(path.clone());
+        wait_for(
+            &mut harness,
+            &format!("the error about {}", path.display()),
+            |h| h.state().notices().iter().any(|n| n.contains(expected)),
+        );
+        assert!(
+            has_text(&harness, expected),
+            "the message is not visible: {:?}",
+            harness.state().notices()
+        );
+    }
+    // The parameters show the scenario that still runs (the sunset), and it still steps.
+    wait_for(&mut harness, "the sunset again", |h| {
+        has_text(h, "built-in sunset")
+    });
+    harness.get_by_label("Step").click();
+    wait_for(&mut harness, "iteration 1", |h| {
+        shown_iteration(h) == Some(1)
+    });
+
+    // Messages close with their button.
+    let before = harness.state().notices().len();
+    harness
+        .get_all_by_label("Dismiss message")
+        .next()
+        .unwrap()
+        .click();
+    wait_for(&mut harness, "one message fewer", |h| {
+        h.state().notices().len() == before - 1
+    });
+}
