@@ -205,6 +205,11 @@ impl App {
         self.commands.push(UiCommand::OpenImage(path));
     }
 
+    /// Inspects `probe` (a node or a message), as a click on it does.
+    pub fn select(&mut self, probe: Probe) {
+        self.commands.push(UiCommand::Select(probe));
+    }
+
     /// The messages currently shown.
     pub fn notices(&self) -> Vec<String> {
         self.notices

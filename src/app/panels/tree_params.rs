@@ -288,7 +288,7 @@ pub fn tree_ui(
                 let node = running.and_then(|r| r.nodes.iter().position(|n| n.name == name));
                 if let Some(node) = node
                     && ui
-                        .small_button("✕")
+                        .small_button("remove")
                         .on_hover_text("Remove this evidence")
                         .accessible_name(format!("Remove evidence {name}"))
                         .clicked()

@@ -370,6 +370,7 @@ fn node_panel(
         if ui
             .checkbox(&mut observed, "Evidence")
             .on_hover_text("Observe this node at the slider's value")
+            .accessible_name(format!("Observe {}", n.name))
             .changed()
         {
             changed = true;

@@ -354,7 +354,7 @@ impl TreeDraft {
             && g.check_tree().is_ok()
             && root < self.nodes.len()
         {
-            for (n, p) in self.nodes.iter_mut().zip(tidy_layout(&g, root)) {
+            for (n, p) in self.nodes.iter_mut().zip(wide_layout(&g, root)) {
                 n.position = p;
             }
         }
@@ -447,6 +447,26 @@ pub fn tidy_layout(graph: &Graph, root: NodeId) -> Vec<[f64; 2]> {
             [px, py]
         })
         .collect()
+}
+
+/// [`tidy_layout`] for a wide canvas: when the tree is deeper than it is wide (a chain), depth
+/// runs left to right instead of top to bottom. O(n).
+pub fn wide_layout(graph: &Graph, root: NodeId) -> Vec<[f64; 2]> {
+    let p = tidy_layout(graph, root);
+    let levels = {
+        let mut ys: Vec<f64> = p.iter().map(|q| q[1]).collect();
+        ys.sort_by(f64::total_cmp);
+        ys.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+        ys.len()
+    };
+    let leaves = (0..graph.num_nodes())
+        .filter(|&v| graph.degree(v) <= 1 && (v != root || graph.num_nodes() == 1))
+        .count();
+    if levels > leaves.max(1) {
+        p.into_iter().map(|[x, y]| [y, x]).collect()
+    } else {
+        p
+    }
 }
 
 #[cfg(test)]

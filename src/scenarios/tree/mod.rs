@@ -36,7 +36,7 @@ use crate::model::NodeId;
 pub use builtin::{BuiltinData, ReferenceMarginal, TrueModel};
 pub use config::{DataSource, NodeSpec, Topology, TreeConfig};
 pub use data::TreeProblem;
-pub use draft::{DraftNode, DraftProblem, TreeDraft, tidy_layout};
+pub use draft::{DraftNode, DraftProblem, TreeDraft, tidy_layout, wide_layout};
 pub use view::{
     BeliefCurves, CandidateBeliefs, MessageInspector, MessageView, NodeKernelInfo, TreeNodeView,
     TreeView,
@@ -469,7 +469,7 @@ impl TreeScenario {
 
     /// The view for the explorer.
     pub fn tree_view(&self, probe: Option<Probe>) -> TreeView {
-        let positions = tidy_layout(&self.problem.graph, self.engine.root());
+        let positions = wide_layout(&self.problem.graph, self.engine.root());
         let nodes = (0..self.problem.names.len())
             .map(|t| {
                 let b = &self.beliefs[t];
