@@ -250,6 +250,7 @@ fn auto_tune_runs_on_the_worker_and_its_best_pair_can_be_used() {
             ScenarioConfig::Denoise(c) => {
                 c.kbp.lambda == numbers[0] && c.kbp.multiplier == numbers[1]
             }
+            _ => false,
         })
     });
     assert!(

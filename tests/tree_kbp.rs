@@ -39,22 +39,27 @@ fn delta_kernel(lambda: f64) -> ResolvedKernel {
 fn small_alphabet_table(graph: &Graph, rows: usize, seed: u64) -> Vec<Vec<f64>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = graph.num_nodes();
-    let mut cols = vec![vec![0.0; rows]; n];
-    for r in 0..rows {
-        for (node, parent) in graph.bfs_order(0) {
-            cols[node][r] = match parent {
-                None => rng.random_range(0..3) as f64,
-                Some(p) => {
-                    if rng.random::<f64>() < 0.6 {
-                        cols[p][r]
-                    } else {
-                        rng.random_range(0..3) as f64
+    let table: Vec<Vec<f64>> = (0..rows)
+        .map(|_| {
+            let mut row = vec![0.0; n];
+            for (node, parent) in graph.bfs_order(0) {
+                row[node] = match parent {
+                    None => rng.random_range(0..3) as f64,
+                    Some(p) => {
+                        if rng.random::<f64>() < 0.6 {
+                            row[p]
+                        } else {
+                            rng.random_range(0..3) as f64
+                        }
                     }
-                }
-            };
-        }
-    }
-    cols
+                };
+            }
+            row
+        })
+        .collect();
+    (0..n)
+        .map(|node| table.iter().map(|row| row[node]).collect())
+        .collect()
 }
 
 fn subset(rng: &mut ChaCha8Rng, n: usize, k: usize) -> Vec<usize> {
@@ -321,16 +326,22 @@ fn continuous_model(budget: usize) -> (Arc<TreeKbpModel>, usize) {
     let graph = Graph::random_tree(n, 21).unwrap();
     let rows = 150;
     let mut rng = ChaCha8Rng::seed_from_u64(9);
-    let mut cols = vec![vec![0.0; rows]; n];
-    for r in 0..rows {
-        for (node, parent) in graph.bfs_order(0) {
-            let noise = rng.random::<f64>() - 0.5;
-            cols[node][r] = match parent {
-                None => 2.0 * rng.random::<f64>() - 1.0,
-                Some(p) => (2.0 * cols[p][r]).sin() + 0.4 * noise,
-            };
-        }
-    }
+    let table: Vec<Vec<f64>> = (0..rows)
+        .map(|_| {
+            let mut row = vec![0.0; n];
+            for (node, parent) in graph.bfs_order(0) {
+                let noise = rng.random::<f64>() - 0.5;
+                row[node] = match parent {
+                    None => 2.0 * rng.random::<f64>() - 1.0,
+                    Some(p) => (2.0 * row[p]).sin() + 0.4 * noise,
+                };
+            }
+            row
+        })
+        .collect();
+    let cols: Vec<Vec<f64>> = (0..n)
+        .map(|node| table.iter().map(|row| row[node]).collect())
+        .collect();
     let edge_rows: Vec<Vec<usize>> = (0..graph.num_edges())
         .map(|_| subset(&mut rng, rows, 60))
         .collect();

@@ -57,7 +57,7 @@ pub enum SweepScenario {
     Denoise(sweep::DenoiseSweepArgs),
     /// Errors of tree kernel BP against the reference over samples per edge, lambda and the
     /// bandwidth multiplier (built-in datasets).
-    Tree(tree::TreeSweepArgs),
+    Tree(Box<tree::TreeSweepArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,7 +102,7 @@ pub fn execute(command: Command) -> Result<()> {
         }
         Command::Sweep { scenario } => match scenario {
             SweepScenario::Denoise(args) => sweep::run(args),
-            SweepScenario::Tree(args) => tree::run_sweep(args),
+            SweepScenario::Tree(args) => tree::run_sweep(*args),
         },
         Command::Dataset(args) => tree::run_dataset(args),
         Command::Tune { scenario } => match scenario {

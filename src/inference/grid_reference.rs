@@ -147,8 +147,8 @@ impl GridTreeReference {
                 u.copy_from_slice(&self.root_prior);
             }
         }
-        for o in 0..n {
-            let Some(v) = evidence[o] else { continue };
+        for (o, ev) in evidence.iter().enumerate() {
+            let Some(v) = *ev else { continue };
             if let Some(p) = self.parent[o]
                 && hidden(p)
             {

@@ -103,6 +103,9 @@ pub enum Probe {
 }
 
 /// The data a scenario's views draw, produced on the worker and sent inside a snapshot.
+// One view per snapshot (at most ~60 a second) inside an `Arc`: the size of the largest
+// variant costs nothing worth boxing it for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),

@@ -248,18 +248,17 @@ impl TreeKbpModel {
         // Cross-Grams: every pair of a node's sets, and evaluation points x every set.
         let mut budget = options.max_cross_entries;
         let mut cross_jobs: Vec<(NodeId, Target, usize)> = Vec::new();
-        for t in 0..n {
-            let k = sets[t].len();
-            for b in 0..k {
-                let entries = eval_points[t].len() * sets[t][b].rows.len();
+        for (t, node_sets) in sets.iter().enumerate() {
+            for (b, set) in node_sets.iter().enumerate() {
+                let entries = eval_points[t].len() * set.rows.len();
                 if entries <= budget {
                     budget -= entries;
                     cross_jobs.push((t, Target::Eval, b));
                 }
             }
-            for a in 0..k {
-                for b in a + 1..k {
-                    let entries = sets[t][a].rows.len() * sets[t][b].rows.len();
+            for (a, sa) in node_sets.iter().enumerate() {
+                for (b, sb) in node_sets.iter().enumerate().skip(a + 1) {
+                    let entries = sa.rows.len() * sb.rows.len();
                     if entries <= budget {
                         budget -= entries;
                         cross_jobs.push((t, Target::Set(a), b));

@@ -174,7 +174,7 @@ impl TrueModel {
                 .posterior(evidence)?
                 .into_iter()
                 .map(|m| {
-                    m.observed.is_none().then(|| ReferenceMarginal {
+                    m.observed.is_none().then_some(ReferenceMarginal {
                         mean: m.mean,
                         kind: ReferenceKind::Grid(m),
                     })
@@ -318,8 +318,7 @@ pub fn generate(kind: BuiltinData, size: usize, rows: usize, seed: u64) -> Resul
             format!("need at least 2 rows, got {rows}"),
         ));
     }
-    let min_size = if kind == BuiltinData::Retrieval { 2 } else { 2 };
-    if !(min_size..=200).contains(&size) {
+    if !(2..=200).contains(&size) {
         return Err(Error::param(
             "size",
             format!("a built-in has 2 to 200 variables, got {size}"),

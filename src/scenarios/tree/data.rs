@@ -193,7 +193,7 @@ impl TreeProblem {
             Topology::Star => (1..n).map(|i| (0, i)).collect(),
             Topology::Binary => (1..n).map(|i| ((i - 1) / 2, i)).collect(),
             Topology::ChowLiu => {
-                let mut rng = ChaCha8Rng::seed_from_u64(config.sample_seed ^ 0xC40_11u64);
+                let mut rng = ChaCha8Rng::seed_from_u64(config.sample_seed ^ 0x000C_4011_u64);
                 let r = draw_rows(&mut rng, rows, config.chow_liu_rows);
                 let ks: Vec<_> = kernels.iter().map(|k| k.kernel.clone()).collect();
                 let (g, w) = chow_liu_hsic(&values, &ks, &r)?;
