@@ -160,15 +160,16 @@ impl TreeKbp {
         self.cursor
     }
 
-    /// Re-roots the schedule. Computed messages stay valid (they do not depend on the root);
-    /// the cursor restarts so stepping shows the new order.
+    /// Re-roots the schedule. Computed messages stay valid (they do not depend on the root), so
+    /// a complete schedule stays complete; pending messages will be computed in the new order.
     pub fn set_root(&mut self, root: NodeId) -> Result<()> {
         if root >= self.model.num_nodes() {
             return Err(Error::param("root", format!("node {root} does not exist")));
         }
         self.root = root;
         self.schedule = schedule_from(self.model.graph(), root);
-        self.cursor = 0;
+        let complete = self.messages.iter().all(|m| *m != Message::Pending);
+        self.cursor = if complete { self.schedule.len() } else { 0 };
         Ok(())
     }
 

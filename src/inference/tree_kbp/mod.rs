@@ -111,9 +111,11 @@ impl Default for NodeKernelSettings {
     /// Chosen by validation against the references of the built-in datasets at m = 300 and
     /// 500 samples per edge (`beliefscope sweep tree --lambdas 1,3,10,30 --multipliers
     /// 0.2,0.35,0.5 --samples 300,500 --repeats 5`, default evidence): RBF with 0.35 times the
-    /// median distance and λ = 3 (Gram-diagonal form) was best or within 0.01 of the best mean
-    /// L1 error on both (nongauss-chain 0.31, gauss-tree 0.21, against Gaussian BP 0.68 and
-    /// 0.14). λ here is not scaled by m, so a much larger m wants a larger λ (about √m).
+    /// median distance and λ = 3 (Gram-diagonal form) is a compromise. On nongauss-chain it is
+    /// within 0.011 of the best mean L1 error (0.31 against 0.30; Gaussian BP 0.68); on
+    /// gauss-tree it gives 0.21 where λ = 30 gives 0.14-0.15 (Gaussian BP, the right model
+    /// there, 0.14), but λ = 30 costs nongauss-chain 0.50-0.67. λ here is not scaled by m, so a
+    /// much larger m wants a larger λ (about √m).
     fn default() -> Self {
         NodeKernelSettings {
             kernel: KernelKind::Rbf,
