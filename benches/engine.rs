@@ -11,6 +11,8 @@ mod discrete_benches;
 mod kbp_benches;
 #[path = "groups/kernel.rs"]
 mod kernel_benches;
+#[path = "groups/sosmp.rs"]
+mod sosmp_benches;
 #[path = "groups/tree.rs"]
 mod tree_benches;
 
@@ -19,6 +21,7 @@ fn all(c: &mut Criterion) {
     kbp_benches::benches(c);
     kernel_benches::benches(c);
     tree_benches::benches(c);
+    sosmp_benches::benches(c);
 }
 
 criterion_group! {

@@ -7,6 +7,13 @@ use clap::Parser;
 use beliefscope::cli::{Cli, execute};
 
 fn main() -> ExitCode {
+    // Piping output into `head` must end the program quietly, as other Unix tools do, instead
+    // of panicking on the closed pipe (Rust ignores SIGPIPE by default).
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.command {
         None => match beliefscope::app::run_window() {

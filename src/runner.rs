@@ -77,6 +77,25 @@ pub struct Snapshot {
     pub probe: Option<Probe>,
 }
 
+/// Lowers the calling thread's scheduling priority (nice +10 on Linux, where nice is per
+/// thread), so that on a machine with few cores the window's frames are scheduled before the
+/// engine's iterations. Call it from engine threads only.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread (who = 0) with a valid nice value.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+/// Makes rayon's global pool (used by every algorithm) run at background priority. Call once,
+/// before any parallel work, in a process that shows a window; a later call has no effect.
+pub fn use_background_priority_for_engine_threads() {
+    let _ = rayon::ThreadPoolBuilder::new()
+        .start_handler(|_| lower_thread_priority())
+        .build_global();
+}
+
 /// The window's handle on the worker thread. Dropping it shuts the worker down.
 pub struct Runner {
     commands: Sender<Command>,
@@ -104,7 +123,11 @@ impl Runner {
         };
         let thread = std::thread::Builder::new()
             .name("beliefscope-engine".into())
-            .spawn(move || worker.run())
+            .spawn(move || {
+                // The runner serves a window: its iterations yield to the frames.
+                lower_thread_priority();
+                worker.run()
+            })
             .expect("cannot start the engine thread");
         if let Some(config) = initial {
             let _ = commands.send(Command::Load(config));

@@ -42,6 +42,8 @@ const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
 /// Opens the window on the last scenario (the default denoise one the first time), already
 /// iterating.
 pub fn run_window() -> Result<(), String> {
+    // The engine's threads yield to the window's (2-core machines: frames stay smooth).
+    crate::runner::use_background_priority_for_engine_threads();
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("beliefscope")
         .with_app_id("beliefscope")
@@ -91,6 +93,7 @@ pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
         // One step per message: the count depends on the tree, not on the config alone.
         ScenarioConfig::Tree(_) => None,
         ScenarioConfig::Retrieval(c) => Some(c.repeats),
+        ScenarioConfig::Sosmp(c) => Some(c.iters),
     }
 }
 
@@ -280,6 +283,9 @@ impl App {
             }
             Event::TaskDone(result) => {
                 self.task = None;
+                if let TaskResult::SosmpSweep(sweep) = &result {
+                    self.caches.sosmp.add_sweep(sweep.clone());
+                }
                 self.last_task = Some(result);
             }
         }
@@ -357,6 +363,12 @@ impl App {
                         self.notices.error(
                             "the retrieval experiment generates its own data; switch to the \
                              tree scenario to explore a file",
+                        );
+                        return;
+                    }
+                    ScenarioConfig::Sosmp(_) => {
+                        self.notices.error(
+                            "the sosmp scenario uses no image; choose the denoise scenario to load one",
                         );
                         return;
                     }

@@ -4,6 +4,7 @@
 
 pub mod denoise;
 pub mod retrieval;
+pub mod sosmp;
 pub mod sweep;
 pub mod tree;
 pub mod tune;
@@ -53,6 +54,9 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum SweepScenario {
+    /// SOSMP error curves over r (--coefficients 2,3,5,10), k (--samples 1,2,5,10) or alpha
+    /// (--alpha 0.1,1).
+    Sosmp(sosmp::SosmpSweepArgs),
     /// RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.
     Denoise(sweep::DenoiseSweepArgs),
     /// Errors of tree kernel BP against the reference over samples per edge, lambda and the
@@ -77,6 +81,9 @@ pub enum RunScenario {
     /// recall@k of kernel BP, Gaussian BP and chained nearest neighbours retrieving chain tails
     /// (Song et al. 2010, Sec. 6.1 protocol on synthetic data); writes recall.csv.
     Retrieval(retrieval::RetrievalArgs),
+    /// Stochastic orthogonal-series message passing (Noorshams & Wainwright 2013): error
+    /// against iterations, the 1/t slope and the floor.
+    Sosmp(sosmp::SosmpArgs),
 }
 
 /// Where results go; shared by every `run` subcommand.
@@ -103,6 +110,7 @@ pub fn execute(command: Command) -> Result<()> {
         Command::Sweep { scenario } => match scenario {
             SweepScenario::Denoise(args) => sweep::run(args),
             SweepScenario::Tree(args) => tree::run_sweep(*args),
+            SweepScenario::Sosmp(args) => args.execute(),
         },
         Command::Dataset(args) => tree::run_dataset(args),
         Command::Tune { scenario } => match scenario {
@@ -120,6 +128,10 @@ pub fn execute(command: Command) -> Result<()> {
             RunScenario::Retrieval(args) => {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Retrieval(args.into_config()?), &output)
+            }
+            RunScenario::Sosmp(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Sosmp(args.into_config()?), &output)
             }
         },
     }

@@ -6,6 +6,7 @@ pub mod gaussian_bp;
 pub mod grid_reference;
 pub mod kbp;
 pub mod schedule;
+pub mod sosmp;
 pub mod tree_kbp;
 
 use serde::{Deserialize, Serialize};

@@ -4,6 +4,7 @@
 
 pub mod denoise;
 pub mod retrieval;
+pub mod sosmp;
 pub mod tasks;
 pub mod tree;
 
@@ -25,6 +26,7 @@ pub enum ScenarioConfig {
     Denoise(denoise::DenoiseConfig),
     Tree(tree::TreeConfig),
     Retrieval(retrieval::RetrievalConfig),
+    Sosmp(sosmp::SosmpConfig),
 }
 
 impl Default for ScenarioConfig {
@@ -40,6 +42,7 @@ impl ScenarioConfig {
             ScenarioConfig::Denoise(_) => "denoise",
             ScenarioConfig::Tree(_) => "tree",
             ScenarioConfig::Retrieval(_) => "retrieval",
+            ScenarioConfig::Sosmp(_) => "sosmp",
         }
     }
 
@@ -52,6 +55,7 @@ impl ScenarioConfig {
             ScenarioConfig::Retrieval(c) => {
                 Ok(Box::new(retrieval::Retrieval::new(c.clone(), cancel)?))
             }
+            ScenarioConfig::Sosmp(c) => Ok(Box::new(sosmp::SosmpScenario::new(c.clone(), cancel)?)),
         }
     }
 
@@ -71,7 +75,7 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "denoise",
             "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
-            vec!["discrete"],
+            vec!["kbp-constant", "kbp-linear", "kbp-full", "discrete"],
         ),
         (
             "tree",
@@ -82,6 +86,11 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             "retrieval",
             "recall@k of chain tails given heads, 9 variables in R^5 (Song et al. 2010, Sec. 6.1 protocol)",
             vec!["tree-kbp", "gaussian-bp", "nearest-neighbour"],
+        ),
+        (
+            "sosmp",
+            "stochastic orthogonal-series message passing on a chain, tree or grid: error against 1/t and the floor (Noorshams & Wainwright 2013, Figs. 5-8)",
+            vec!["sosmp"],
         ),
     ]
 }
@@ -111,6 +120,7 @@ pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
     Tree(Box<tree::TreeView>),
     Retrieval(retrieval::RetrievalView),
+    Sosmp(sosmp::SosmpView),
 }
 
 /// A live change to the running scenario that does not rebuild it (for example the evidence

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use super::CancelFlag;
 use super::denoise::{AutotuneResult, AutotuneSpec, DenoiseConfig, autotune};
+use super::sosmp::sweep::SweepProgress;
+use super::sosmp::{SosmpConfig, SweepResult, SweepSpec, run_sweep};
 use crate::error::Result;
 
 /// A job for the worker.
@@ -16,12 +18,19 @@ pub enum Task {
         config: DenoiseConfig,
         spec: AutotuneSpec,
     },
+    /// An SOSMP sweep (Figs. 6-8): the config run once per value; the window overlays the
+    /// curves.
+    SosmpSweep {
+        config: SosmpConfig,
+        spec: SweepSpec,
+    },
 }
 
 impl Task {
     pub fn label(&self) -> &'static str {
         match self {
             Task::DenoiseAutotune { .. } => "auto-tune",
+            Task::SosmpSweep { .. } => "sweep",
         }
     }
 
@@ -31,6 +40,21 @@ impl Task {
             Task::DenoiseAutotune { config, spec } => Ok(TaskResult::DenoiseAutotune(Arc::new(
                 autotune(config, spec, cancel, progress)?,
             ))),
+            Task::SosmpSweep { config, spec } => {
+                // Progress in iterations over all runs.
+                let total = spec.values.len() * config.iters;
+                let mut report = |p: SweepProgress| {
+                    if let SweepProgress::Iteration { index, iter, iters } = p {
+                        progress(index * iters + iter, total);
+                    }
+                };
+                Ok(TaskResult::SosmpSweep(Arc::new(run_sweep(
+                    config,
+                    spec,
+                    cancel,
+                    &mut report,
+                )?)))
+            }
         }
     }
 }
@@ -39,4 +63,5 @@ impl Task {
 #[derive(Debug, Clone)]
 pub enum TaskResult {
     DenoiseAutotune(Arc<AutotuneResult>),
+    SosmpSweep(Arc<SweepResult>),
 }

@@ -3,9 +3,11 @@
 use eframe::egui::{self, RichText};
 
 use super::denoise_params::{self, section};
+use super::sosmp_params;
 use super::tree_params;
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
+use crate::scenarios::sosmp::SosmpConfig;
 use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{ScenarioConfig, ScenarioView, catalogue, denoise::DenoiseConfig};
 
@@ -27,6 +29,7 @@ pub fn default_config(name: &str) -> Option<ScenarioConfig> {
         "retrieval" => Some(ScenarioConfig::Retrieval(
             crate::scenarios::retrieval::RetrievalConfig::default(),
         )),
+        "sosmp" => Some(ScenarioConfig::Sosmp(SosmpConfig::default())),
         _ => None,
     }
 }
@@ -56,8 +59,9 @@ pub fn show(
                         ScenarioView::Denoise(v) => Some(v),
                         _ => None,
                     });
-                    let autotune = tasks.last.map(|r| match r {
-                        TaskResult::DenoiseAutotune(a) => a.as_ref(),
+                    let autotune = tasks.last.and_then(|r| match r {
+                        TaskResult::DenoiseAutotune(a) => Some(a.as_ref()),
+                        _ => None,
                     });
                     denoise_params::ui(ui, c, running, tasks.running, autotune, commands)
                 }
@@ -70,6 +74,13 @@ pub fn show(
                     tree_params::tree_ui(ui, c, running, selection, commands)
                 }
                 ScenarioConfig::Retrieval(c) => tree_params::retrieval_ui(ui, c),
+                ScenarioConfig::Sosmp(c) => {
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Sosmp(v) => Some(v),
+                        _ => None,
+                    });
+                    sosmp_params::ui(ui, c, running)
+                }
             }
             ui.add_space(4.0);
             ui.weak("Edits apply when a slider is released or Enter is pressed.");

@@ -3,5 +3,6 @@
 pub mod controls;
 pub mod denoise_params;
 pub mod menu;
+pub mod sosmp_params;
 pub mod status;
 pub mod tree_params;

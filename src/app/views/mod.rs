@@ -7,6 +7,7 @@ pub mod curves;
 pub mod denoise;
 pub mod image_panes;
 pub mod retrieval;
+pub mod sosmp;
 pub mod tree;
 
 use eframe::egui;
@@ -22,6 +23,8 @@ pub struct ViewCaches {
     denoise: denoise::Textures,
     pub tree: tree::TreeCache,
     retrieval: retrieval::RetrievalCache,
+    /// SOSMP: finished sweeps and the node/message choosers.
+    pub sosmp: sosmp::Caches,
 }
 
 /// The scenario's main view (the image panes for denoise).
@@ -51,9 +54,24 @@ pub fn central(
             tree::central(ui, view, config, &mut caches.tree, selection, commands)
         }
         (ScenarioView::Retrieval(view), _) => retrieval::central(ui, view, &mut caches.retrieval),
-        // A view and a config of different scenarios only meet between a Load and its
-        // snapshot; nothing to draw for that frame.
-        _ => {}
+        // The view carries the config it was built from.
+        (ScenarioView::Sosmp(view), _) => sosmp::lab(
+            ui,
+            view,
+            &view.config,
+            &mut caches.sosmp,
+            selection,
+            commands,
+        ),
+        (ScenarioView::Denoise(view), _) => denoise::images(
+            ui,
+            view,
+            None,
+            &mut caches.denoise,
+            state,
+            selection,
+            commands,
+        ),
     }
 }
 
@@ -88,7 +106,16 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
                 curve_h,
             );
         }
-        _ => {}
+        (ScenarioView::Denoise(view), _) => {
+            denoise::curves(ui, snapshot, view, None, curve_h);
+            ui.add_space(6.0);
+            ui.separator();
+            denoise::inspector(ui, view, &mut state.inspector_tab, belief_h);
+        }
+        (ScenarioView::Sosmp(view), _) => {
+            let h = (ui.available_height() - 12.0).max(300.0);
+            sosmp::inspector(ui, view, h);
+        }
     }
 }
 
@@ -98,6 +125,7 @@ pub fn status(snapshot: &Snapshot) -> Vec<String> {
         ScenarioView::Denoise(view) => denoise::status(view),
         ScenarioView::Tree(view) => tree::status(view),
         ScenarioView::Retrieval(view) => retrieval::status(view),
+        ScenarioView::Sosmp(view) => sosmp::status(view),
     }
 }
 
@@ -109,5 +137,6 @@ pub fn selection_is_valid(snapshot: &Snapshot, selection: Probe) -> bool {
         (ScenarioView::Tree(view), Probe::Node(n)) => n < view.nodes.len(),
         (ScenarioView::Tree(view), Probe::Message(m)) => m < view.messages.len(),
         (ScenarioView::Retrieval(_), _) => false,
+        (ScenarioView::Sosmp(view), selection) => sosmp::selection_is_valid(view, selection),
     }
 }

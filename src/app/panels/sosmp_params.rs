@@ -1,0 +1,184 @@
+//! The SOSMP scenario's parameters: the model (graph, nodes, potentials, α, seed, grid) and the
+//! algorithm (basis, r, k, paths, iterations, step γ). Edits change the draft config; the app
+//! applies it once the edit is complete (slider released, Enter pressed). The sweeps are
+//! started from the toolbar above the error plot.
+
+use eframe::egui::{self, RichText};
+
+use super::denoise_params::section;
+use crate::inference::sosmp::basis::BasisKind;
+use crate::scenarios::sosmp::{GraphKind, PotentialKind, SosmpConfig, SosmpView};
+
+/// A label in the grid's first column; returns its id to label the widget beside it.
+fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
+    ui.label(text).on_hover_text(hint).id
+}
+
+fn basis_label(b: Option<BasisKind>) -> &'static str {
+    match b {
+        None => "auto",
+        Some(k) => k.label(),
+    }
+}
+
+pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
+    let slider_width = (ui.available_width() - 150.0).max(80.0);
+    ui.spacing_mut().slider_width = slider_width;
+
+    section(ui, "Model");
+    egui::Grid::new("sosmp_model")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Graph",
+                "chain: the paper's experiment; tree: a random recursive tree from the seed; grid: a square 4-connected grid (loopy: set the step γ)",
+            );
+            egui::ComboBox::from_id_salt("sosmp_graph")
+                .selected_text(c.graph.label())
+                .show_ui(ui, |ui| {
+                    for g in [GraphKind::Chain, GraphKind::Tree, GraphKind::Grid] {
+                        if ui.selectable_value(&mut c.graph, g, g.label()).changed()
+                            && g == GraphKind::Grid
+                        {
+                            // A grid needs a square number of nodes.
+                            let side = (c.nodes as f64).sqrt().round().clamp(2.0, 30.0) as usize;
+                            c.nodes = side * side;
+                        }
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            if c.graph == GraphKind::Grid {
+                let id = row_label(ui, "Side", "The grid is side × side nodes");
+                let mut side = (c.nodes as f64).sqrt().round() as usize;
+                if ui
+                    .add(egui::Slider::new(&mut side, 2..=30))
+                    .labelled_by(id)
+                    .changed()
+                {
+                    c.nodes = side * side;
+                }
+                ui.end_row();
+            } else if c.graph != GraphKind::Custom {
+                let id = row_label(ui, "Nodes n", "Number of nodes (the paper uses a chain of 100)");
+                ui.add(egui::Slider::new(&mut c.nodes, 2..=1000).logarithmic(true))
+                    .labelled_by(id);
+                ui.end_row();
+            }
+            let id = row_label(
+                ui,
+                "Potentials",
+                "mixture: Gaussian mixtures (eq. 37); kernel: mixture node potentials with the Mercer-kernel edge potential of eq. 39",
+            );
+            egui::ComboBox::from_id_salt("sosmp_potentials")
+                .selected_text(c.potentials.label())
+                .show_ui(ui, |ui| {
+                    for p in PotentialKind::ALL {
+                        ui.selectable_value(&mut c.potentials, p, p.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            if c.potentials == PotentialKind::Kernel {
+                let id = row_label(
+                    ui,
+                    "α",
+                    "Kernel eigenvalues j^-α, j ≤ 1000: α = 1 is smooth, α = 0.1 nearly a delta function (not positive between grid nodes)",
+                );
+                ui.add(
+                    egui::Slider::new(&mut c.alpha, 0.05..=3.0)
+                        .logarithmic(true)
+                        .max_decimals(2),
+                )
+                .labelled_by(id);
+                ui.end_row();
+            }
+            let id = row_label(ui, "Seed", "Seed of the potentials (and of the samples)");
+            ui.add(egui::DragValue::new(&mut c.seed).speed(0.2))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Grid / unit",
+                "Quadrature points per unit length of the domain (the paper's reference uses 100)",
+            );
+            ui.add(egui::Slider::new(&mut c.points_per_unit, 10.0..=200.0).max_decimals(0))
+                .labelled_by(id);
+            ui.end_row();
+        });
+
+    section(ui, "SOSMP");
+    egui::Grid::new("sosmp_algorithm")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Basis",
+                "auto: Fourier for mixtures, the Mercer eigenbasis for kernels",
+            );
+            egui::ComboBox::from_id_salt("sosmp_basis")
+                .selected_text(basis_label(c.basis))
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.basis, None, "auto");
+                    for b in BasisKind::ALL {
+                        ui.selectable_value(&mut c.basis, Some(b), b.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Coefficients r", "Basis functions per message");
+            ui.add(egui::Slider::new(&mut c.coefficients, 1..=60))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Samples k", "Monte Carlo samples per message update");
+            ui.add(egui::Slider::new(&mut c.samples, 1..=50).logarithmic(true))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Paths", "Independent sample paths run side by side");
+            ui.add(egui::Slider::new(&mut c.paths, 1..=50))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Iterations T", "Stop after this many iterations");
+            ui.add(
+                egui::DragValue::new(&mut c.iters)
+                    .range(1..=1_000_000)
+                    .speed(5.0),
+            )
+            .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Step γ",
+                "Step size η_t = 1 / (γ (t + 1)); γ = 1 is the tree rule, γ in (0, 2) for graphs with cycles (Theorem 2)",
+            );
+            ui.add(egui::Slider::new(&mut c.step_gamma, 0.1..=1.99).max_decimals(2))
+                .labelled_by(id);
+            ui.end_row();
+        });
+    if let Some(v) = running {
+        let lines = [
+            format!(
+                "running: {} nodes, {} directed messages, {} grid points on [{}, {}], {} basis",
+                v.num_nodes,
+                v.edges.len(),
+                v.grid.len(),
+                v.domain.0,
+                v.domain.1,
+                v.basis
+            ),
+            format!(
+                "reference: grid BP; floor: the expected update's fixed point (e(a∞)/e₀ {:.3e})",
+                v.floor
+            ),
+        ];
+        for line in lines {
+            ui.add(egui::Label::new(RichText::new(line).small().weak()).wrap());
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Stochastic orthogonal-series message passing (SOSMP): Noorshams & Wainwright, "Belief
+//! Propagation for Continuous State Spaces: Stochastic Message-Passing with Quantitative
+//! Guarantees", JMLR 14 (2013), Fig. 3 and eqs. 9-17.
+//!
+//! Each directed message `v -> u` is `r` coefficients `a` of an orthonormal basis `{φ_j}`
+//! ([`basis`]). An iteration `t` (synchronous, every directed edge):
+//! 1. clip the incoming messages: `m̂_{w->v} = max(0, Σ_j a_{w->v;j} φ_j)`;
+//! 2. draw `Y_1..Y_k` from the density `∝ β_uv(y) Π_{w ∈ N(v)\u} m̂_{w->v}(y)` (eq. 13);
+//! 3. `b_j = (1/k) Σ_i γ_uv;j(Y_i)` (eq. 15), an unbiased estimate of the projected BP update;
+//! 4. `a <- (1 - η_t) a + η_t b` with `η_t = 1 / (γ (t + 1))` (eq. 16; `γ = 1` on trees,
+//!    Theorem 2's `γ ∈ (0, 2)` on graphs with cycles).
+//!
+//! The state space is a quadrature grid ([`grid::StateGrid`]): potentials become tables on it
+//! ([`model`]), sampling is by inverse CDF over its cells, `γ` is looked up by interpolation. The
+//! engine is generic over the grid, so a 2-D flow domain reuses all of it.
+//!
+//! Randomness: one ChaCha8 stream per (path, iteration, message) ([`update::sampling_rng`]), so a
+//! run is reproducible from its seed whatever the thread count. Several independent sample paths
+//! run side by side (rayon over paths, and over nodes inside each path).
+//!
+//! Cost per iteration and path: O(Σ_v deg(v) · n r) to evaluate the incoming messages (each once
+//! per node, reused for all its outgoing edges), O(|E→| · n) for the densities and CDFs (plus
+//! O(Σ_v deg(v)² n) only where deg > 2, for prefix/suffix products), O(|E→| · k (log n + r)) for
+//! sampling. Memory O(paths · |E→| · (r + k)) plus the tables of [`model::EdgeTables`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use beliefscope::inference::Inference;
+//! use beliefscope::inference::sosmp::{Sosmp, SosmpParams, SosmpProblem};
+//! use beliefscope::inference::sosmp::basis::{BasisKind, GridBasis};
+//! use beliefscope::inference::sosmp::grid::IntervalGrid;
+//! use beliefscope::inference::sosmp::model::GridMrf;
+//! use beliefscope::inference::sosmp::potentials::{DifferencePotential, GaussianMixture};
+//! use beliefscope::model::Graph;
+//! use beliefscope::scenarios::CancelFlag;
+//!
+//! let grid = IntervalGrid::with_density(-5.0, 5.0, 20.0).unwrap();
+//! let bump = GaussianMixture { weights: vec![1.0], means: vec![0.5], variances: vec![0.3] };
+//! let edge = GaussianMixture { weights: vec![1.0], means: vec![0.0], variances: vec![0.2] };
+//! let graph = Graph::chain(5).unwrap();
+//! let node_potentials = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
+//! let pair = Arc::new(DifferencePotential::from_mixture(&grid, &edge));
+//! let mrf = GridMrf { graph, grid: grid.clone(), node_potentials,
+//!                     edge_potential: vec![0; 4], pair_potentials: vec![pair] };
+//! let basis = GridBasis::on_interval(BasisKind::Fourier, 7, &grid).unwrap();
+//! let problem = Arc::new(SosmpProblem::new(mrf, basis, &CancelFlag::default()).unwrap());
+//! let params = SosmpParams { samples: 5, paths: 2, step_gamma: 1.0, seed: 1 };
+//! let mut sosmp = Sosmp::new(problem, params).unwrap();
+//! for _ in 0..20 { sosmp.step().unwrap(); }
+//! // phi_1 is constant, so a_1 of every message is 1/sqrt(L) after the first iteration.
+//! assert!((sosmp.coefficients(0, 3)[0] - 1.0 / 10f64.sqrt()).abs() < 1e-12);
+//! ```
+
+pub mod basis;
+pub mod expected;
+pub mod grid;
+pub mod kernels;
+pub mod model;
+pub mod potentials;
+pub mod reference;
+pub mod update;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use self::basis::GridBasis;
+use self::grid::StateGrid;
+use self::model::{EdgeTables, GridMrf, SlotLayout};
+use self::update::PathState;
+use super::{Belief, EstimateKind, Estimates, Inference, StepReport};
+use crate::error::{Error, Result};
+use crate::model::{MsgId, NodeId};
+use crate::scenarios::CancelFlag;
+
+/// Everything about a problem that does not change while SOSMP runs: the MRF, the basis on its
+/// grid, the γ/β tables and the buffer layout. Shared (`Arc`) by the engine, the reference, the
+/// floor and the views.
+#[derive(Debug)]
+pub struct SosmpProblem<G: StateGrid> {
+    pub mrf: GridMrf<G>,
+    pub basis: GridBasis,
+    pub tables: EdgeTables,
+    pub layout: SlotLayout,
+    pub max_degree: usize,
+}
+
+impl<G: StateGrid> SosmpProblem<G> {
+    /// Checks the MRF and precomputes the tables (O(n² r) per distinct γ table).
+    pub fn new(mrf: GridMrf<G>, basis: GridBasis, cancel: &CancelFlag) -> Result<Self> {
+        let tables = EdgeTables::new(&mrf, &basis, cancel)?;
+        let layout = SlotLayout::new(&mrf.graph);
+        let max_degree = (0..mrf.graph.num_nodes())
+            .map(|v| mrf.graph.degree(v))
+            .max()
+            .unwrap_or(0);
+        Ok(SosmpProblem {
+            mrf,
+            basis,
+            tables,
+            layout,
+            max_degree,
+        })
+    }
+
+    /// Number of coefficients r.
+    pub fn r(&self) -> usize {
+        self.basis.len()
+    }
+
+    /// Number of directed messages.
+    pub fn num_messages(&self) -> usize {
+        self.mrf.graph.num_messages()
+    }
+
+    /// `(1/|E→|) Σ_m Σ_{j≤r} (a_{m;j} - ref_{m;j})²` (eq. 38) for coefficients given per message
+    /// by `coeff` and a reference in message order. O(|E→| r).
+    pub fn squared_error<'a>(&self, coeff: impl Fn(MsgId) -> &'a [f64], reference: &[f64]) -> f64 {
+        let r = self.r();
+        let total: f64 = (0..self.num_messages())
+            .map(|m| {
+                coeff(m)
+                    .iter()
+                    .zip(&reference[m * r..(m + 1) * r])
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+            })
+            .sum();
+        total / self.num_messages() as f64
+    }
+}
+
+/// The run parameters of SOSMP.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SosmpParams {
+    /// Samples per message update, k.
+    pub samples: usize,
+    /// Independent sample paths run side by side.
+    pub paths: usize,
+    /// γ of the step size `η_t = 1 / (γ (t + 1))`, in (0, 2); 1 is the tree rule.
+    pub step_gamma: f64,
+    pub seed: u64,
+}
+
+impl SosmpParams {
+    pub fn check(&self) -> Result<()> {
+        if !(1..=100_000).contains(&self.samples) {
+            return Err(Error::param(
+                "samples",
+                format!("must be between 1 and 100000, got {}", self.samples),
+            ));
+        }
+        if !(1..=1000).contains(&self.paths) {
+            return Err(Error::param(
+                "paths",
+                format!("must be between 1 and 1000, got {}", self.paths),
+            ));
+        }
+        if !(self.step_gamma.is_finite() && self.step_gamma > 0.0 && self.step_gamma < 2.0) {
+            return Err(Error::param(
+                "step gamma",
+                format!("must be in (0, 2), got {}", self.step_gamma),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `η_t = 1 / (γ (t + 1))` for the 0-based iteration `t` (so `η_0 = 1/γ`).
+    pub fn step_size(&self, t: usize) -> f64 {
+        1.0 / (self.step_gamma * (t as f64 + 1.0))
+    }
+}
+
+/// SOSMP on a problem, with several independent sample paths.
+pub struct Sosmp<G: StateGrid> {
+    problem: Arc<SosmpProblem<G>>,
+    params: SosmpParams,
+    paths: Vec<PathState<G::Sample>>,
+    iteration: usize,
+}
+
+impl<G: StateGrid> Sosmp<G> {
+    /// All paths start at `a_0 = 1/r`.
+    pub fn new(problem: Arc<SosmpProblem<G>>, params: SosmpParams) -> Result<Self> {
+        params.check()?;
+        let (m, r) = (problem.num_messages(), problem.r());
+        let paths = (0..params.paths)
+            .map(|_| PathState::new(m, r, params.samples))
+            .collect();
+        Ok(Sosmp {
+            problem,
+            params,
+            paths,
+            iteration: 0,
+        })
+    }
+
+    pub fn problem(&self) -> &Arc<SosmpProblem<G>> {
+        &self.problem
+    }
+
+    pub fn params(&self) -> &SosmpParams {
+        &self.params
+    }
+
+    pub fn num_paths(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn row<'a>(&self, buf: &'a [f64], m: MsgId) -> &'a [f64] {
+        let r = self.problem.r();
+        let s = self.problem.layout.slot_of[m];
+        &buf[s * r..(s + 1) * r]
+    }
+
+    /// `a_t` of message `m` on `path`.
+    pub fn coefficients(&self, path: usize, m: MsgId) -> &[f64] {
+        self.row(&self.paths[path].coeffs, m)
+    }
+
+    /// `a_{t-1}` of message `m` on `path` (what the latest samples were drawn with).
+    pub fn previous_coefficients(&self, path: usize, m: MsgId) -> &[f64] {
+        self.row(&self.paths[path].prev, m)
+    }
+
+    /// The latest `b` of message `m` on `path` (zeros before the first iteration).
+    pub fn last_b(&self, path: usize, m: MsgId) -> &[f64] {
+        self.row(&self.paths[path].last_b, m)
+    }
+
+    /// The latest `k` samples of message `m` on `path`.
+    pub fn samples(&self, path: usize, m: MsgId) -> &[G::Sample] {
+        let k = self.params.samples;
+        let s = self.problem.layout.slot_of[m];
+        &self.paths[path].samples[s * k..(s + 1) * k]
+    }
+
+    /// All of `path`'s coefficients in message order (`[m * r + j]`).
+    pub fn coefficients_by_message(&self, path: usize) -> Vec<f64> {
+        (0..self.problem.num_messages())
+            .flat_map(|m| self.coefficients(path, m).iter().copied())
+            .collect()
+    }
+
+    /// Eq. 38 error of `path` against a reference in message order. O(|E→| r).
+    pub fn squared_error(&self, path: usize, reference: &[f64]) -> f64 {
+        self.problem
+            .squared_error(|m| self.coefficients(path, m), reference)
+    }
+
+    /// Fallbacks to `β` so far, over all paths.
+    pub fn fallbacks(&self) -> u64 {
+        self.paths.iter().map(|p| p.fallbacks).sum()
+    }
+
+    /// `ψ_u Π m̂_{w->u}` of `path`, normalised. O(deg · n r).
+    pub fn belief_values(&self, path: usize, u: NodeId) -> Vec<f64> {
+        update::belief_values(&self.problem, |m| self.coefficients(path, m), u)
+    }
+
+    /// The density the latest samples of `m` on `path` were drawn from, normalised.
+    pub fn latest_sampling_density(&self, path: usize, m: MsgId) -> Vec<f64> {
+        let n = self.problem.mrf.grid.len();
+        let mut eval = vec![0.0; n];
+        let mut out = vec![0.0; n];
+        update::sampling_density(
+            &self.problem,
+            |w| self.previous_coefficients(path, w),
+            m,
+            &mut eval,
+            &mut out,
+        );
+        let weights = self.problem.mrf.grid.weights();
+        let mass = update::normalise(weights, &mut out);
+        if mass.is_nan() || mass <= 0.0 {
+            out.copy_from_slice(self.problem.tables.beta(m));
+            update::normalise(weights, &mut out);
+        }
+        out
+    }
+}
+
+impl<G: StateGrid> Inference for Sosmp<G> {
+    /// One synchronous iteration of every path (rayon over paths and nodes). Residual: the
+    /// largest absolute change of any coefficient on any path.
+    fn step(&mut self) -> Result<StepReport> {
+        let start = Instant::now();
+        let t = self.iteration;
+        let eta = self.params.step_size(t);
+        let problem = &*self.problem;
+        let (seed, k) = (self.params.seed, self.params.samples);
+        let outcome: Result<Vec<f64>> = self
+            .paths
+            .par_iter_mut()
+            .enumerate()
+            .map(|(p, state)| {
+                update::step_path(problem, seed, k, p, t, eta, state)?;
+                Ok(state
+                    .coeffs
+                    .iter()
+                    .zip(&state.prev)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max))
+            })
+            .collect();
+        let residual = outcome?.into_iter().fold(0.0, f64::max);
+        self.iteration += 1;
+        Ok(StepReport {
+            iteration: self.iteration,
+            residual,
+            seconds: start.elapsed().as_secs_f64(),
+            updates: self.paths.len() * self.problem.num_messages(),
+        })
+    }
+
+    fn iteration(&self) -> usize {
+        self.iteration
+    }
+
+    /// The belief of path 0 on the grid.
+    fn belief(&self, node: NodeId) -> Belief {
+        self.problem.mrf.grid.to_belief(self.belief_values(0, node))
+    }
+
+    /// Path 0's MAP (best grid node) or posterior mean, `dim` coordinates per node.
+    fn estimates(&self, kind: EstimateKind) -> Estimates {
+        let grid = &self.problem.mrf.grid;
+        let dim = grid.dim();
+        let nodes = self.problem.mrf.graph.num_nodes();
+        let weights = grid.weights();
+        let mut values = vec![0.0; nodes * dim];
+        let mut point = vec![0.0; dim];
+        for (u, est) in values.chunks_mut(dim).enumerate() {
+            let b = self.belief_values(0, u);
+            match kind {
+                EstimateKind::Map => {
+                    let best = b
+                        .iter()
+                        .enumerate()
+                        .fold(
+                            (0, f64::NEG_INFINITY),
+                            |acc, (i, &v)| {
+                                if v > acc.1 { (i, v) } else { acc }
+                            },
+                        )
+                        .0;
+                    grid.node_coordinates(best, est);
+                }
+                EstimateKind::Mean => {
+                    for (i, (&bi, &w)) in b.iter().zip(weights).enumerate() {
+                        grid.node_coordinates(i, &mut point);
+                        for (e, p) in est.iter_mut().zip(&point) {
+                            *e += w * bi * p;
+                        }
+                    }
+                }
+            }
+        }
+        Estimates { dim, values }
+    }
+}

@@ -1,0 +1,415 @@
+//! The parameters of an SOSMP run, and the model they describe (graph, potentials, grid,
+//! basis), drawn reproducibly from the seed.
+
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result, check_range};
+use crate::inference::sosmp::basis::{BasisKind, GridBasis};
+use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
+use crate::inference::sosmp::model::GridMrf;
+use crate::inference::sosmp::potentials::{
+    ClipReport, DifferencePotential, GaussianMixture, MercerKernelPotential, MixturePrior,
+    PairPotential,
+};
+use crate::inference::sosmp::update::{MODEL_STREAM, stream_key};
+use crate::inference::sosmp::{SosmpParams, SosmpProblem};
+use crate::model::Graph;
+use crate::scenarios::CancelFlag;
+
+/// The graph an SOSMP run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphKind {
+    /// The path `0 - 1 - ... - (n-1)` (the paper's experiments).
+    #[default]
+    Chain,
+    /// A random recursive tree on n nodes drawn from the seed.
+    Tree,
+    /// A square 4-connected grid of n nodes (n must be a square); loopy, uses `step_gamma`.
+    Grid,
+    /// The edges listed in `edges` (for trees drawn or picked in the explorer).
+    Custom,
+}
+
+impl GraphKind {
+    pub const ALL: [GraphKind; 4] = [
+        GraphKind::Chain,
+        GraphKind::Tree,
+        GraphKind::Grid,
+        GraphKind::Custom,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            GraphKind::Chain => "chain",
+            GraphKind::Tree => "tree",
+            GraphKind::Grid => "grid",
+            GraphKind::Custom => "custom",
+        }
+    }
+}
+
+impl std::str::FromStr for GraphKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        GraphKind::ALL
+            .into_iter()
+            .find(|k| k.label() == s)
+            .ok_or_else(|| format!("unknown graph '{s}' (expected chain, tree, grid or custom)"))
+    }
+}
+
+/// Which potentials of the paper's experiments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PotentialKind {
+    /// Gaussian mixtures, eq. 37.
+    #[default]
+    Mixture,
+    /// Mixture node potentials with the Mercer-kernel edge potential of eq. 39.
+    Kernel,
+}
+
+impl PotentialKind {
+    pub const ALL: [PotentialKind; 2] = [PotentialKind::Mixture, PotentialKind::Kernel];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            PotentialKind::Mixture => "mixture",
+            PotentialKind::Kernel => "kernel",
+        }
+    }
+}
+
+impl std::str::FromStr for PotentialKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        PotentialKind::ALL
+            .into_iter()
+            .find(|k| k.label() == s)
+            .ok_or_else(|| format!("unknown potentials '{s}' (expected mixture or kernel)"))
+    }
+}
+
+/// Mixture components per potential (eq. 37).
+pub const MIXTURE_COMPONENTS: usize = 3;
+/// Node-potential means are uniform in `[-MEAN_RANGE, MEAN_RANGE]`.
+pub const MEAN_RANGE: f64 = 3.0;
+/// Variances are uniform in `(0, MAX_VARIANCE]`.
+pub const MAX_VARIANCE: f64 = 0.5;
+/// The smallest standard deviation kept, in grid spacings: below about three spacings a
+/// Gaussian is sampled by too few nodes for the cell sampler's linear interpolation.
+pub const MIN_SD_SPACINGS: f64 = 3.0;
+
+/// Every parameter of an SOSMP run; echoed into results.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SosmpConfig {
+    pub graph: GraphKind,
+    /// Number of nodes (a square for `grid`; ignored for `custom`, which uses `custom_nodes`).
+    pub nodes: usize,
+    /// Nodes of a `custom` graph.
+    pub custom_nodes: usize,
+    /// Edges of a `custom` graph.
+    pub edges: Vec<[usize; 2]>,
+    pub potentials: PotentialKind,
+    /// Decay of the kernel eigenvalues `j^{-α}` (kernel potentials).
+    pub alpha: f64,
+    /// Terms J of the kernel sum (eq. 39 uses 1000).
+    pub kernel_terms: usize,
+    /// The basis; `None` picks Fourier for mixtures and the Mercer eigenbasis for kernels.
+    pub basis: Option<BasisKind>,
+    /// Coefficients per message, r.
+    pub coefficients: usize,
+    /// Samples per update, k.
+    pub samples: usize,
+    /// Independent sample paths.
+    pub paths: usize,
+    /// Iterations T.
+    pub iters: usize,
+    /// γ of the step size `1/(γ (t+1))`; 1 is the tree rule.
+    pub step_gamma: f64,
+    pub seed: u64,
+    /// The domain `[a, b]`.
+    pub domain: [f64; 2],
+    /// Quadrature points per unit length (100 as the paper's reference).
+    pub points_per_unit: f64,
+}
+
+impl Default for SosmpConfig {
+    fn default() -> Self {
+        SosmpConfig {
+            graph: GraphKind::Chain,
+            nodes: 100,
+            custom_nodes: 0,
+            edges: Vec::new(),
+            potentials: PotentialKind::Mixture,
+            alpha: 1.0,
+            kernel_terms: 1000,
+            basis: None,
+            coefficients: 10,
+            samples: 5,
+            paths: 10,
+            iters: 1000,
+            step_gamma: 1.0,
+            seed: 0,
+            domain: [-5.0, 5.0],
+            points_per_unit: 100.0,
+        }
+    }
+}
+
+impl SosmpConfig {
+    /// The basis actually used.
+    pub fn basis_kind(&self) -> BasisKind {
+        self.basis.unwrap_or(match self.potentials {
+            PotentialKind::Mixture => BasisKind::Fourier,
+            PotentialKind::Kernel => BasisKind::Mercer,
+        })
+    }
+
+    /// The engine parameters.
+    pub fn params(&self) -> SosmpParams {
+        SosmpParams {
+            samples: self.samples,
+            paths: self.paths,
+            step_gamma: self.step_gamma,
+            seed: self.seed,
+        }
+    }
+
+    /// Checks every parameter before any data is made.
+    pub fn check(&self) -> Result<()> {
+        match self.graph {
+            GraphKind::Custom if self.custom_nodes == 0 => {
+                return Err(Error::param("custom_nodes", "a custom graph needs nodes"));
+            }
+            GraphKind::Grid => {
+                let side = (self.nodes as f64).sqrt().round() as usize;
+                if side * side != self.nodes || side < 2 {
+                    return Err(Error::param(
+                        "nodes",
+                        format!(
+                            "a grid needs a square number of nodes (4, 9, 25, 100, ...), got {}",
+                            self.nodes
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if !(2..=100_000).contains(&self.nodes) && self.graph != GraphKind::Custom {
+            return Err(Error::param(
+                "nodes",
+                format!("must be between 2 and 100000, got {}", self.nodes),
+            ));
+        }
+        check_range("alpha", self.alpha, 0.0, 10.0)?;
+        if !(1..=100_000).contains(&self.kernel_terms) {
+            return Err(Error::param(
+                "kernel_terms",
+                format!("must be between 1 and 100000, got {}", self.kernel_terms),
+            ));
+        }
+        if self.iters == 0 || self.iters > 10_000_000 {
+            return Err(Error::param(
+                "iters",
+                format!("must be between 1 and 10000000, got {}", self.iters),
+            ));
+        }
+        let [a, b] = self.domain;
+        if !(a.is_finite() && b.is_finite() && a < b) {
+            return Err(Error::param(
+                "domain",
+                format!("needs finite a < b, got [{a}, {b}]"),
+            ));
+        }
+        if self.potentials == PotentialKind::Mixture && (a > -MEAN_RANGE || b < MEAN_RANGE) {
+            return Err(Error::param(
+                "domain",
+                format!(
+                    "mixture means are drawn in [-{MEAN_RANGE}, {MEAN_RANGE}]; the domain [{a}, {b}] must contain it"
+                ),
+            ));
+        }
+        check_range("points_per_unit", self.points_per_unit, 1.0, 2000.0)?;
+        self.params().check()?;
+        if self.coefficients == 0 {
+            return Err(Error::param("coefficients", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The graph of this config.
+    pub fn build_graph(&self) -> Result<Graph> {
+        let g = match self.graph {
+            GraphKind::Chain => Graph::chain(self.nodes)?,
+            GraphKind::Tree => Graph::random_tree(self.nodes, self.seed)?,
+            GraphKind::Grid => {
+                let side = (self.nodes as f64).sqrt().round() as usize;
+                Graph::grid(side, side)?
+            }
+            GraphKind::Custom => {
+                let edges: Vec<(usize, usize)> = self.edges.iter().map(|e| (e[0], e[1])).collect();
+                Graph::from_edges(self.custom_nodes, &edges)?
+            }
+        };
+        if g.num_edges() == 0 {
+            return Err(Error::param("graph", "has no edges, so no messages"));
+        }
+        Ok(g)
+    }
+}
+
+/// What the potentials are, for results.json and the views.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelDescription {
+    /// ψ_u of every node.
+    pub node_mixtures: Vec<GaussianMixture>,
+    /// ψ_uv of every undirected edge (graph order); empty for kernel potentials.
+    pub edge_mixtures: Vec<GaussianMixture>,
+    /// Where the kernel was clipped (kernel potentials only).
+    pub kernel_clip: Option<ClipReport>,
+    /// Variances raised to `min_variance`.
+    pub clamped_variances: usize,
+    pub min_variance: f64,
+}
+
+impl ModelDescription {
+    /// A sentence for the window and results.json when the kernel is not positive.
+    pub fn clip_warning(&self, alpha: f64) -> Option<String> {
+        let c = self.kernel_clip?;
+        let mut parts = Vec::new();
+        if c.offgrid_negative_fraction > 0.0 {
+            parts.push(format!(
+                "the kernel potential (alpha = {alpha}) is negative between grid nodes on {:.1}% of \
+                 the (off-node point, node) pairs (minimum {:.3}, maximum {:.3}): it oscillates on a scale \
+                 finer than the grid, which samples it where the oscillations cancel",
+                100.0 * c.offgrid_negative_fraction,
+                c.offgrid_min_value,
+                c.max_value
+            ));
+        }
+        if c.clipped_fraction > 0.0 {
+            parts.push(format!(
+                "on the grid nodes it is below {:.3e} (1e-6 of its maximum; it vanishes on the \
+                 boundary) on {:.2}% of the pairs (negative beyond rounding on {:.3}%, minimum \
+                 {:.3e}) and is clipped there to that value",
+                c.clip_value,
+                100.0 * c.clipped_fraction,
+                100.0 * c.negative_fraction,
+                c.min_value
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// A sentence when variances were clamped.
+    pub fn clamp_note(&self) -> Option<String> {
+        (self.clamped_variances > 0).then(|| {
+            format!(
+                "{} mixture variance(s) below {:.2e} (sd = {MIN_SD_SPACINGS} grid spacings) were raised to it",
+                self.clamped_variances, self.min_variance
+            )
+        })
+    }
+}
+
+/// Edge mixtures, distinct pair potentials, the potential of each edge, the kernel's clipping.
+type EdgeModel = (
+    Vec<GaussianMixture>,
+    Vec<Arc<dyn PairPotential>>,
+    Vec<usize>,
+    Option<ClipReport>,
+);
+
+/// Builds the grid, the potentials (from the seed), the basis and the precomputed tables.
+pub fn build_problem(
+    config: &SosmpConfig,
+    cancel: &CancelFlag,
+) -> Result<(SosmpProblem<IntervalGrid>, ModelDescription)> {
+    config.check()?;
+    let graph = config.build_graph()?;
+    let grid =
+        IntervalGrid::with_density(config.domain[0], config.domain[1], config.points_per_unit)?;
+    let basis = GridBasis::on_interval(config.basis_kind(), config.coefficients, &grid)?;
+    let min_variance = (MIN_SD_SPACINGS * grid.spacing()).powi(2);
+    let mut rng = ChaCha8Rng::from_seed(stream_key(config.seed, MODEL_STREAM, 0, 0));
+    let node_prior = MixturePrior {
+        components: MIXTURE_COMPONENTS,
+        mean_range: MEAN_RANGE,
+        max_variance: MAX_VARIANCE,
+        min_variance,
+    };
+    let edge_prior = MixturePrior {
+        mean_range: 0.0,
+        ..node_prior
+    };
+    let mut clamped = 0;
+    let node_mixtures: Vec<GaussianMixture> = (0..graph.num_nodes())
+        .map(|_| {
+            let (m, c) = GaussianMixture::draw(&mut rng, &node_prior);
+            clamped += c;
+            m
+        })
+        .collect();
+    let n = grid.len();
+    let mut node_potentials = Vec::with_capacity(graph.num_nodes() * n);
+    for m in &node_mixtures {
+        node_potentials.extend(m.on_grid(&grid));
+    }
+    cancel.check()?;
+    let (edge_mixtures, pair_potentials, edge_potential, kernel_clip): EdgeModel = match config
+        .potentials
+    {
+        PotentialKind::Mixture => {
+            let mixtures: Vec<GaussianMixture> = (0..graph.num_edges())
+                .map(|_| {
+                    let (m, c) = GaussianMixture::draw(&mut rng, &edge_prior);
+                    clamped += c;
+                    m
+                })
+                .collect();
+            let pots: Vec<Arc<dyn PairPotential>> = mixtures
+                .iter()
+                .map(|m| {
+                    Arc::new(DifferencePotential::from_mixture(&grid, m)) as Arc<dyn PairPotential>
+                })
+                .collect();
+            let idx = (0..graph.num_edges()).collect();
+            (mixtures, pots, idx, None)
+        }
+        PotentialKind::Kernel => {
+            let k = MercerKernelPotential::new(&grid, config.alpha, config.kernel_terms)?;
+            let report = k.clip_report();
+            (
+                Vec::new(),
+                vec![Arc::new(k) as Arc<dyn PairPotential>],
+                vec![0; graph.num_edges()],
+                Some(report),
+            )
+        }
+    };
+    let mrf = GridMrf {
+        graph,
+        grid,
+        node_potentials,
+        edge_potential,
+        pair_potentials,
+    };
+    let problem = SosmpProblem::new(mrf, basis, cancel)?;
+    Ok((
+        problem,
+        ModelDescription {
+            node_mixtures,
+            edge_mixtures,
+            kernel_clip,
+            clamped_variances: clamped,
+            min_variance,
+        },
+    ))
+}

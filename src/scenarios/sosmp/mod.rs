@@ -1,0 +1,704 @@
+//! Scenario `sosmp`: a convergence laboratory for stochastic orthogonal-series message passing
+//! (Noorshams & Wainwright, JMLR 2013), reproducing the experiments of its Figures 5-8.
+//!
+//! The model is a pairwise MRF on `[a, b]` (default `[-5, 5]`, 100 grid points per unit) on a
+//! chain, a tree, a grid or a custom tree, with Gaussian-mixture potentials (eq. 37) or Mercer
+//! kernel edge potentials (eq. 39). Set-up computes, on the same grid:
+//! * the BP fixed point `m*` by grid integration ([`reference`]) and `a* = <m*, φ_j>`;
+//! * the fixed point `a_∞` of the exact expected update ([`expected`]), whose error `e(a_∞)` is
+//!   the floor below which more iterations cannot go.
+//!
+//! Each iteration advances every sample path once; the error `e_t` (eq. 38) is recorded per
+//! path, shown normalised by `e_0` (the error of `a_0 = 1/r`, the same on every path), with the
+//! slope of `log(mean e_t - floor)` against `log t` fitted over `t ∈ [10, T]`.
+//!
+//! Set-up cost O(|E| n² r) for the tables plus O(|E→| n²) for the reference (tree; times the
+//! sweeps on loopy graphs); an iteration costs what the engine's does plus O(paths · |E→| r) for
+//! the errors.
+//!
+//! [`reference`]: crate::inference::sosmp::reference
+//! [`expected`]: crate::inference::sosmp::expected
+
+pub mod config;
+pub mod sweep;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+pub use self::config::{GraphKind, ModelDescription, PotentialKind, SosmpConfig, build_problem};
+pub use self::sweep::{SweepCurve, SweepParameter, SweepResult, SweepSpec, run_sweep};
+use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+use crate::error::Result;
+use crate::inference::Inference;
+use crate::inference::sosmp::expected::{ExpectedFixedPoint, expected_fixed_point};
+use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
+use crate::inference::sosmp::potentials::ClipReport;
+use crate::inference::sosmp::reference::{GridBp, grid_bp};
+use crate::inference::sosmp::{Sosmp, SosmpProblem, kernels};
+use crate::io::results::{curves_csv, write_atomic};
+use crate::model::{MsgId, NodeId};
+
+/// Grid BP and the expected update stop when the largest change falls below this.
+pub const REFERENCE_TOLERANCE: f64 = 1e-12;
+/// Sweep cap of grid BP on graphs with cycles.
+pub const REFERENCE_MAX_SWEEPS: usize = 2000;
+/// Sweep cap of the expected-update iteration on graphs with cycles.
+pub const FLOOR_MAX_SWEEPS: usize = 20_000;
+/// The slope is fitted over `t ∈ [SLOPE_FROM, T]`.
+pub const SLOPE_FROM: usize = 10;
+
+/// The error curves so far: `paths[p][t - 1] = e_t / e_0` on path `p`, their mean, and the mean
+/// of the raw `e_t`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrorCurves {
+    pub paths: Vec<Vec<f64>>,
+    pub mean: Vec<f64>,
+    pub mean_raw: Vec<f64>,
+}
+
+/// Least-squares slope of `log(y_t - floor)` against `log t` over `t ∈ [from, len]` (1-based t,
+/// `y[t - 1]`), skipping points where `y_t <= floor`. `None` with fewer than 3 usable points.
+pub fn fit_slope(y: &[f64], floor: f64, from: usize) -> Option<f64> {
+    fit_slope_points(y, floor, from).0
+}
+
+/// [`fit_slope`] and the number of points it used (those above the floor).
+pub fn fit_slope_points(y: &[f64], floor: f64, from: usize) -> (Option<f64>, usize) {
+    let pts: Vec<(f64, f64)> = y
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (i + 1, v - floor))
+        .filter(|&(t, d)| t >= from && d > 0.0 && d.is_finite())
+        .map(|(t, d)| ((t as f64).ln(), d.ln()))
+        .collect();
+    if pts.len() < 3 {
+        return (None, pts.len());
+    }
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    ((sxx > 0.0).then(|| sxy / sxx), pts.len())
+}
+
+/// The selected directed edge, on path 0 unless said otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeInspection {
+    pub message: MsgId,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// `Σ_j a_j φ_j` on the grid (may be negative).
+    pub raw: Vec<f64>,
+    /// `max(0, raw)`.
+    pub clipped: Vec<f64>,
+    /// `clipped` scaled to integrate to 1 (the form compared with `m*`).
+    pub normalised: Vec<f64>,
+    /// The grid-BP message `m*` (integrates to 1).
+    pub reference: Vec<f64>,
+    /// `Σ_j a*_j φ_j`: the best the basis can do.
+    pub reference_projection: Vec<f64>,
+    /// `Σ_j a_∞;j φ_j`: where SOSMP converges to.
+    pub floor_message: Vec<f64>,
+    /// `a_t` of path 0.
+    pub coefficients: Vec<f64>,
+    /// `a_t` averaged over the paths.
+    pub mean_coefficients: Vec<f64>,
+    /// `a*`.
+    pub reference_coefficients: Vec<f64>,
+    /// `a_∞`.
+    pub floor_coefficients: Vec<f64>,
+    /// The latest `b` of path 0.
+    pub last_b: Vec<f64>,
+    /// Where path 0's latest k samples fell.
+    pub samples: Vec<f64>,
+    /// The density those samples were drawn from, normalised.
+    pub sampling_density: Vec<f64>,
+    /// The edge potential `ψ(x_from, x_to)` on a coarse grid for a heat map:
+    /// `values[j * xs.len() + i]` at `(x_from = xs[i], x_to = xs[j])`.
+    pub potential_xs: Vec<f64>,
+    pub potential: Vec<f64>,
+}
+
+/// The selected node, on path 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeInspection {
+    pub node: NodeId,
+    /// SOSMP belief `ψ_u Π m̂` of path 0, normalised.
+    pub belief: Vec<f64>,
+    /// The grid-BP belief.
+    pub reference: Vec<f64>,
+    /// `ψ_u` on the grid.
+    pub potential: Vec<f64>,
+}
+
+/// What the SOSMP views draw.
+#[derive(Debug, Clone)]
+pub struct SosmpView {
+    pub config: SosmpConfig,
+    pub iteration: usize,
+    pub domain: (f64, f64),
+    pub grid: Arc<Vec<f64>>,
+    pub num_nodes: usize,
+    /// Directed edges `[from, to]` in message order.
+    pub edges: Arc<Vec<[NodeId; 2]>>,
+    /// Undirected edges as stored in the graph (message `2e` is `edges_undirected[e].0 -> .1`).
+    pub edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
+    pub basis: String,
+    pub curves: Arc<ErrorCurves>,
+    /// `e(a_∞) / e_0`.
+    pub floor: f64,
+    pub floor_raw: f64,
+    pub e0: f64,
+    /// Slope fitted on the mean so far (t from [`SLOPE_FROM`]).
+    pub slope: Option<f64>,
+    /// Two points `(t, e)` of a slope -1 line through the mean curve at `t = 10` (or the last t).
+    pub slope_reference: Vec<[f64; 2]>,
+    /// `ψ_u` of every node on the grid, node-major.
+    pub node_potentials: Arc<Vec<f64>>,
+    /// Every undirected edge's `ψ_e(x_a = c, x_b)` on the grid, edge-major, with `c` the grid
+    /// node nearest the middle of the domain (for mixtures: the edge Gaussian mixture itself).
+    pub edge_potential_slices: Arc<Vec<f64>>,
+    /// `(1/|E→|) Σ (‖m*‖² - Σ_{j≤r} a*_j²)`: add it to a raw eq. 38 error for the L2 error of
+    /// the unclipped expansion.
+    pub truncation: f64,
+    pub model: Arc<ModelDescription>,
+    pub kernel_clip: Option<ClipReport>,
+    /// Things the user must know: kernel clipping, variance clamping, fallbacks, no convergence.
+    pub warnings: Vec<String>,
+    pub fallbacks: u64,
+    pub edge: Option<Box<EdgeInspection>>,
+    pub node: Option<Box<NodeInspection>>,
+}
+
+/// The error baselines of a problem: the reference, `a*`, the floor, `e_0`.
+#[derive(Debug, Clone)]
+pub struct Baselines {
+    pub reference: GridBp,
+    /// `a*`, message order.
+    pub reference_coefficients: Vec<f64>,
+    pub floor: ExpectedFixedPoint,
+    /// `e(a_0)` with `a_0 = 1/r`.
+    pub e0: f64,
+    /// `e(a_∞)`.
+    pub floor_raw: f64,
+    /// `(1/|E→|) Σ (‖m*‖² - Σ_{j≤r} a*_j²)`: the squared L2 error of the best r-term expansion,
+    /// which eq. 38 does not count.
+    pub truncation: f64,
+}
+
+impl Baselines {
+    pub fn new(problem: &SosmpProblem<IntervalGrid>, cancel: &CancelFlag) -> Result<Self> {
+        let reference = grid_bp(
+            &problem.mrf,
+            REFERENCE_TOLERANCE,
+            REFERENCE_MAX_SWEEPS,
+            cancel,
+        )?;
+        let n = problem.mrf.grid.len();
+        let r = problem.r();
+        let weights = problem.mrf.grid.weights();
+        let mut reference_coefficients = vec![0.0; problem.num_messages() * r];
+        let mut truncation = 0.0;
+        for (m, a) in reference_coefficients.chunks_mut(r).enumerate() {
+            let msg = &reference.messages[m * n..(m + 1) * n];
+            problem.basis.project(weights, msg, a);
+            let norm2: f64 = msg.iter().zip(weights).map(|(v, w)| w * v * v).sum();
+            truncation += norm2 - a.iter().map(|x| x * x).sum::<f64>();
+        }
+        truncation /= problem.num_messages() as f64;
+        cancel.check()?;
+        let floor = expected_fixed_point(problem, REFERENCE_TOLERANCE, FLOOR_MAX_SWEEPS, cancel)?;
+        let a0 = vec![1.0 / r as f64; r];
+        let e0 = problem.squared_error(|_| &a0, &reference_coefficients);
+        let floor_raw = problem.squared_error(
+            |m| &floor.coefficients[m * r..(m + 1) * r],
+            &reference_coefficients,
+        );
+        Ok(Baselines {
+            reference,
+            reference_coefficients,
+            floor,
+            e0,
+            floor_raw,
+            truncation,
+        })
+    }
+}
+
+/// A running SOSMP experiment.
+pub struct SosmpScenario {
+    config: SosmpConfig,
+    problem: Arc<SosmpProblem<IntervalGrid>>,
+    engine: Sosmp<IntervalGrid>,
+    model: Arc<ModelDescription>,
+    baselines: Arc<Baselines>,
+    curves: Arc<ErrorCurves>,
+    history: Vec<IterationRecord>,
+    grid_points: Arc<Vec<f64>>,
+    node_potentials: Arc<Vec<f64>>,
+    edge_potential_slices: Arc<Vec<f64>>,
+    directed_edges: Arc<Vec<[NodeId; 2]>>,
+    edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
+    setup_seconds: f64,
+    run_seconds: f64,
+}
+
+impl SosmpScenario {
+    /// Builds the model, the reference and the floor, and starts every path at `a_0 = 1/r`.
+    pub fn new(config: SosmpConfig, cancel: &CancelFlag) -> Result<Self> {
+        let start = Instant::now();
+        let (problem, model) = build_problem(&config, cancel)?;
+        cancel.check()?;
+        let baselines = Baselines::new(&problem, cancel)?;
+        let problem = Arc::new(problem);
+        let engine = Sosmp::new(problem.clone(), config.params())?;
+        let graph = &problem.mrf.graph;
+        let directed_edges = (0..graph.num_messages())
+            .map(|m| [graph.source(m), graph.target(m)])
+            .collect();
+        // Reserve for the planned iterations, within reason (the vectors grow past it).
+        let reserve = config.iters.min(100_000);
+        let curves = ErrorCurves {
+            paths: vec![Vec::with_capacity(reserve); config.paths],
+            mean: Vec::with_capacity(reserve),
+            mean_raw: Vec::with_capacity(reserve),
+        };
+        let n = problem.mrf.grid.len();
+        let centre = n / 2;
+        let mut buf = vec![0.0; n];
+        let mut slices = Vec::with_capacity(graph.num_edges() * n);
+        for e in 0..graph.num_edges() {
+            // Receiver b at every node, sender a fixed at the centre: ψ_e(x_a = c, x_b = x_i).
+            slices.extend_from_slice(problem.mrf.pair(e).receiver_row(true, centre, &mut buf));
+        }
+        Ok(SosmpScenario {
+            edge_potential_slices: Arc::new(slices),
+            grid_points: Arc::new(problem.mrf.grid.points().to_vec()),
+            node_potentials: Arc::new(problem.mrf.node_potentials.clone()),
+            edges_undirected: Arc::new(graph.edges().to_vec()),
+            directed_edges: Arc::new(directed_edges),
+            config,
+            problem,
+            engine,
+            model: Arc::new(model),
+            baselines: Arc::new(baselines),
+            curves: Arc::new(curves),
+            history: Vec::new(),
+            setup_seconds: start.elapsed().as_secs_f64(),
+            run_seconds: 0.0,
+        })
+    }
+
+    pub fn settings(&self) -> &SosmpConfig {
+        &self.config
+    }
+
+    pub fn engine(&self) -> &Sosmp<IntervalGrid> {
+        &self.engine
+    }
+
+    pub fn problem(&self) -> &Arc<SosmpProblem<IntervalGrid>> {
+        &self.problem
+    }
+
+    pub fn baselines(&self) -> &Baselines {
+        &self.baselines
+    }
+
+    pub fn model(&self) -> &ModelDescription {
+        &self.model
+    }
+
+    pub fn curves(&self) -> &ErrorCurves {
+        &self.curves
+    }
+
+    /// `e(a_∞) / e_0`.
+    pub fn floor(&self) -> f64 {
+        self.baselines.floor_raw / self.baselines.e0
+    }
+
+    /// The fitted slope over `t ∈ [10, T]` of the mean so far.
+    pub fn slope(&self) -> Option<f64> {
+        fit_slope(&self.curves.mean, self.floor(), SLOPE_FROM)
+    }
+
+    /// Seconds spent iterating so far.
+    pub fn run_seconds(&self) -> f64 {
+        self.run_seconds
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some(s) = self.model.clip_warning(self.config.alpha) {
+            w.push(s);
+        }
+        if let Some(s) = self.model.clamp_note() {
+            w.push(s);
+        }
+        let fb = self.engine.fallbacks();
+        if fb > 0 {
+            w.push(format!(
+                "{fb} sampling densities were zero on the whole grid and fell back to beta"
+            ));
+        }
+        let b = &self.baselines;
+        if !b.reference.converged {
+            w.push(format!(
+                "grid BP did not reach 1e-12 in {} sweeps (residual {:.2e})",
+                b.reference.sweeps, b.reference.residual
+            ));
+        }
+        if !b.floor.converged {
+            w.push(format!(
+                "the expected update did not reach 1e-12 in {} sweeps (residual {:.2e}); the floor is approximate",
+                b.floor.sweeps, b.floor.residual
+            ));
+        }
+        if self.config.potentials == PotentialKind::Kernel
+            && self.config.basis_kind().constant_first()
+        {
+            w.push("the Mercer basis is the natural one for kernel potentials".to_string());
+        }
+        w
+    }
+
+    fn edge_inspection(&self, m: MsgId) -> EdgeInspection {
+        let p = &self.problem;
+        let graph = &p.mrf.graph;
+        let grid = &p.mrf.grid;
+        let (n, r) = (grid.len(), p.r());
+        let weights = grid.weights();
+        let b = &self.baselines;
+        let coefficients = self.engine.coefficients(0, m).to_vec();
+        let mut raw = vec![0.0; n];
+        p.basis.evaluate(&coefficients, &mut raw);
+        let clipped: Vec<f64> = raw.iter().map(|v| v.max(0.0)).collect();
+        let mut normalised = clipped.clone();
+        crate::inference::sosmp::update::normalise(weights, &mut normalised);
+        let reference_coefficients = b.reference_coefficients[m * r..(m + 1) * r].to_vec();
+        let floor_coefficients = b.floor.coefficients[m * r..(m + 1) * r].to_vec();
+        let mut reference_projection = vec![0.0; n];
+        p.basis
+            .evaluate(&reference_coefficients, &mut reference_projection);
+        let mut floor_message = vec![0.0; n];
+        p.basis.evaluate(&floor_coefficients, &mut floor_message);
+        let paths = self.engine.num_paths();
+        let mut mean_coefficients = vec![0.0; r];
+        for path in 0..paths {
+            kernels::axpy(
+                1.0 / paths as f64,
+                self.engine.coefficients(path, m),
+                &mut mean_coefficients,
+            );
+        }
+        // No samples exist before the first iteration.
+        let drawn = if self.engine.iteration() == 0 {
+            &[][..]
+        } else {
+            self.engine.samples(0, m)
+        };
+        let samples = drawn
+            .iter()
+            .map(|s| {
+                let mut x = [0.0];
+                grid.coordinates(s, &mut x);
+                x[0]
+            })
+            .collect();
+        // The edge potential ψ_e(x_from, x_to) on every `stride`-th node.
+        let stride = n.div_ceil(101).max(1);
+        let idx: Vec<usize> = (0..n).step_by(stride).collect();
+        let (pot, forward) = p.mrf.message_potential(m);
+        let mut buf = vec![0.0; n];
+        let mut potential = Vec::with_capacity(idx.len() * idx.len());
+        for &k in &idx {
+            // Row over the receiver (`to`) at sender (`from`) node k: ψ(x_from = y_k, x_to = x_i).
+            let row = pot.receiver_row(forward, k, &mut buf);
+            potential.extend(idx.iter().map(|&i| row[i]));
+        }
+        // potential[kk * len + ii] is at (from = xs[kk], to = xs[ii]); store as values[j*len+i] at
+        // (from = xs[i], to = xs[j]).
+        let len = idx.len();
+        let mut transposed = vec![0.0; len * len];
+        for kk in 0..len {
+            for ii in 0..len {
+                transposed[ii * len + kk] = potential[kk * len + ii];
+            }
+        }
+        EdgeInspection {
+            message: m,
+            from: graph.source(m),
+            to: graph.target(m),
+            raw,
+            clipped,
+            normalised,
+            reference: b.reference.messages[m * n..(m + 1) * n].to_vec(),
+            reference_projection,
+            floor_message,
+            coefficients,
+            mean_coefficients,
+            reference_coefficients,
+            floor_coefficients,
+            last_b: self.engine.last_b(0, m).to_vec(),
+            samples,
+            sampling_density: self.engine.latest_sampling_density(0, m),
+            potential_xs: idx.iter().map(|&i| grid.points()[i]).collect(),
+            potential: transposed,
+        }
+    }
+
+    fn node_inspection(&self, u: NodeId) -> NodeInspection {
+        let n = self.problem.mrf.grid.len();
+        NodeInspection {
+            node: u,
+            belief: self.engine.belief_values(0, u),
+            reference: self.baselines.reference.beliefs[u * n..(u + 1) * n].to_vec(),
+            potential: self.problem.mrf.node_potential(u).to_vec(),
+        }
+    }
+
+    /// Mean normalised error per iteration as CSV: `iter,mean,mean_raw,path_0,...`.
+    pub fn errors_csv(&self) -> String {
+        let c = &self.curves;
+        let mut out = String::from("iter,mean_error,mean_error_raw");
+        for p in 0..c.paths.len() {
+            let _ = write!(out, ",path_{p}");
+        }
+        out.push('\n');
+        for t in 0..c.mean.len() {
+            let _ = write!(out, "{},{},{}", t + 1, c.mean[t], c.mean_raw[t]);
+            for p in &c.paths {
+                let _ = write!(out, ",{}", p[t]);
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+impl Scenario for SosmpScenario {
+    fn config(&self) -> ScenarioConfig {
+        ScenarioConfig::Sosmp(self.config.clone())
+    }
+
+    fn algorithm(&self) -> String {
+        "sosmp".to_string()
+    }
+
+    fn setup_seconds(&self) -> f64 {
+        self.setup_seconds
+    }
+
+    fn step(&mut self) -> Result<IterationRecord> {
+        let report = self.engine.step()?;
+        let start = Instant::now();
+        let b = &self.baselines;
+        let raw: Vec<f64> = (0..self.engine.num_paths())
+            .map(|p| self.engine.squared_error(p, &b.reference_coefficients))
+            .collect();
+        let mean_raw = raw.iter().sum::<f64>() / raw.len() as f64;
+        let mean = mean_raw / b.e0;
+        let curves = Arc::make_mut(&mut self.curves);
+        for (c, e) in curves.paths.iter_mut().zip(&raw) {
+            c.push(e / b.e0);
+        }
+        curves.mean.push(mean);
+        curves.mean_raw.push(mean_raw);
+        let seconds = report.seconds + start.elapsed().as_secs_f64();
+        self.run_seconds += seconds;
+        let record = IterationRecord {
+            iter: report.iteration,
+            seconds,
+            residual: report.residual,
+            metrics: BTreeMap::from([
+                ("error".to_string(), mean),
+                ("error_raw".to_string(), mean_raw),
+            ]),
+        };
+        self.history.push(record.clone());
+        Ok(record)
+    }
+
+    fn history(&self) -> &[IterationRecord] {
+        &self.history
+    }
+
+    fn finished(&self) -> bool {
+        self.engine.iteration() >= self.config.iters
+    }
+
+    fn view(&self, probe: Option<Probe>) -> ScenarioView {
+        let num_nodes = self.problem.mrf.graph.num_nodes();
+        let num_messages = self.problem.num_messages();
+        let edge = match probe {
+            Some(Probe::Message(m)) if m < num_messages => Some(Box::new(self.edge_inspection(m))),
+            _ => None,
+        };
+        let node = match probe {
+            Some(Probe::Node(u)) if u < num_nodes => Some(Box::new(self.node_inspection(u))),
+            _ => None,
+        };
+        let mean = &self.curves.mean;
+        let slope_reference = if mean.is_empty() {
+            Vec::new()
+        } else {
+            let ta = SLOPE_FROM.min(mean.len());
+            let c = mean[ta - 1] * ta as f64;
+            let t_end = self.config.iters.max(mean.len()) as f64;
+            vec![[1.0, c], [t_end, c / t_end]]
+        };
+        ScenarioView::Sosmp(SosmpView {
+            config: self.config.clone(),
+            iteration: self.engine.iteration(),
+            domain: self.problem.mrf.grid.domain(),
+            grid: self.grid_points.clone(),
+            num_nodes,
+            edges: self.directed_edges.clone(),
+            edges_undirected: self.edges_undirected.clone(),
+            basis: self.problem.basis.name().to_string(),
+            curves: self.curves.clone(),
+            floor: self.floor(),
+            floor_raw: self.baselines.floor_raw,
+            e0: self.baselines.e0,
+            slope: self.slope(),
+            slope_reference,
+            node_potentials: self.node_potentials.clone(),
+            edge_potential_slices: self.edge_potential_slices.clone(),
+            truncation: self.baselines.truncation,
+            model: self.model.clone(),
+            kernel_clip: self.model.kernel_clip,
+            warnings: self.warnings(),
+            fallbacks: self.engine.fallbacks(),
+            edge,
+            node,
+        })
+    }
+
+    fn final_metrics(&self) -> BTreeMap<String, f64> {
+        let b = &self.baselines;
+        let mut m = BTreeMap::from([
+            (
+                "error".to_string(),
+                self.curves.mean.last().copied().unwrap_or(1.0),
+            ),
+            (
+                "error_raw".to_string(),
+                self.curves.mean_raw.last().copied().unwrap_or(b.e0),
+            ),
+            ("floor".to_string(), self.floor()),
+            ("floor_raw".to_string(), b.floor_raw),
+            ("e0".to_string(), b.e0),
+            ("truncation".to_string(), b.truncation),
+            ("floor_l2".to_string(), b.floor_raw + b.truncation),
+            ("fallbacks".to_string(), self.engine.fallbacks() as f64),
+            ("run_seconds".to_string(), self.run_seconds),
+        ]);
+        if let Some(s) = self.slope() {
+            m.insert("slope".to_string(), s);
+        }
+        m
+    }
+
+    fn extra_results(&self) -> Map<String, Value> {
+        let p = &self.problem;
+        let b = &self.baselines;
+        let (n, r) = (p.mrf.grid.len(), p.r());
+        let mut m = Map::new();
+        m.insert("mean_error".into(), json!(self.curves.mean));
+        m.insert("mean_error_raw".into(), json!(self.curves.mean_raw));
+        m.insert("path_errors".into(), json!(self.curves.paths));
+        m.insert("floor".into(), json!(self.floor()));
+        m.insert("floor_raw".into(), json!(b.floor_raw));
+        m.insert("e0".into(), json!(b.e0));
+        let (slope, used) = fit_slope_points(&self.curves.mean, self.floor(), SLOPE_FROM);
+        m.insert("slope".into(), json!(slope));
+        m.insert(
+            "slope_range".into(),
+            json!([SLOPE_FROM, self.curves.mean.len()]),
+        );
+        // Iterations in the range where the mean is above the floor (only those are fitted).
+        m.insert("slope_points".into(), json!(used));
+        m.insert("truncation".into(), json!(b.truncation));
+        m.insert(
+            "floor_l2".into(),
+            json!({
+                "value": b.floor_raw + b.truncation,
+                "definition": "floor_raw + truncation: the squared L2 distance (grid quadrature) of the unclipped expansion at a_inf from m*, averaged over directed edges",
+            }),
+        );
+        let (a, bb) = p.mrf.grid.domain();
+        m.insert("domain".into(), json!([a, bb]));
+        m.insert("grid".into(), json!(*self.grid_points));
+        m.insert(
+            "basis".into(),
+            json!({ "kind": p.basis.name(), "coefficients": r }),
+        );
+        m.insert("edges".into(), json!(*self.directed_edges));
+        m.insert("node_potentials".into(), json!(self.model.node_mixtures));
+        let edge_potentials = match self.config.potentials {
+            PotentialKind::Mixture => json!(self.model.edge_mixtures),
+            PotentialKind::Kernel => p.mrf.pair_potentials[0].describe(),
+        };
+        m.insert("edge_potentials".into(), edge_potentials);
+        m.insert(
+            "reference_coefficients".into(),
+            json!(b.reference_coefficients.chunks(r).collect::<Vec<_>>()),
+        );
+        m.insert(
+            "reference_messages".into(),
+            json!(b.reference.messages.chunks(n).collect::<Vec<_>>()),
+        );
+        m.insert(
+            "floor_coefficients".into(),
+            json!(b.floor.coefficients.chunks(r).collect::<Vec<_>>()),
+        );
+        m.insert(
+            "reference".into(),
+            json!({
+                "schedule": b.reference.schedule,
+                "sweeps": b.reference.sweeps,
+                "residual": b.reference.residual,
+                "converged": b.reference.converged,
+                "normalisation": "each message integrates to 1 under the trapezoid rule on `grid`",
+            }),
+        );
+        m.insert(
+            "expected_update".into(),
+            json!({
+                "sweeps": b.floor.sweeps,
+                "residual": b.floor.residual,
+                "converged": b.floor.converged,
+                "fallbacks": b.floor.fallbacks,
+            }),
+        );
+        m.insert(
+            "variance_clamp".into(),
+            json!({ "min_variance": self.model.min_variance, "clamped": self.model.clamped_variances }),
+        );
+        if let Some(c) = self.model.kernel_clip {
+            m.insert("kernel_clip".into(), json!(c));
+        }
+        m.insert("warnings".into(), json!(self.warnings()));
+        m.insert("fallbacks".into(), json!(self.engine.fallbacks()));
+        m.insert(
+            "error_definition".into(),
+            json!("e_t = (1/|E->|) sum over directed edges of sum_{j<=r} (a_t,j - a*_j)^2 (eq. 38); curves are e_t / e_0 for t = 1..T"),
+        );
+        m
+    }
+
+    fn write_outputs(&self, dir: &Path) -> Result<()> {
+        write_atomic(
+            &dir.join("curves.csv"),
+            curves_csv(&self.history).as_bytes(),
+        )?;
+        write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
+    }
+}

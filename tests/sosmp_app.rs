@@ -1,0 +1,107 @@
+//! The SOSMP views in the explorer window, driven through egui_kittest (AccessKit queries, no
+//! GPU). The engine runs on its own thread, so each test steps the harness until what it waits
+//! for appears. No saved window state is read or written (`App::with_config`).
+
+use std::time::{Duration, Instant};
+
+use beliefscope::app::App;
+use beliefscope::scenarios::ScenarioConfig;
+use beliefscope::scenarios::sosmp::SosmpConfig;
+use eframe::egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A tiny run: 6 nodes, 201 grid points, 2 paths; an iteration takes microseconds.
+fn small() -> SosmpConfig {
+    SosmpConfig {
+        nodes: 6,
+        points_per_unit: 20.0,
+        paths: 2,
+        iters: 60,
+        ..SosmpConfig::default()
+    }
+}
+
+fn app(autoplay: bool) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size([1360.0, 840.0])
+        .build_eframe(move |cc| App::with_config(cc, ScenarioConfig::Sosmp(small()), autoplay))
+}
+
+fn texts(harness: &Harness<'_, App>) -> Vec<String> {
+    harness
+        .root()
+        .children_recursive()
+        .filter(|n| n.accesskit_node().role() == Role::Label)
+        .filter_map(|n| n.accesskit_node().value())
+        .collect()
+}
+
+fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
+    texts(harness).iter().any(|t| t.contains(part))
+}
+
+fn wait_for(harness: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
+    let start = Instant::now();
+    loop {
+        harness.step();
+        if done(harness) {
+            harness.step();
+            return;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "timed out waiting for {what}; notices: {:?}",
+            harness.state().notices()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn the_lab_runs_and_inspects_a_message_and_a_node() {
+    let mut harness = app(true);
+    wait_for(&mut harness, "the error plot", |h| {
+        has_text(h, "Normalised error e_t / e_0")
+    });
+    wait_for(&mut harness, "the finished run", |h| {
+        has_text(h, "iteration 60 / 60")
+    });
+    // The numbers under the plot name the floor and the fitted slope.
+    assert!(has_text(&harness, "floor e(a∞)/e_0"));
+    assert!(has_text(&harness, "slope of log(mean − floor)"));
+
+    harness.get_by_label("Inspect message").click();
+    wait_for(&mut harness, "the message inspector", |h| {
+        has_text(h, "Message 0 → 1")
+    });
+    assert!(has_text(&harness, "Coefficients a_j"));
+    assert!(has_text(&harness, "samples over the sampling density"));
+
+    harness.get_by_label("Inspect node").click();
+    wait_for(&mut harness, "the node inspector", |h| {
+        has_text(h, "Belief at node 0")
+    });
+    assert!(has_text(&harness, "Potentials at node 0"));
+}
+
+#[test]
+fn a_sweep_runs_on_the_worker_and_is_overlaid() {
+    let mut harness = app(false);
+    wait_for(&mut harness, "the error plot", |h| {
+        has_text(h, "Normalised error e_t / e_0")
+    });
+    let clear = |h: &Harness<'_, App>| {
+        h.get_by_label("Clear overlays")
+            .accesskit_node()
+            .is_disabled()
+    };
+    assert!(clear(&harness), "nothing to clear before a sweep");
+    harness.get_by_label("k ∈ {1, 2, 5, 10}").click();
+    // Four runs of 60 iterations; the overlay makes "Clear overlays" available.
+    wait_for(&mut harness, "the sweep", |h| !clear(h));
+    harness.get_by_label("Clear overlays").click();
+    wait_for(&mut harness, "the overlays cleared", |h| clear(h));
+}

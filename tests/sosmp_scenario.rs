@@ -1,0 +1,272 @@
+//! The `sosmp` scenario: results.json fields, views, sweeps and the CLI.
+
+use beliefscope::cli::{Cli, Command, RunScenario, SweepScenario};
+use beliefscope::inference::sosmp::grid::StateGrid;
+use beliefscope::scenarios::sosmp::sweep::{SweepParameter, sweeps_csv};
+use beliefscope::scenarios::sosmp::{
+    PotentialKind, SosmpConfig, SosmpScenario, SweepSpec, fit_slope, run_sweep,
+};
+use beliefscope::scenarios::{
+    CancelFlag, Probe, RunResults, Scenario, ScenarioConfig, ScenarioView,
+};
+use clap::Parser;
+
+fn small() -> SosmpConfig {
+    SosmpConfig {
+        nodes: 8,
+        iters: 40,
+        paths: 3,
+        points_per_unit: 20.0,
+        ..SosmpConfig::default()
+    }
+}
+
+#[test]
+fn results_json_has_every_field_the_issue_lists() {
+    let config = ScenarioConfig::Sosmp(small());
+    let mut s = config.build(&CancelFlag::default()).unwrap();
+    while !s.finished() {
+        s.step().unwrap();
+    }
+    let r = RunResults::from_scenario(s.as_ref());
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["scenario"], "sosmp");
+    assert_eq!(v["algorithm"], "sosmp");
+    assert_eq!(v["mean_error"].as_array().unwrap().len(), 40);
+    let paths = v["path_errors"].as_array().unwrap();
+    assert_eq!(paths.len(), 3);
+    assert!(paths.iter().all(|p| p.as_array().unwrap().len() == 40));
+    assert!(v["floor"].as_f64().unwrap() > 0.0);
+    assert!(v["slope"].is_number());
+    assert_eq!(v["domain"], serde_json::json!([-5.0, 5.0]));
+    let grid = v["grid"].as_array().unwrap();
+    assert_eq!(grid.len(), 201);
+    assert_eq!(v["basis"]["kind"], "fourier");
+    let edges = v["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), 14);
+    assert_eq!(edges[0], serde_json::json!([0, 1]));
+    assert_eq!(edges[1], serde_json::json!([1, 0]));
+    let nodes = v["node_potentials"].as_array().unwrap();
+    assert_eq!(nodes.len(), 8);
+    assert_eq!(nodes[0]["weights"].as_array().unwrap().len(), 3);
+    let e = &v["edge_potentials"][0];
+    assert!(e["means"].as_array().unwrap().iter().all(|m| m == 0.0));
+    assert_eq!(v["reference_coefficients"].as_array().unwrap().len(), 14);
+    assert_eq!(v["reference_coefficients"][0].as_array().unwrap().len(), 10);
+    let msg = v["reference_messages"][3].as_array().unwrap();
+    assert_eq!(msg.len(), 201);
+    // Each reference message integrates to 1 under the trapezoid rule on `grid`.
+    let h = 0.05;
+    let integral: f64 = msg
+        .iter()
+        .enumerate()
+        .map(|(i, m)| m.as_f64().unwrap() * if i == 0 || i == 200 { h / 2.0 } else { h })
+        .sum();
+    assert!((integral - 1.0).abs() < 1e-12);
+    // The normalised mean starts below 1 after one iteration and ends above the floor or
+    // near it (it cannot be far below: the floor is where the iteration goes).
+    let mean: Vec<f64> = serde_json::from_value(v["mean_error"].clone()).unwrap();
+    assert!(mean[0] < 1.0 && mean[39] < mean[0]);
+}
+
+#[test]
+fn views_answer_node_and_message_probes() {
+    let mut s = SosmpScenario::new(small(), &CancelFlag::default()).unwrap();
+    for _ in 0..5 {
+        s.step().unwrap();
+    }
+    let n = s.problem().mrf.grid.len();
+    let ScenarioView::Sosmp(v) = s.view(Some(Probe::Message(5))) else {
+        panic!("not an sosmp view")
+    };
+    let e = v.edge.as_ref().unwrap();
+    assert_eq!((e.from, e.to), (v.edges[5][0], v.edges[5][1]));
+    assert_eq!(e.raw.len(), n);
+    assert_eq!(e.samples.len(), 5);
+    assert!(e.clipped.iter().all(|c| *c >= 0.0));
+    assert_eq!(e.coefficients.len(), 10);
+    assert_eq!(e.potential.len(), e.potential_xs.len().pow(2));
+    assert!(v.node.is_none());
+    assert_eq!(v.curves.mean.len(), 5);
+    assert_eq!(v.slope_reference.len(), 2);
+    let ScenarioView::Sosmp(v) = s.view(Some(Probe::Node(3))) else {
+        panic!("not an sosmp view")
+    };
+    let nd = v.node.as_ref().unwrap();
+    assert_eq!(nd.belief.len(), n);
+    assert_eq!(nd.reference.len(), n);
+    assert!(v.edge.is_none());
+    // Out-of-range probes are ignored, not a panic.
+    let ScenarioView::Sosmp(v) = s.view(Some(Probe::Node(999))) else {
+        panic!()
+    };
+    assert!(v.node.is_none());
+}
+
+#[test]
+fn a_sweep_returns_one_curve_per_value() {
+    let base = SosmpConfig {
+        iters: 30,
+        ..small()
+    };
+    let spec = SweepSpec {
+        parameter: SweepParameter::Samples,
+        values: vec![1.0, 10.0],
+    };
+    let mut started = 0;
+    let result = run_sweep(&base, &spec, &CancelFlag::default(), &mut |p| {
+        if matches!(
+            p,
+            beliefscope::scenarios::sosmp::sweep::SweepProgress::Started { .. }
+        ) {
+            started += 1;
+        }
+    })
+    .unwrap();
+    assert_eq!(started, 2);
+    assert_eq!(result.curves.len(), 2);
+    assert!(result.curves.iter().all(|c| c.mean_error.len() == 30));
+    // Same model (same seed), so the same floor whatever k is.
+    assert_eq!(result.curves[0].floor, result.curves[1].floor);
+    let csv = sweeps_csv(&[result]);
+    assert_eq!(csv.lines().count(), 1 + 60);
+    assert!(csv.starts_with("parameter,value,iter,"));
+    // alpha sweeps switch to kernel potentials.
+    let c = SweepParameter::Alpha.apply(&base, 0.1).unwrap();
+    assert_eq!(c.potentials, PotentialKind::Kernel);
+    assert!(SweepParameter::Coefficients.apply(&base, 2.5).is_err());
+}
+
+#[test]
+fn slope_fit_recovers_a_power_law() {
+    let floor = 0.01;
+    let y: Vec<f64> = (1..=1000).map(|t| floor + 3.0 / t as f64).collect();
+    let s = fit_slope(&y, floor, 10).unwrap();
+    assert!((s + 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn cli_parses_run_and_sweep() {
+    let cli = Cli::try_parse_from([
+        "beliefscope",
+        "run",
+        "sosmp",
+        "--graph",
+        "tree",
+        "--nodes",
+        "20",
+        "--potentials",
+        "kernel",
+        "--alpha",
+        "0.1",
+        "--basis",
+        "cosine",
+        "--coefficients",
+        "5",
+        "--samples",
+        "2",
+        "--paths",
+        "4",
+        "--iters",
+        "50",
+        "--step-gamma",
+        "0.8",
+        "--seed",
+        "9",
+        "--domain=-4,4",
+    ])
+    .unwrap();
+    let Some(Command::Run {
+        scenario: RunScenario::Sosmp(args),
+    }) = cli.command
+    else {
+        panic!("not run sosmp")
+    };
+    let c = args.into_config().unwrap();
+    assert_eq!(c.nodes, 20);
+    assert_eq!(c.potentials, PotentialKind::Kernel);
+    assert_eq!(c.alpha, 0.1);
+    assert_eq!(c.coefficients, 5);
+    assert_eq!(c.domain, [-4.0, 4.0]);
+    assert_eq!(c.step_gamma, 0.8);
+
+    let cli = Cli::try_parse_from([
+        "beliefscope",
+        "sweep",
+        "sosmp",
+        "--coefficients",
+        "2,3,5,10",
+        "--samples",
+        "3",
+    ])
+    .unwrap();
+    let Some(Command::Sweep {
+        scenario: SweepScenario::Sosmp(args),
+    }) = cli.command
+    else {
+        panic!("not sweep sosmp")
+    };
+    let (base, specs) = args.plan().unwrap();
+    assert_eq!(base.samples, 3);
+    assert_eq!(specs.len(), 1);
+    assert_eq!(specs[0].values, vec![2.0, 3.0, 5.0, 10.0]);
+    let cli = Cli::try_parse_from(["beliefscope", "sweep", "sosmp", "--samples", "3"]).unwrap();
+    let Some(Command::Sweep {
+        scenario: SweepScenario::Sosmp(args),
+    }) = cli.command
+    else {
+        panic!()
+    };
+    assert!(
+        args.plan().is_err(),
+        "a sweep needs a flag with several values"
+    );
+}
+
+#[test]
+fn bad_parameters_are_refused_with_their_name() {
+    for (config, name) in [
+        (
+            SosmpConfig {
+                coefficients: 0,
+                ..small()
+            },
+            "coefficients",
+        ),
+        (
+            SosmpConfig {
+                samples: 0,
+                ..small()
+            },
+            "samples",
+        ),
+        (
+            SosmpConfig {
+                step_gamma: 2.0,
+                ..small()
+            },
+            "step gamma",
+        ),
+        (
+            SosmpConfig {
+                graph: beliefscope::scenarios::sosmp::GraphKind::Grid,
+                nodes: 10,
+                ..small()
+            },
+            "nodes",
+        ),
+        (
+            SosmpConfig {
+                domain: [-2.0, 2.0],
+                ..small()
+            },
+            "domain",
+        ),
+    ] {
+        let err = SosmpScenario::new(config, &CancelFlag::default())
+            .err()
+            .expect("should be refused")
+            .to_string();
+        assert!(err.contains(name), "{err}");
+    }
+}
