@@ -366,7 +366,7 @@ fn node_panel(
     }
     let mut observed = n.observed.is_some();
     let mut changed = false;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if ui
             .checkbox(&mut observed, "Evidence")
             .on_hover_text("Observe this node at the slider's value")
@@ -375,8 +375,12 @@ fn node_panel(
         {
             changed = true;
         }
-        ui.spacing_mut().slider_width =
-            (ui.available_width() - 120.0).max(120.0) / values.len().max(1) as f32;
+        // One slider per dimension; several share the row (and wrap onto more rows).
+        ui.spacing_mut().slider_width = if values.len() == 1 {
+            (ui.available_width() - 160.0).max(120.0)
+        } else {
+            150.0
+        };
         for (d, v) in values.iter_mut().enumerate() {
             let (lo, hi) = n.range[d];
             let name = n.columns.get(d).cloned().unwrap_or_default();
