@@ -311,7 +311,6 @@ fn node_panel(
     cache: &mut TreeCache,
     selection: Option<Probe>,
     commands: &mut Vec<UiCommand>,
-    plot_height: f32,
 ) {
     let sel = selected_node(view, selection);
     ui.horizontal(|ui| {
@@ -366,7 +365,23 @@ fn node_panel(
     }
     let mut observed = n.observed.is_some();
     let mut changed = false;
-    ui.horizontal_wrapped(|ui| {
+    // One slider per dimension: beside the switch for a 1-D node, one row each otherwise.
+    let one_d = values.len() == 1;
+    let slider = |ui: &mut egui::Ui, d: usize, v: &mut f64, width: f32| -> bool {
+        let (lo, hi) = n.range[d];
+        let name = n.columns.get(d).cloned().unwrap_or_default();
+        ui.spacing_mut().slider_width = width.max(120.0);
+        let r = ui
+            .add(egui::Slider::new(v, lo..=hi).text(name.clone()))
+            .on_hover_text(format!("data range [{lo:.4}, {hi:.4}]"));
+        let r = if one_d {
+            r.accessible_name(format!("Value of {}", n.name))
+        } else {
+            r.accessible_name(format!("Value of {} ({name})", n.name))
+        };
+        r.changed()
+    };
+    ui.horizontal(|ui| {
         if ui
             .checkbox(&mut observed, "Evidence")
             .on_hover_text("Observe this node at the slider's value")
@@ -375,29 +390,26 @@ fn node_panel(
         {
             changed = true;
         }
-        // One slider per dimension; several share the row (and wrap onto more rows).
-        ui.spacing_mut().slider_width = if values.len() == 1 {
-            (ui.available_width() - 160.0).max(120.0)
-        } else {
-            150.0
-        };
-        for (d, v) in values.iter_mut().enumerate() {
-            let (lo, hi) = n.range[d];
-            let name = n.columns.get(d).cloned().unwrap_or_default();
-            let r = ui
-                .add(egui::Slider::new(v, lo..=hi).text(name.clone()))
-                .on_hover_text(format!("data range [{lo:.4}, {hi:.4}]"));
-            let r = if n.columns.len() == 1 {
-                r.accessible_name(format!("Value of {}", n.name))
-            } else {
-                r.accessible_name(format!("Value of {} ({name})", n.name))
-            };
-            if r.changed() {
+        if one_d {
+            let w = ui.available_width() - 160.0;
+            if slider(ui, 0, &mut values[0], w) {
                 observed = true;
                 changed = true;
             }
         }
     });
+    if !one_d {
+        for (d, v) in values.iter_mut().enumerate() {
+            ui.horizontal(|ui| {
+                ui.add_space(24.0);
+                let w = ui.available_width() - 160.0;
+                if slider(ui, d, v, w) {
+                    observed = true;
+                    changed = true;
+                }
+            });
+        }
+    }
     if changed {
         cache.sliders.insert(i, values.clone());
         commands.push(UiCommand::Control(ScenarioControl::Tree(
@@ -428,7 +440,9 @@ fn node_panel(
         }
         ui.label(RichText::new(line).small());
     }
-    belief_plot(ui, view, i, plot_height);
+    // The plot takes what the sliders leave.
+    let h = ui.available_height() - 8.0;
+    belief_plot(ui, view, i, h);
 }
 
 /// The selected node's beliefs: densities on the grid (1-D) or the candidates' first two
@@ -886,8 +900,7 @@ pub fn central(
             let canvas_h = (h * 0.42).clamp(200.0, 520.0);
             tree_canvas(ui, view, selection, commands, canvas_h);
             ui.add_space(4.0);
-            let plot_h = ui.available_height() - 70.0;
-            node_panel(ui, view, cache, selection, commands, plot_h);
+            node_panel(ui, view, cache, selection, commands);
         }
         Mode::Draw => draw_mode(ui, view, config, cache, commands),
     }
