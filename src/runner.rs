@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::scenarios::tasks::{Task, TaskResult};
 use crate::scenarios::{
-    CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView,
+    CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioControl, ScenarioView,
 };
 
 /// Shortest interval between two snapshots while playing (about 60 per second).
@@ -32,6 +32,10 @@ pub enum Command {
     Reset,
     /// Select what the inspector shows.
     Probe(Option<Probe>),
+    /// A live change to the running scenario (e.g. the tree explorer's evidence slider);
+    /// applied at once, followed by a snapshot. Pending controls are applied together, so a
+    /// fast slider never queues up work.
+    Control(ScenarioControl),
     /// Run a long job (auto-tune, sweep) on the worker; iterations pause meanwhile.
     RunTask(Task),
     /// Stop the running task (or set-up) at its next check.
@@ -252,6 +256,26 @@ impl Worker {
                 self.step_once();
             }
             Command::Probe(p) => self.probe = p,
+            Command::Control(c) => {
+                // Coalesce: apply every control already queued before one snapshot; any other
+                // command waits for the next loop turn.
+                let mut controls = vec![c];
+                let mut deferred = None;
+                while let Ok(next) = self.commands.try_recv() {
+                    match next {
+                        Command::Control(c) => controls.push(c),
+                        other => {
+                            deferred = Some(other);
+                            break;
+                        }
+                    }
+                }
+                self.apply_controls(&controls);
+                if let Some(other) = deferred {
+                    self.send_snapshot();
+                    return self.handle(other);
+                }
+            }
             Command::Cancel => {}
             Command::RunTask(task) => {
                 self.playing = false;
@@ -279,6 +303,31 @@ impl Worker {
                 config.name(),
                 panic_message(p)
             ))),
+        }
+    }
+
+    fn apply_controls(&mut self, controls: &[ScenarioControl]) {
+        // A control immediately followed by one that supersedes it (the same slider moved
+        // again) is skipped: the outcome is the same, the wait is shorter.
+        for (i, c) in controls.iter().enumerate() {
+            if controls.get(i + 1).is_some_and(|next| next.supersedes(c)) {
+                continue;
+            }
+            let Some(scenario) = self.scenario.as_mut() else {
+                return;
+            };
+            match catch_unwind(AssertUnwindSafe(|| scenario.control(c))) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => self.emit(Event::Error(e.to_string())),
+                Err(p) => {
+                    self.scenario = None;
+                    self.emit(Event::Error(format!(
+                        "the engine panicked: {}",
+                        panic_message(p)
+                    )));
+                    return;
+                }
+            }
         }
     }
 

@@ -24,7 +24,7 @@ use crate::runner::{Command, Event, Runner, Snapshot};
 use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{Probe, ScenarioConfig};
 use commands::UiCommand;
-use file_dialog::{FileDialog, Picked};
+use file_dialog::{FileDialog, Picked, Purpose};
 use frame_timer::FrameTimer;
 use notices::Notices;
 use panels::controls::TaskInfo;
@@ -90,6 +90,9 @@ fn install_fonts(ctx: &egui::Context) {
 pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
     match config {
         ScenarioConfig::Denoise(c) => Some(c.max_iters),
+        // One step per message: the count depends on the tree, not on the config alone.
+        ScenarioConfig::Tree(_) => None,
+        ScenarioConfig::Retrieval(c) => Some(c.repeats),
         ScenarioConfig::Sosmp(c) => Some(c.iters),
     }
 }
@@ -203,6 +206,11 @@ impl App {
     /// Uses `path` as the scenario's image (what a dropped file or the Open dialog does).
     pub fn open_image(&mut self, path: std::path::PathBuf) {
         self.commands.push(UiCommand::OpenImage(path));
+    }
+
+    /// Inspects `probe` (a node or a message), as a click on it does.
+    pub fn select(&mut self, probe: Probe) {
+        self.commands.push(UiCommand::Select(probe));
     }
 
     /// The messages currently shown.
@@ -326,7 +334,10 @@ impl App {
                 self.requested_playing = Some(false);
             }
             UiCommand::Reset => self.runner.send(Command::Reset),
-            UiCommand::OpenImageDialog => self.dialog.open_image(ctx),
+            UiCommand::OpenImageDialog => match &self.state.config {
+                ScenarioConfig::Tree(_) => self.dialog.open_data(ctx),
+                _ => self.dialog.open_image(ctx),
+            },
             UiCommand::ZoomIn => self.state.zoom.scale(1.25),
             UiCommand::ZoomOut => self.state.zoom.scale(0.8),
             UiCommand::ZoomFit => self.state.zoom.fit = true,
@@ -342,6 +353,19 @@ impl App {
             UiCommand::OpenImage(path) => {
                 match &mut self.state.config {
                     ScenarioConfig::Denoise(c) => c.image = Some(path),
+                    ScenarioConfig::Tree(c) => {
+                        if let Err(e) = views::tree::open_file(c, &path) {
+                            self.notices.error(e);
+                            return;
+                        }
+                    }
+                    ScenarioConfig::Retrieval(_) => {
+                        self.notices.error(
+                            "the retrieval experiment generates its own data; switch to the \
+                             tree scenario to explore a file",
+                        );
+                        return;
+                    }
                     ScenarioConfig::Sosmp(_) => {
                         self.notices.error(
                             "the sosmp scenario uses no image; choose the denoise scenario to load one",
@@ -353,6 +377,8 @@ impl App {
                 let play = self.should_play_after_load();
                 self.apply(self.state.config.clone(), play);
             }
+            UiCommand::Control(c) => self.runner.send(Command::Control(c)),
+            UiCommand::SaveTree(text) => self.dialog.save_tree(ctx, text),
             UiCommand::Select(probe) => {
                 self.selection = Some(probe);
                 self.runner.send(Command::Probe(Some(probe)));
@@ -424,7 +450,10 @@ impl App {
         painter.text(
             rect.center(),
             egui::Align2::CENTER_CENTER,
-            "Drop an image to use it as the clean image",
+            match self.state.config {
+                ScenarioConfig::Tree(_) => "Drop a CSV dataset or an edge-list tree file",
+                _ => "Drop an image to use it as the clean image",
+            },
             egui::FontId::proportional(24.0),
             egui::Color32::WHITE,
         );
@@ -437,9 +466,14 @@ impl eframe::App for App {
             self.on_event(event);
         }
         match self.dialog.poll() {
-            Some(Picked::Path(path)) => self.commands.push(UiCommand::OpenImage(path)),
-            Some(Picked::Failed(message)) => self.notices.error(message),
-            Some(Picked::Cancelled) | None => {}
+            Some((Purpose::SaveTree(text), Picked::Path(path))) => {
+                if let Err(e) = crate::io::results::write_atomic(&path, text.as_bytes()) {
+                    self.notices.error(e.to_string());
+                }
+            }
+            Some((_, Picked::Path(path))) => self.commands.push(UiCommand::OpenImage(path)),
+            Some((_, Picked::Failed(message))) => self.notices.error(message),
+            Some((_, Picked::Cancelled)) | None => {}
         }
         let dropped = ctx.input(|i| {
             i.raw

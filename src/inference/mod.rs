@@ -2,9 +2,12 @@
 //! tests drive any of them the same way.
 
 pub mod discrete;
+pub mod gaussian_bp;
+pub mod grid_reference;
 pub mod kbp;
 pub mod schedule;
 pub mod sosmp;
+pub mod tree_kbp;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,6 @@
 //! Reading and writing files: images, curves, results. Errors name the file and the problem.
 
+pub mod csv;
 pub mod image_file;
 pub mod results;
 

@@ -4,6 +4,7 @@ use eframe::egui::{self, RichText};
 
 use super::denoise_params::{self, section};
 use super::sosmp_params;
+use super::tree_params;
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
 use crate::scenarios::sosmp::SosmpConfig;
@@ -22,6 +23,12 @@ pub struct TaskInfo<'a> {
 pub fn default_config(name: &str) -> Option<ScenarioConfig> {
     match name {
         "denoise" => Some(ScenarioConfig::Denoise(DenoiseConfig::default())),
+        "tree" => Some(ScenarioConfig::Tree(
+            crate::scenarios::tree::TreeConfig::default(),
+        )),
+        "retrieval" => Some(ScenarioConfig::Retrieval(
+            crate::scenarios::retrieval::RetrievalConfig::default(),
+        )),
         "sosmp" => Some(ScenarioConfig::Sosmp(SosmpConfig::default())),
         _ => None,
     }
@@ -58,6 +65,15 @@ pub fn show(
                     });
                     denoise_params::ui(ui, c, running, tasks.running, autotune, commands)
                 }
+                ScenarioConfig::Tree(c) => {
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Tree(v) => Some(v.as_ref()),
+                        _ => None,
+                    });
+                    let selection = snapshot.and_then(|s| s.probe);
+                    tree_params::tree_ui(ui, c, running, selection, commands)
+                }
+                ScenarioConfig::Retrieval(c) => tree_params::retrieval_ui(ui, c),
                 ScenarioConfig::Sosmp(c) => {
                     let running = snapshot.and_then(|s| match &s.view {
                         ScenarioView::Sosmp(v) => Some(v),

@@ -5,3 +5,4 @@ pub mod denoise_params;
 pub mod menu;
 pub mod sosmp_params;
 pub mod status;
+pub mod tree_params;
