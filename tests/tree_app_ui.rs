@@ -2,16 +2,14 @@
 //! belief shows, observing it with the evidence switch and moving its slider update the other
 //! nodes live (a control to the worker, not a rebuild), and the draw mode validates the drawing.
 
-use std::time::{Duration, Instant};
+mod common;
 
 use beliefscope::app::App;
 use beliefscope::scenarios::tree::{BuiltinData, DataSource, TreeConfig};
 use beliefscope::scenarios::{Probe, ScenarioConfig, ScenarioView};
-use eframe::egui::accesskit::Role;
+use common::*;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT as _, Queryable as _};
-
-const TIMEOUT: Duration = Duration::from_secs(30);
+use egui_kittest::kittest::Queryable as _;
 
 fn small_tree() -> ScenarioConfig {
     ScenarioConfig::Tree(TreeConfig {
@@ -25,32 +23,6 @@ fn small_tree() -> ScenarioConfig {
         evidence: Default::default(),
         ..TreeConfig::default()
     })
-}
-
-fn texts(harness: &Harness<'_, App>) -> Vec<String> {
-    harness
-        .root()
-        .children_recursive()
-        .filter(|n| n.accesskit_node().role() == Role::Label)
-        .filter_map(|n| n.accesskit_node().value())
-        .collect()
-}
-
-fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
-    texts(harness).iter().any(|t| t.contains(part))
-}
-
-fn wait_for(harness: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness) {
-            harness.step();
-            return;
-        }
-        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// The evidence of node `i` in the latest snapshot.
