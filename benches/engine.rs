@@ -15,12 +15,15 @@ mod kbp_benches;
 mod kernel_benches;
 #[path = "groups/sosmp.rs"]
 mod sosmp_benches;
+#[path = "groups/tree.rs"]
+mod tree_benches;
 
 fn all(c: &mut Criterion) {
     discrete_benches::benches(c);
     flow_benches::benches(c);
     kbp_benches::benches(c);
     kernel_benches::benches(c);
+    tree_benches::benches(c);
     sosmp_benches::benches(c);
 }
 

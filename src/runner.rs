@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::scenarios::tasks::{Task, TaskResult};
 use crate::scenarios::{
-    CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView,
+    CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioControl, ScenarioView,
 };
 
 /// Shortest interval between two snapshots while playing (about 60 per second).
@@ -32,6 +32,10 @@ pub enum Command {
     Reset,
     /// Select what the inspector shows.
     Probe(Option<Probe>),
+    /// A live change to the running scenario (e.g. the tree explorer's evidence slider);
+    /// applied at once, followed by a snapshot. Pending controls are applied together, so a
+    /// fast slider never queues up work.
+    Control(ScenarioControl),
     /// Run a long job (auto-tune, sweep) on the worker; iterations pause meanwhile.
     RunTask(Task),
     /// Stop the running task (or set-up) at its next check.
@@ -73,6 +77,25 @@ pub struct Snapshot {
     pub probe: Option<Probe>,
 }
 
+/// Lowers the calling thread's scheduling priority (nice +10 on Linux, where nice is per
+/// thread), so that on a machine with few cores the window's frames are scheduled before the
+/// engine's iterations. Call it from engine threads only.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread (who = 0) with a valid nice value.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+/// Makes rayon's global pool (used by every algorithm) run at background priority. Call once,
+/// before any parallel work, in a process that shows a window; a later call has no effect.
+pub fn use_background_priority_for_engine_threads() {
+    let _ = rayon::ThreadPoolBuilder::new()
+        .start_handler(|_| lower_thread_priority())
+        .build_global();
+}
+
 /// The window's handle on the worker thread. Dropping it shuts the worker down.
 pub struct Runner {
     commands: Sender<Command>,
@@ -100,7 +123,11 @@ impl Runner {
         };
         let thread = std::thread::Builder::new()
             .name("beliefscope-engine".into())
-            .spawn(move || worker.run())
+            .spawn(move || {
+                // The runner serves a window: its iterations yield to the frames.
+                lower_thread_priority();
+                worker.run()
+            })
             .expect("cannot start the engine thread");
         if let Some(config) = initial {
             let _ = commands.send(Command::Load(config));
@@ -229,6 +256,26 @@ impl Worker {
                 self.step_once();
             }
             Command::Probe(p) => self.probe = p,
+            Command::Control(c) => {
+                // Coalesce: apply every control already queued before one snapshot; any other
+                // command waits for the next loop turn.
+                let mut controls = vec![c];
+                let mut deferred = None;
+                while let Ok(next) = self.commands.try_recv() {
+                    match next {
+                        Command::Control(c) => controls.push(c),
+                        other => {
+                            deferred = Some(other);
+                            break;
+                        }
+                    }
+                }
+                self.apply_controls(&controls);
+                if let Some(other) = deferred {
+                    self.send_snapshot();
+                    return self.handle(other);
+                }
+            }
             Command::Cancel => {}
             Command::RunTask(task) => {
                 self.playing = false;
@@ -256,6 +303,31 @@ impl Worker {
                 config.name(),
                 panic_message(p)
             ))),
+        }
+    }
+
+    fn apply_controls(&mut self, controls: &[ScenarioControl]) {
+        // A control immediately followed by one that supersedes it (the same slider moved
+        // again) is skipped: the outcome is the same, the wait is shorter.
+        for (i, c) in controls.iter().enumerate() {
+            if controls.get(i + 1).is_some_and(|next| next.supersedes(c)) {
+                continue;
+            }
+            let Some(scenario) = self.scenario.as_mut() else {
+                return;
+            };
+            match catch_unwind(AssertUnwindSafe(|| scenario.control(c))) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => self.emit(Event::Error(e.to_string())),
+                Err(p) => {
+                    self.scenario = None;
+                    self.emit(Event::Error(format!(
+                        "the engine panicked: {}",
+                        panic_message(p)
+                    )));
+                    return;
+                }
+            }
         }
     }
 

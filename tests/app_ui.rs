@@ -4,17 +4,16 @@
 //! storage, and `App::with_config` never persists.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+
+mod common;
 
 use beliefscope::app::App;
 use beliefscope::inference::kbp::KbpUpdate;
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig};
-use eframe::egui::accesskit::Role;
+use common::*;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
-
-const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A tiny denoise run: 24 x 16 pixels, 8 levels; iterations take microseconds.
 fn small_denoise() -> DenoiseConfig {
@@ -38,25 +37,6 @@ fn small_app(autoplay: bool) -> Harness<'static, App> {
         .build_eframe(move |cc| App::with_config(cc, small_config(), autoplay))
 }
 
-/// Every text shown by a label (egui puts a label's text in its AccessKit value).
-fn texts(harness: &Harness<'_, App>) -> Vec<String> {
-    harness
-        .root()
-        .children_recursive()
-        .filter(|n| n.accesskit_node().role() == Role::Label)
-        .filter_map(|n| n.accesskit_node().value())
-        .collect()
-}
-
-/// The first label text containing `part`.
-fn text_containing(harness: &Harness<'_, App>, part: &str) -> Option<String> {
-    texts(harness).into_iter().find(|t| t.contains(part))
-}
-
-fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
-    text_containing(harness, part).is_some()
-}
-
 /// The iteration the status bar shows ("iteration 3 / 500").
 fn shown_iteration(harness: &Harness<'_, App>) -> Option<usize> {
     texts(harness).into_iter().find_map(|label| {
@@ -67,25 +47,6 @@ fn shown_iteration(harness: &Harness<'_, App>) -> Option<usize> {
             .parse()
             .ok()
     })
-}
-
-/// Runs frames (with short sleeps for the engine thread) until `done` holds.
-fn wait_for(harness: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness) {
-            // One more frame so everything drawn from the new state is in the tree.
-            harness.step();
-            return;
-        }
-        assert!(
-            start.elapsed() < TIMEOUT,
-            "timed out waiting for {what}; notices: {:?}",
-            harness.state().notices()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Kernels and Gram matrices: closed forms, symmetry, positive semidefiniteness.
 use beliefscope::kernel::{
-    Kernel, KernelError, Points, cross_gram, gram, gram_diagonal, kernel_column,
+    Kernel, KernelError, Points, cross_gram, gram, gram_diagonal, gram_into, kernel_column,
 };
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
@@ -146,6 +146,13 @@ fn cross_gram_blocks_and_columns_agree_with_gram() {
     assert_eq!(c, g.view((0, 100), (120, 200)));
     assert_eq!(kernel_column(&k, &p, p.row(42)).unwrap(), g.column(42));
     assert!(gram_diagonal(&k, &p).unwrap().iter().all(|&v| v == 1.0));
+    // gram_into: reallocates on a shape change, reuses otherwise, same values.
+    let mut buf = DMatrix::from_element(3, 3, f64::NAN);
+    gram_into(&k, &p, &mut buf).unwrap();
+    assert_eq!(buf, g);
+    let k2 = Kernel::laplacian(0.4).unwrap();
+    gram_into(&k2, &p, &mut buf).unwrap();
+    assert_eq!(buf, gram(&k2, &p).unwrap());
 }
 
 #[test]

@@ -2,16 +2,14 @@
 //! GPU). The engine runs on its own thread, so each test steps the harness until what it waits
 //! for appears. No saved window state is read or written (`App::with_config`).
 
-use std::time::{Duration, Instant};
+mod common;
 
 use beliefscope::app::App;
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::sosmp::SosmpConfig;
-use eframe::egui::accesskit::Role;
+use common::*;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
-
-const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A tiny run: 6 nodes, 201 grid points, 2 paths; an iteration takes microseconds.
 fn small() -> SosmpConfig {
@@ -28,36 +26,6 @@ fn app(autoplay: bool) -> Harness<'static, App> {
     Harness::builder()
         .with_size([1360.0, 840.0])
         .build_eframe(move |cc| App::with_config(cc, ScenarioConfig::Sosmp(small()), autoplay))
-}
-
-fn texts(harness: &Harness<'_, App>) -> Vec<String> {
-    harness
-        .root()
-        .children_recursive()
-        .filter(|n| n.accesskit_node().role() == Role::Label)
-        .filter_map(|n| n.accesskit_node().value())
-        .collect()
-}
-
-fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
-    texts(harness).iter().any(|t| t.contains(part))
-}
-
-fn wait_for(harness: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness) {
-            harness.step();
-            return;
-        }
-        assert!(
-            start.elapsed() < TIMEOUT,
-            "timed out waiting for {what}; notices: {:?}",
-            harness.state().notices()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]

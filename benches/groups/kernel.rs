@@ -5,10 +5,11 @@
 //!   synthetic image (4 neighbours per pixel, edges replicated).
 //! * `kernel/regularized_solve_2000`: factorise `K + lambda m I` (m = 2,000, 2-D RBF Gram)
 //!   and solve one right-hand side.
+//! * `kernel/gram_into_reused_4000x2d`: the same into a reused buffer (no allocation).
 //! * `kernel/cross_gram_1000x4000x2d`, `kernel/median_heuristic_4000x2d`: supporting numbers.
 use beliefscope::kernel::{
     IncompleteCholesky, IncompleteCholeskyOptions, Kernel, Lambda, MedianHeuristic, Points,
-    RegularizedCholesky, cross_gram, gram, median_heuristic,
+    RegularizedCholesky, cross_gram, gram, gram_into, median_heuristic,
 };
 use criterion::Criterion;
 use nalgebra::DVector;
@@ -55,6 +56,11 @@ pub fn benches(c: &mut Criterion) {
     let rbf = Kernel::rbf(1.0).unwrap();
     g.bench_function("gram_rbf_4000x2d", |b| {
         b.iter(|| black_box(gram(&rbf, black_box(&p4000)).unwrap()))
+    });
+
+    let mut reused = gram(&rbf, &p4000).unwrap();
+    g.bench_function("gram_into_reused_4000x2d", |b| {
+        b.iter(|| gram_into(&rbf, black_box(&p4000), &mut reused).unwrap())
     });
 
     let x1000 = gaussian_points(1000, 2, 2);

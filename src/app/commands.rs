@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
 
 use crate::scenarios::tasks::Task;
-use crate::scenarios::{Probe, ScenarioConfig};
+use crate::scenarios::{Probe, ScenarioConfig, ScenarioControl};
 
 #[derive(Debug, Clone)]
 pub enum UiCommand {
@@ -38,6 +38,10 @@ pub enum UiCommand {
     RunTask(Task),
     /// Stop the running job (or set-up) at its next check.
     CancelTask,
+    /// A live change to the running scenario (the tree explorer's evidence slider, root).
+    Control(ScenarioControl),
+    /// Ask where to save this edge-list text (a dialog off the UI thread), then write it.
+    SaveTree(String),
 }
 
 impl UiCommand {
@@ -70,6 +74,8 @@ impl UiCommand {
             UiCommand::DismissNotice(_) => "Dismiss",
             UiCommand::RunTask(_) => "Run task",
             UiCommand::CancelTask => "Cancel",
+            UiCommand::Control(_) => "Update",
+            UiCommand::SaveTree(_) => "Save tree…",
         }
     }
 
@@ -80,7 +86,8 @@ impl UiCommand {
             UiCommand::Step => "Run one iteration, then pause",
             UiCommand::Reset => "Rebuild the scenario from its parameters (iteration 0)",
             UiCommand::OpenImageDialog => {
-                "Pick an image file to use as the clean image (or drop one on the window)"
+                "Pick an image file to use as the clean image (tree scenario: a CSV dataset or an \
+                 edge-list file); or drop one on the window"
             }
             UiCommand::ZoomIn => "Enlarge the image panes",
             UiCommand::ZoomOut => "Shrink the image panes",
@@ -92,6 +99,8 @@ impl UiCommand {
             UiCommand::DismissNotice(_) => "Close this message",
             UiCommand::RunTask(_) => "Run this job on the engine thread",
             UiCommand::CancelTask => "Stop the running job",
+            UiCommand::Control(_) => "Change the running scenario without rebuilding it",
+            UiCommand::SaveTree(_) => "Save the drawn tree as an edge-list file",
         }
     }
 

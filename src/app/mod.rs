@@ -24,7 +24,7 @@ use crate::runner::{Command, Event, Runner, Snapshot};
 use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{Probe, ScenarioConfig};
 use commands::UiCommand;
-use file_dialog::{FileDialog, Picked};
+use file_dialog::{FileDialog, Picked, Purpose};
 use frame_timer::FrameTimer;
 use notices::Notices;
 use panels::controls::TaskInfo;
@@ -43,6 +43,8 @@ const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
 /// Opens the window on the last scenario (the default denoise one the first time), already
 /// iterating.
 pub fn run_window() -> Result<(), String> {
+    // The engine's threads yield to the window's (2-core machines: frames stay smooth).
+    crate::runner::use_background_priority_for_engine_threads();
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("beliefscope")
         .with_app_id("beliefscope")
@@ -89,6 +91,9 @@ fn install_fonts(ctx: &egui::Context) {
 pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
     match config {
         ScenarioConfig::Denoise(c) => Some(c.max_iters),
+        // One step per message: the count depends on the tree, not on the config alone.
+        ScenarioConfig::Tree(_) => None,
+        ScenarioConfig::Retrieval(c) => Some(c.repeats),
         ScenarioConfig::Sosmp(c) => Some(c.iters),
         ScenarioConfig::Flow(c) => Some(c.total_iters()),
     }
@@ -206,6 +211,11 @@ impl App {
     /// Uses `path` as the scenario's image (what a dropped file or the Open dialog does).
     pub fn open_image(&mut self, path: std::path::PathBuf) {
         self.commands.push(UiCommand::OpenImage(path));
+    }
+
+    /// Inspects `probe` (a node or a message), as a click on it does.
+    pub fn select(&mut self, probe: Probe) {
+        self.commands.push(UiCommand::Select(probe));
     }
 
     /// The messages currently shown.
@@ -329,7 +339,10 @@ impl App {
                 self.requested_playing = Some(false);
             }
             UiCommand::Reset => self.runner.send(Command::Reset),
-            UiCommand::OpenImageDialog => self.dialog.open_image(ctx),
+            UiCommand::OpenImageDialog => match &self.state.config {
+                ScenarioConfig::Tree(_) => self.dialog.open_data(ctx),
+                _ => self.dialog.open_image(ctx),
+            },
             UiCommand::ZoomIn => self.state.zoom.scale(1.25),
             UiCommand::ZoomOut => self.state.zoom.scale(0.8),
             UiCommand::ZoomFit => self.state.zoom.fit = true,
@@ -345,6 +358,19 @@ impl App {
             UiCommand::OpenImage(path) => {
                 match &mut self.state.config {
                     ScenarioConfig::Denoise(c) => c.image = Some(path),
+                    ScenarioConfig::Tree(c) => {
+                        if let Err(e) = views::tree::open_file(c, &path) {
+                            self.notices.error(e);
+                            return;
+                        }
+                    }
+                    ScenarioConfig::Retrieval(_) => {
+                        self.notices.error(
+                            "the retrieval experiment generates its own data; switch to the \
+                             tree scenario to explore a file",
+                        );
+                        return;
+                    }
                     ScenarioConfig::Sosmp(_) => {
                         self.notices.error(
                             "the sosmp scenario uses no image; choose the denoise scenario to load one",
@@ -374,6 +400,8 @@ impl App {
                 let play = self.should_play_after_load();
                 self.apply(self.state.config.clone(), play);
             }
+            UiCommand::Control(c) => self.runner.send(Command::Control(c)),
+            UiCommand::SaveTree(text) => self.dialog.save_tree(ctx, text),
             UiCommand::Select(probe) => {
                 self.selection = Some(probe);
                 self.runner.send(Command::Probe(Some(probe)));
@@ -449,6 +477,7 @@ impl App {
                 ScenarioConfig::Flow(_) => {
                     "Drop two frames (and a .flo ground truth) to estimate their flow"
                 }
+                ScenarioConfig::Tree(_) => "Drop a CSV dataset or an edge-list tree file",
                 _ => "Drop an image to use it as the clean image",
             },
             egui::FontId::proportional(24.0),
@@ -463,9 +492,14 @@ impl eframe::App for App {
             self.on_event(event);
         }
         match self.dialog.poll() {
-            Some(Picked::Path(path)) => self.commands.push(UiCommand::OpenImage(path)),
-            Some(Picked::Failed(message)) => self.notices.error(message),
-            Some(Picked::Cancelled) | None => {}
+            Some((Purpose::SaveTree(text), Picked::Path(path))) => {
+                if let Err(e) = crate::io::results::write_atomic(&path, text.as_bytes()) {
+                    self.notices.error(e.to_string());
+                }
+            }
+            Some((_, Picked::Path(path))) => self.commands.push(UiCommand::OpenImage(path)),
+            Some((_, Picked::Failed(message))) => self.notices.error(message),
+            Some((_, Picked::Cancelled)) | None => {}
         }
         let dropped: Vec<std::path::PathBuf> = ctx.input(|i| {
             i.raw

@@ -4,8 +4,10 @@
 
 pub mod denoise;
 pub mod flow;
+pub mod retrieval;
 pub mod sosmp;
 pub mod sweep;
+pub mod tree;
 pub mod tune;
 
 use std::io::Write as _;
@@ -47,6 +49,8 @@ pub enum Command {
         #[command(subcommand)]
         scenario: TuneScenario,
     },
+    /// Write a built-in dataset as CSV (the examples under assets/ are made this way).
+    Dataset(tree::DatasetArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +60,9 @@ pub enum SweepScenario {
     Sosmp(sosmp::SosmpSweepArgs),
     /// RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.
     Denoise(sweep::DenoiseSweepArgs),
+    /// Errors of tree kernel BP against the reference over samples per edge, lambda and the
+    /// bandwidth multiplier (built-in datasets).
+    Tree(Box<tree::TreeSweepArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,6 +76,12 @@ pub enum TuneScenario {
 pub enum RunScenario {
     /// Image denoising on a grid MRF (the sunset of Song et al. 2011, or --image).
     Denoise(denoise::DenoiseArgs),
+    /// Tree kernel BP on a dataset (Song et al. 2010): beliefs of the query nodes given the
+    /// evidence, against Gaussian BP and (built-ins) the exact or fine-grid reference.
+    Tree(tree::TreeArgs),
+    /// recall@k of kernel BP, Gaussian BP and chained nearest neighbours retrieving chain tails
+    /// (Song et al. 2010, Sec. 6.1 protocol on synthetic data); writes recall.csv.
+    Retrieval(retrieval::RetrievalArgs),
     /// Stochastic orthogonal-series message passing (Noorshams & Wainwright 2013): error
     /// against iterations, the 1/t slope and the floor.
     Sosmp(sosmp::SosmpArgs),
@@ -100,8 +113,10 @@ pub fn execute(command: Command) -> Result<()> {
         }
         Command::Sweep { scenario } => match scenario {
             SweepScenario::Denoise(args) => sweep::run(args),
+            SweepScenario::Tree(args) => tree::run_sweep(*args),
             SweepScenario::Sosmp(args) => args.execute(),
         },
+        Command::Dataset(args) => tree::run_dataset(args),
         Command::Tune { scenario } => match scenario {
             TuneScenario::Denoise(args) => tune::run(args),
         },
@@ -109,6 +124,14 @@ pub fn execute(command: Command) -> Result<()> {
             RunScenario::Denoise(args) => {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Denoise(args.into_config()?), &output)
+            }
+            RunScenario::Tree(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Tree(args.into_config()?), &output)
+            }
+            RunScenario::Retrieval(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Retrieval(args.into_config()?), &output)
             }
             RunScenario::Sosmp(args) => {
                 let output = args.output.clone();
@@ -136,6 +159,9 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         scenario.algorithm(),
         scenario.setup_seconds()
     );
+    for w in scenario.warnings() {
+        eprintln!("warning: {w}");
+    }
     let stderr = std::io::stderr();
     while !scenario.finished() {
         let r = scenario.step()?;

@@ -11,11 +11,11 @@
 //! * the edge sum `m(x_s) = Σ_{x_t} g(x_t - x_s + δ) p(x_t)` with the Gaussian
 //!   `g(z) = exp(-‖z‖² / (2σ_uv²))` is a separable filter over the `n x n` label lattice: a pass
 //!   along x, then one along y, O(L · 2n) per message for `L = n²` labels instead of O(L²);
-//! * messages are stored as `f32` (normalised, so relative precision 6e-8 is plenty), grouped by
-//!   sender so one rayon task owns a pixel's four outgoing messages.
+//! * messages are `f64` like every engine here, grouped by sender so one rayon task owns a
+//!   pixel's four outgoing messages.
 //!
 //! Cost per iteration O(pixels · 4 · L · 2n) plus the node potentials; memory two buffers of
-//! `|E→| L` floats (RubberWhale, 584 x 388, 17 x 17 labels: 2 x 1.05 GB; 9 x 9: 2 x 0.29 GB).
+//! `|E→| L` floats (RubberWhale, 584 x 388, 17 x 17 labels: 2 x 2.1 GB; 9 x 9: 2 x 0.58 GB).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,8 +41,8 @@ pub struct FlowBp {
     /// axis shift `s` (row = receiver label, column = sender label).
     kernels: Vec<f64>,
     damping: f64,
-    messages: Vec<f32>,
-    next: Vec<f32>,
+    messages: Vec<f64>,
+    next: Vec<f64>,
     iteration: usize,
 }
 
@@ -62,7 +62,7 @@ impl FlowBp {
         let labels = mrf.labels;
         let (n, l) = (labels.per_axis(), labels.len());
         let messages = mrf.graph.num_messages();
-        let bytes = 2 * messages * l * std::mem::size_of::<f32>();
+        let bytes = 2 * messages * l * std::mem::size_of::<f64>();
         if bytes > MAX_MESSAGE_BYTES {
             return Err(Error::param(
                 "labels",
@@ -89,7 +89,7 @@ impl FlowBp {
             }
         }
         let layout = SlotLayout::new(&mrf.graph);
-        let init = vec![1.0 / l as f32; messages * l];
+        let init = vec![1.0 / l as f64; messages * l];
         Ok(FlowBp {
             layout,
             weights,
@@ -107,7 +107,7 @@ impl FlowBp {
     }
 
     /// The current message `m` (sums to 1), as stored.
-    pub fn message(&self, m: usize) -> &[f32] {
+    pub fn message(&self, m: usize) -> &[f64] {
         let l = self.mrf.labels.len();
         let s = self.layout.slot_of[m];
         &self.messages[s * l..(s + 1) * l]
@@ -121,7 +121,7 @@ impl FlowBp {
         }
         for nb in self.mrf.graph.neighbors(t) {
             for (o, &m) in out.iter_mut().zip(self.message(nb.incoming)) {
-                *o *= m as f64;
+                *o *= m;
             }
         }
         let z: f64 = out.iter().sum();
@@ -168,7 +168,7 @@ impl FlowBp {
     fn update_node(
         &self,
         t: NodeId,
-        dst: &mut [f32],
+        dst: &mut [f64],
         sc: &mut Scratch,
     ) -> std::result::Result<f64, usize> {
         let l = self.mrf.labels.len();
@@ -184,7 +184,7 @@ impl FlowBp {
                 .iter_mut()
                 .zip(self.message(nb.incoming))
             {
-                *o = m as f64;
+                *o = m;
             }
         }
         let mut residual: f64 = 0.0;
@@ -216,10 +216,10 @@ impl FlowBp {
             for ((s, &v), &prev) in slot.iter_mut().zip(&sc.out).zip(old) {
                 let mut new = v * inv;
                 if self.damping > 0.0 {
-                    new = self.damping * prev as f64 + (1.0 - self.damping) * new;
+                    new = self.damping * prev + (1.0 - self.damping) * new;
                 }
-                change += (new - prev as f64).abs();
-                *s = new as f32;
+                change += (new - prev).abs();
+                *s = new;
             }
             residual = residual.max(change);
         }
@@ -271,7 +271,7 @@ impl Inference for FlowBp {
         let mut next = std::mem::take(&mut self.next);
         let mut tasks = Vec::with_capacity(self.mrf.graph.num_nodes());
         {
-            let mut rest: &mut [f32] = &mut next;
+            let mut rest: &mut [f64] = &mut next;
             for t in 0..self.mrf.graph.num_nodes() {
                 let d = self.layout.node_start[t + 1] - self.layout.node_start[t];
                 let (mine, tail) = std::mem::take(&mut rest).split_at_mut(d * l);

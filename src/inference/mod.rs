@@ -3,9 +3,12 @@
 
 pub mod discrete;
 pub mod flow_bp;
+pub mod gaussian_bp;
+pub mod grid_reference;
 pub mod kbp;
 pub mod schedule;
 pub mod sosmp;
+pub mod tree_kbp;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,6 @@
 //! Reading and writing files: images, Middlebury `.flo` flow fields, curves, results. Errors name the file and the problem.
 
+pub mod csv;
 pub mod flo;
 pub mod image_file;
 pub mod results;

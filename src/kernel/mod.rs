@@ -25,7 +25,7 @@
 //! | `params.rs` | [`ParamSpec`] and the spec constants |
 //! | `kernels.rs` | [`Kernel`] enum, evaluation, validation, [`Kernel::powered`] |
 //! | `points.rs` | [`Points`] row view |
-//! | `gram.rs` | [`gram`], [`cross_gram`], [`kernel_column`] (rayon, tiled) |
+//! | `gram.rs` | [`gram`], [`gram_into`], [`cross_gram`], [`kernel_column`] (rayon, tiled) |
 //! | `bandwidth.rs` | [`median_heuristic`], [`loo_cv_bandwidth`], [`silverman`] |
 //! | `dense_cholesky.rs` | blocked, parallel dense Cholesky factorisation used by `solve.rs` |
 //! | `solve.rs` | [`Lambda`], [`RegularizedCholesky`], [`regularized_solve`] |
@@ -69,7 +69,7 @@ pub use bandwidth::{
 };
 pub use dense_cholesky::cholesky_in_place;
 pub use error::{KernelError, Result as KernelResult};
-pub use gram::{cross_gram, gram, gram_diagonal, kernel_column};
+pub use gram::{cross_gram, gram, gram_diagonal, gram_into, kernel_column};
 pub use hsic::{hsic, hsic_points};
 pub use incomplete_cholesky::{IncompleteCholesky, IncompleteCholeskyOptions};
 pub use kernels::{Kernel, ProductFactor, s_from_sigma, sigma_from_s};

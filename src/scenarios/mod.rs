@@ -4,8 +4,10 @@
 
 pub mod denoise;
 pub mod flow;
+pub mod retrieval;
 pub mod sosmp;
 pub mod tasks;
+pub mod tree;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,6 +25,8 @@ use crate::model::{MsgId, NodeId};
 #[serde(tag = "scenario", rename_all = "lowercase")]
 pub enum ScenarioConfig {
     Denoise(denoise::DenoiseConfig),
+    Tree(tree::TreeConfig),
+    Retrieval(retrieval::RetrievalConfig),
     Sosmp(sosmp::SosmpConfig),
     Flow(flow::FlowConfig),
 }
@@ -38,6 +42,8 @@ impl ScenarioConfig {
     pub fn name(&self) -> &'static str {
         match self {
             ScenarioConfig::Denoise(_) => "denoise",
+            ScenarioConfig::Tree(_) => "tree",
+            ScenarioConfig::Retrieval(_) => "retrieval",
             ScenarioConfig::Sosmp(_) => "sosmp",
             ScenarioConfig::Flow(_) => "flow",
         }
@@ -48,6 +54,10 @@ impl ScenarioConfig {
     pub fn build(&self, cancel: &CancelFlag) -> Result<Box<dyn Scenario>> {
         match self {
             ScenarioConfig::Denoise(c) => Ok(Box::new(denoise::Denoise::new(c.clone(), cancel)?)),
+            ScenarioConfig::Tree(c) => Ok(Box::new(tree::TreeScenario::new(c.clone(), cancel)?)),
+            ScenarioConfig::Retrieval(c) => {
+                Ok(Box::new(retrieval::Retrieval::new(c.clone(), cancel)?))
+            }
             ScenarioConfig::Sosmp(c) => Ok(Box::new(sosmp::SosmpScenario::new(c.clone(), cancel)?)),
             ScenarioConfig::Flow(c) => Ok(Box::new(flow::FlowScenario::new(c.clone(), cancel)?)),
         }
@@ -70,6 +80,16 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             "denoise",
             "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
             vec!["kbp-constant", "kbp-linear", "kbp-full", "discrete"],
+        ),
+        (
+            "tree",
+            "tree kernel BP on a dataset (Song et al. 2010, Alg. 1): CSV or built-in, chain/star/binary/Chow-Liu/drawn tree, evidence, beliefs",
+            vec!["tree-kbp", "gaussian-bp", "reference (built-ins)"],
+        ),
+        (
+            "retrieval",
+            "recall@k of chain tails given heads, 9 variables in R^5 (Song et al. 2010, Sec. 6.1 protocol)",
+            vec!["tree-kbp", "gaussian-bp", "nearest-neighbour"],
         ),
         (
             "sosmp",
@@ -101,11 +121,37 @@ pub enum Probe {
 }
 
 /// The data a scenario's views draw, produced on the worker and sent inside a snapshot.
+// One view per snapshot (at most ~60 a second) inside an `Arc`: the size of the largest
+// variant costs nothing worth boxing it for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum ScenarioView {
     Denoise(denoise::DenoiseView),
+    Tree(Box<tree::TreeView>),
+    Retrieval(retrieval::RetrievalView),
     Sosmp(sosmp::SosmpView),
     Flow(Box<flow::FlowView>),
+}
+
+/// A live change to the running scenario that does not rebuild it (for example the evidence
+/// slider of the tree explorer). Sent by the window through the runner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScenarioControl {
+    Tree(tree::TreeControl),
+}
+
+impl ScenarioControl {
+    /// Whether applying `self` right after `earlier` makes `earlier` irrelevant (the same
+    /// evidence slider moved twice), so a queue of slider moves can skip to the last.
+    pub fn supersedes(&self, earlier: &ScenarioControl) -> bool {
+        match (self, earlier) {
+            (
+                ScenarioControl::Tree(tree::TreeControl::SetEvidence { node: a, .. }),
+                ScenarioControl::Tree(tree::TreeControl::SetEvidence { node: b, .. }),
+            ) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// A problem with an algorithm running on it.
@@ -133,6 +179,18 @@ pub trait Scenario: Send {
     }
     /// Writes the scenario's files (PNGs, CSVs) into `dir` (results.json is written by the caller).
     fn write_outputs(&self, dir: &Path) -> Result<()>;
+    /// Applies a live change (see [`ScenarioControl`]); scenarios without live controls refuse.
+    fn control(&mut self, control: &ScenarioControl) -> Result<()> {
+        let _ = control;
+        Err(Error::Other(format!(
+            "the {} scenario takes no live controls",
+            self.config().name()
+        )))
+    }
+    /// Things the user should know that are not errors (e.g. evidence outside the data range).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The document written as results.json; every scenario shares this outer shape.

@@ -3,7 +3,7 @@
 use eframe::egui::{self, RichText};
 
 use super::denoise_params::{self, section};
-use super::{flow_params, sosmp_params};
+use super::{flow_params, sosmp_params, tree_params};
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
 use crate::scenarios::flow::FlowConfig;
@@ -23,6 +23,12 @@ pub struct TaskInfo<'a> {
 pub fn default_config(name: &str) -> Option<ScenarioConfig> {
     match name {
         "denoise" => Some(ScenarioConfig::Denoise(DenoiseConfig::default())),
+        "tree" => Some(ScenarioConfig::Tree(
+            crate::scenarios::tree::TreeConfig::default(),
+        )),
+        "retrieval" => Some(ScenarioConfig::Retrieval(
+            crate::scenarios::retrieval::RetrievalConfig::default(),
+        )),
         "sosmp" => Some(ScenarioConfig::Sosmp(SosmpConfig::default())),
         "flow" => Some(ScenarioConfig::Flow(FlowConfig::default())),
         _ => None,
@@ -60,6 +66,15 @@ pub fn show(
                     });
                     denoise_params::ui(ui, c, running, tasks.running, autotune, commands)
                 }
+                ScenarioConfig::Tree(c) => {
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Tree(v) => Some(v.as_ref()),
+                        _ => None,
+                    });
+                    let selection = snapshot.and_then(|s| s.probe);
+                    tree_params::tree_ui(ui, c, running, selection, commands)
+                }
+                ScenarioConfig::Retrieval(c) => tree_params::retrieval_ui(ui, c),
                 ScenarioConfig::Sosmp(c) => {
                     let running = snapshot.and_then(|s| match &s.view {
                         ScenarioView::Sosmp(v) => Some(v),

@@ -6,3 +6,4 @@ pub mod flow_params;
 pub mod menu;
 pub mod sosmp_params;
 pub mod status;
+pub mod tree_params;

@@ -7,7 +7,9 @@ pub mod curves;
 pub mod denoise;
 pub mod flow;
 pub mod image_panes;
+pub mod retrieval;
 pub mod sosmp;
+pub mod tree;
 
 use eframe::egui;
 
@@ -20,6 +22,8 @@ use crate::scenarios::{Probe, ScenarioConfig, ScenarioView};
 #[derive(Default)]
 pub struct ViewCaches {
     denoise: denoise::Textures,
+    pub tree: tree::TreeCache,
+    retrieval: retrieval::RetrievalCache,
     /// SOSMP: finished sweeps and the node/message choosers.
     pub sosmp: sosmp::Caches,
     pub flow: flow::Caches,
@@ -44,6 +48,14 @@ pub fn central(
             selection,
             commands,
         ),
+        (ScenarioView::Tree(view), config) => {
+            let config = match config {
+                ScenarioConfig::Tree(c) => Some(c),
+                _ => None,
+            };
+            tree::central(ui, view, config, &mut caches.tree, selection, commands)
+        }
+        (ScenarioView::Retrieval(view), _) => retrieval::central(ui, view, &mut caches.retrieval),
         // The view carries the config it was built from.
         (ScenarioView::Sosmp(view), _) => sosmp::lab(
             ui,
@@ -88,6 +100,22 @@ pub fn inspector(
             ui.separator();
             denoise::inspector(ui, view, &mut state.inspector_tab, belief_h);
         }
+        (ScenarioView::Tree(view), _) => tree::inspector(ui, snapshot, view, free),
+        (ScenarioView::Retrieval(view), _) => {
+            ui.label(format!(
+                "Repeats {} / {}: recall@k of the true tail among the pool, averaged.",
+                view.repeats_done, view.repeats
+            ));
+            curves::metrics_plot(
+                ui,
+                "retrieval_curves",
+                &snapshot.history,
+                &curves::all_metrics(&snapshot.history),
+                &[],
+                Some(view.repeats),
+                curve_h,
+            );
+        }
         (ScenarioView::Denoise(view), _) => {
             denoise::curves(ui, snapshot, view, None, curve_h);
             ui.add_space(6.0);
@@ -108,6 +136,8 @@ pub fn inspector(
 pub fn status(snapshot: &Snapshot) -> Vec<String> {
     match &snapshot.view {
         ScenarioView::Denoise(view) => denoise::status(view),
+        ScenarioView::Tree(view) => tree::status(view),
+        ScenarioView::Retrieval(view) => retrieval::status(view),
         ScenarioView::Sosmp(view) => sosmp::status(view),
         ScenarioView::Flow(view) => flow::status(view),
     }
@@ -118,6 +148,9 @@ pub fn selection_is_valid(snapshot: &Snapshot, selection: Probe) -> bool {
     match (&snapshot.view, selection) {
         (ScenarioView::Denoise(view), Probe::Node(n)) => n < view.width * view.height,
         (ScenarioView::Denoise(_), Probe::Message(_)) => false,
+        (ScenarioView::Tree(view), Probe::Node(n)) => n < view.nodes.len(),
+        (ScenarioView::Tree(view), Probe::Message(m)) => m < view.messages.len(),
+        (ScenarioView::Retrieval(_), _) => false,
         (ScenarioView::Sosmp(view), selection) => sosmp::selection_is_valid(view, selection),
         (ScenarioView::Flow(view), Probe::Node(n)) => n < view.width * view.height,
         (ScenarioView::Flow(_), Probe::Message(_)) => false,

@@ -8,6 +8,7 @@
 //!
 //! ```
 //! use beliefscope::inference::sosmp::flow::flow_problem;
+//! use beliefscope::inference::sosmp::grid::StateGrid;
 //! use beliefscope::io::GrayImage;
 //! use beliefscope::model::flow::{FlowEvidence, FlowLabels, FlowMrf};
 //! use beliefscope::scenarios::CancelFlag;

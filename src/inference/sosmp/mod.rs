@@ -38,7 +38,7 @@
 //! let bump = GaussianMixture { weights: vec![1.0], means: vec![0.5], variances: vec![0.3] };
 //! let edge = GaussianMixture { weights: vec![1.0], means: vec![0.0], variances: vec![0.2] };
 //! let graph = Graph::chain(5).unwrap();
-//! let node_potentials = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
+//! let node_potentials: Vec<f64> = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
 //! let pair = Arc::new(DifferencePotential::from_mixture(&grid, &edge));
 //! let mrf = GridMrf { graph, grid: grid.clone(), node_potentials: node_potentials.into(),
 //!                     edge_potential: vec![0; 4], pair_potentials: vec![pair] };

@@ -877,7 +877,7 @@ impl Scenario for FlowScenario {
                     }
                     FlowAlgorithm::Discrete => {
                         v["messages"] = json!(
-                            "separable Gaussian filter over the label lattice, f32, synchronous"
+                            "separable Gaussian filter over the label lattice, f64, synchronous"
                         );
                         v["damping"] = json!(c.damping);
                     }

@@ -1,0 +1,344 @@
+//! The tree and retrieval scenarios' parameters: the data (a built-in or a CSV file), the tree
+//! (chain, star, binary, HSIC Chow-Liu, or drawn on the canvas), the samples per edge, the
+//! kernel of every node and of the selected one (with the median distance it is scaled from),
+//! and the retrieval experiment's settings. Edits change the draft config; the app rebuilds once
+//! the edit is complete. Evidence is not edited here: it is set live on the tree.
+
+use eframe::egui::{self, RichText};
+
+use super::denoise_params::section;
+use crate::app::commands::UiCommand;
+use crate::inference::kbp::Bandwidth;
+use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
+use crate::scenarios::retrieval::RetrievalConfig;
+use crate::scenarios::tree::{BuiltinData, DataSource, Topology, TreeConfig, TreeView};
+use crate::scenarios::{Probe, ScenarioControl};
+
+fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
+    ui.label(text).on_hover_text(hint).id
+}
+
+/// The kernel widgets for one settings block (`salt` keeps the ids apart).
+fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, median: Option<f64>) {
+    egui::Grid::new(("kernel", salt))
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(ui, "Kernel", "The kernel of the node's values");
+            egui::ComboBox::from_id_salt(("kernel_kind", salt))
+                .selected_text(k.kernel.label())
+                .show_ui(ui, |ui| {
+                    for kind in KernelKind::ALL {
+                        ui.selectable_value(&mut k.kernel, kind, kind.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            if k.kernel.has_bandwidth() {
+                let id = row_label(
+                    ui,
+                    "Bandwidth",
+                    "auto: the median pairwise distance of the node's data times the multiplier",
+                );
+                let mut auto = matches!(k.bandwidth, Bandwidth::Auto);
+                ui.horizontal(|ui| {
+                    if ui.checkbox(&mut auto, "auto").labelled_by(id).changed() {
+                        k.bandwidth = if auto {
+                            Bandwidth::Auto
+                        } else {
+                            Bandwidth::Value(median.map_or(1.0, |m| m * k.multiplier))
+                        };
+                    }
+                    if let Bandwidth::Value(v) = &mut k.bandwidth {
+                        ui.add(
+                            egui::DragValue::new(v)
+                                .range(1e-6..=1e6)
+                                .speed(0.01)
+                                .prefix("σ = "),
+                        )
+                        .accessible_name("Bandwidth value");
+                    }
+                });
+                ui.end_row();
+                if auto {
+                    let id = row_label(ui, "Multiplier", "σ = multiplier × median distance");
+                    ui.add(
+                        egui::Slider::new(&mut k.multiplier, 0.01..=10.0)
+                            .logarithmic(true)
+                            .max_decimals(3),
+                    )
+                    .labelled_by(id);
+                    ui.end_row();
+                }
+                if let Some(m) = median {
+                    ui.label("");
+                    let sigma = match k.bandwidth {
+                        Bandwidth::Auto => m * k.multiplier,
+                        Bandwidth::Value(v) => v,
+                    };
+                    ui.weak(format!("median distance {m:.4} → σ = {sigma:.4}"));
+                    ui.end_row();
+                }
+            }
+            let id = row_label(
+                ui,
+                "λ (K + λI)",
+                "Regulariser in Gram-diagonal form: added to the Gram matrix's diagonal as is \
+                 (not scaled by m). Larger: smoother, more biased messages.",
+            );
+            ui.add(
+                egui::Slider::new(&mut k.lambda, 1e-3..=1e3)
+                    .logarithmic(true)
+                    .max_decimals(4),
+            )
+            .labelled_by(id);
+            ui.end_row();
+        });
+}
+
+pub fn tree_ui(
+    ui: &mut egui::Ui,
+    c: &mut TreeConfig,
+    running: Option<&TreeView>,
+    selection: Option<Probe>,
+    commands: &mut Vec<UiCommand>,
+) {
+    ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
+    section(ui, "Data");
+    let builtin = match &c.data {
+        DataSource::Builtin { name, .. } => Some(*name),
+        DataSource::Csv { .. } => None,
+    };
+    ui.horizontal(|ui| {
+        let id = ui.label("Dataset").id;
+        egui::ComboBox::from_id_salt("tree_data")
+            .selected_text(builtin.map_or("CSV file", |b| b.label()))
+            .show_ui(ui, |ui| {
+                for b in BuiltinData::ALL {
+                    if ui.selectable_label(builtin == Some(b), b.label()).clicked()
+                        && builtin != Some(b)
+                    {
+                        *c = TreeConfig {
+                            samples_per_edge: c.samples_per_edge,
+                            shared_samples: c.shared_samples,
+                            kernel: c.kernel,
+                            grid: c.grid,
+                            ..TreeConfig::builtin(b)
+                        };
+                    }
+                }
+            })
+            .response
+            .labelled_by(id);
+        if ui
+            .button("Open CSV or tree…")
+            .on_hover_text(UiCommand::OpenImageDialog.tooltip(ui.ctx()))
+            .clicked()
+        {
+            commands.push(UiCommand::OpenImageDialog);
+        }
+    });
+    match &mut c.data {
+        DataSource::Csv { path } => {
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            ui.label(RichText::new(name).monospace())
+                .on_hover_text(path.display().to_string());
+        }
+        DataSource::Builtin {
+            rows, size, seed, ..
+        } => {
+            egui::Grid::new("tree_builtin")
+                .num_columns(2)
+                .spacing([8.0, 6.0])
+                .show(ui, |ui| {
+                    let id = row_label(ui, "Rows", "Rows generated");
+                    ui.add(egui::DragValue::new(rows).range(10..=100_000))
+                        .labelled_by(id);
+                    ui.end_row();
+                    let id = row_label(ui, "Variables", "Number of variables of the built-in");
+                    let mut n = size.unwrap_or(builtin.map_or(5, |b| b.default_size()));
+                    if ui
+                        .add(egui::DragValue::new(&mut n).range(2..=40))
+                        .labelled_by(id)
+                        .changed()
+                    {
+                        *size = Some(n);
+                    }
+                    ui.end_row();
+                    let id = row_label(ui, "Data seed", "Seed of the generated rows");
+                    ui.add(egui::DragValue::new(seed)).labelled_by(id);
+                    ui.end_row();
+                });
+        }
+    }
+    if let Some(v) = running {
+        ui.weak(format!(
+            "{} rows, {} columns, {} nodes",
+            v.rows,
+            v.columns.len(),
+            v.nodes.len()
+        ));
+    }
+
+    section(ui, "Tree");
+    ui.horizontal_wrapped(|ui| {
+        for (t, hint) in [
+            (Topology::Chain, "Each node joined to the next"),
+            (Topology::Star, "The first node joined to every other"),
+            (Topology::Binary, "A balanced binary tree in node order"),
+            (
+                Topology::ChowLiu,
+                "The maximum spanning tree of the pairwise HSIC (Song et al. 2010)",
+            ),
+        ] {
+            let on = c.topology == t;
+            if ui
+                .selectable_label(on, t.label())
+                .on_hover_text(hint)
+                .clicked()
+                && !on
+            {
+                c.topology = t;
+            }
+        }
+        if matches!(c.topology, Topology::Edges(_)) {
+            let _ = ui.selectable_label(true, "drawn");
+        }
+    });
+    ui.weak("Draw a tree with \"Draw tree\" above the canvas.");
+
+    section(ui, "Samples");
+    egui::Grid::new("tree_samples")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Per edge m",
+                "Sample pairs each edge draws from the rows (the m of Algorithm 1)",
+            );
+            ui.add(egui::DragValue::new(&mut c.samples_per_edge).range(10..=5000))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Shared",
+                "Every edge uses the same rows (else each edge draws its own, as in the paper)",
+            );
+            ui.checkbox(&mut c.shared_samples, "same rows on every edge")
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Sample seed", "Seed of the per-edge draws");
+            ui.add(egui::DragValue::new(&mut c.sample_seed))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Grid", "Points of the 1-D belief read-outs");
+            ui.add(egui::DragValue::new(&mut c.grid).range(20..=2000))
+                .labelled_by(id);
+            ui.end_row();
+        });
+
+    section(ui, "Kernel (every node)");
+    let median0 = running.and_then(|v| v.nodes.first().map(|n| n.kernel.median));
+    kernel_rows(ui, &mut c.kernel, "all", median0);
+
+    if let (Some(Probe::Node(i)), Some(v)) = (selection, running)
+        && let Some(node) = v.nodes.get(i)
+    {
+        section(ui, &format!("Kernel of {}", node.name));
+        let mut own = c.node_kernels.contains_key(&node.name);
+        if ui
+            .checkbox(&mut own, "own settings for this node")
+            .changed()
+        {
+            if own {
+                c.node_kernels.insert(node.name.clone(), c.kernel);
+            } else {
+                c.node_kernels.remove(&node.name);
+            }
+        }
+        if let Some(k) = c.node_kernels.get_mut(&node.name) {
+            kernel_rows(ui, k, "node", Some(node.kernel.median));
+        } else {
+            ui.weak(format!(
+                "median distance {:.4}; uses the settings above",
+                node.kernel.median
+            ));
+        }
+    }
+
+    section(ui, "Evidence");
+    if c.evidence.is_empty() {
+        ui.weak("None: click a node on the tree and move its slider.");
+    } else {
+        let names: Vec<String> = c.evidence.keys().cloned().collect();
+        for name in names {
+            ui.horizontal(|ui| {
+                let v = &c.evidence[&name];
+                let text = v
+                    .iter()
+                    .map(|x| format!("{x:.3}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                ui.label(format!("{name} = {text}"));
+                let node = running.and_then(|r| r.nodes.iter().position(|n| n.name == name));
+                if let Some(node) = node
+                    && ui
+                        .small_button("remove")
+                        .on_hover_text("Remove this evidence")
+                        .accessible_name(format!("Remove evidence {name}"))
+                        .clicked()
+                {
+                    commands.push(UiCommand::Control(ScenarioControl::Tree(
+                        crate::scenarios::tree::TreeControl::SetEvidence { node, value: None },
+                    )));
+                }
+            });
+        }
+        if ui.button("Clear evidence").clicked() {
+            commands.push(UiCommand::Control(ScenarioControl::Tree(
+                crate::scenarios::tree::TreeControl::ClearEvidence,
+            )));
+        }
+    }
+}
+
+pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
+    ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
+    section(ui, "Experiment");
+    ui.label(
+        RichText::new(
+            "9 variables in R⁵; chains of the last L variables, evidence at the head, \
+             all pool tails ranked (Song et al. 2010, Sec. 6.1).",
+        )
+        .small()
+        .weak(),
+    );
+    egui::Grid::new("retrieval")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(ui, "Repeats", "Pools and edge samples drawn anew");
+            ui.add(egui::DragValue::new(&mut c.repeats).range(1..=100))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Pool", "Tuples: queries and candidates");
+            ui.add(egui::DragValue::new(&mut c.pool).range(20..=2000))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Per edge m", "Sample pairs per edge");
+            let max = c.pool;
+            ui.add(egui::DragValue::new(&mut c.samples_per_edge).range(10..=max))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Seed", "Seed of the first repeat");
+            ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
+            ui.end_row();
+        });
+    section(ui, "Kernel (every node)");
+    kernel_rows(ui, &mut c.kernel, "retrieval", None);
+}

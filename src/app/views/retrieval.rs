@@ -1,0 +1,114 @@
+//! The retrieval experiment's views: recall@k curves of kernel BP, Gaussian BP and chained
+//! nearest neighbours for one chain length, and recall@10 against the chain length, filling in
+//! as repeats finish.
+
+use eframe::egui::{self, Color32};
+use egui_plot::{Legend, Line, Plot, PlotPoints};
+
+use super::tree::{GAUSSIAN_COLOR, PARZEN_COLOR};
+use crate::scenarios::retrieval::RetrievalView;
+
+const NN_COLOR: Color32 = Color32::from_rgb(255, 167, 38);
+
+fn color(method: &str) -> Color32 {
+    match method {
+        "kbp" => PARZEN_COLOR,
+        "gaussian_bp" => GAUSSIAN_COLOR,
+        _ => NN_COLOR,
+    }
+}
+
+fn label(method: &str) -> &'static str {
+    match method {
+        "kbp" => "kernel BP",
+        "gaussian_bp" => "Gaussian BP",
+        _ => "chained nearest neighbour",
+    }
+}
+
+/// Which chain length the recall@k plot shows.
+#[derive(Default)]
+pub struct RetrievalCache {
+    length: Option<usize>,
+}
+
+pub fn status(view: &RetrievalView) -> Vec<String> {
+    vec![format!("repeats {} / {}", view.repeats_done, view.repeats)]
+}
+
+pub fn central(ui: &mut egui::Ui, view: &RetrievalView, cache: &mut RetrievalCache) {
+    let mut lengths: Vec<usize> = view.curves.iter().map(|c| c.1).collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    if lengths.is_empty() {
+        ui.weak("Press Play: each step runs one repeat (300 queries at every chain length).");
+        return;
+    }
+    let length = cache
+        .length
+        .filter(|l| lengths.contains(l))
+        .unwrap_or(*lengths.last().unwrap_or(&9));
+    ui.horizontal(|ui| {
+        let label_id = ui.label("Chain length L").id;
+        let mut l = length;
+        ui.add(egui::Slider::new(
+            &mut l,
+            lengths[0]..=*lengths.last().unwrap_or(&9),
+        ))
+        .labelled_by(label_id);
+        cache.length = Some(l);
+        ui.weak(format!(
+            "mean over {} of {} repeats",
+            view.repeats_done, view.repeats
+        ));
+    });
+    let h = (ui.available_height() - 30.0) / 2.0;
+    Plot::new("recall_at_k")
+        .height(h)
+        .legend(Legend::default().position(egui_plot::Corner::RightBottom))
+        .include_y(0.0)
+        .include_y(1.0)
+        .x_axis_label("k")
+        .y_axis_label(format!("recall@k, L = {length}"))
+        .allow_scroll(false)
+        .show(ui, |p| {
+            for (m, l, c) in &view.curves {
+                if *l == length {
+                    let pts: Vec<[f64; 2]> = c
+                        .iter()
+                        .enumerate()
+                        .map(|(k, r)| [(k + 1) as f64, *r])
+                        .collect();
+                    p.line(
+                        Line::new(label(m), PlotPoints::from(pts))
+                            .color(color(m))
+                            .width(2.0),
+                    );
+                }
+            }
+        });
+    let k = 10.min(view.max_k);
+    Plot::new("recall_vs_length")
+        .height(h)
+        .legend(Legend::default().position(egui_plot::Corner::RightTop))
+        .include_y(0.0)
+        .include_y(1.0)
+        .x_axis_label("chain length L")
+        .y_axis_label(format!("recall@{k}"))
+        .allow_scroll(false)
+        .show(ui, |p| {
+            for m in ["kbp", "gaussian_bp", "nearest_neighbour"] {
+                let pts: Vec<[f64; 2]> = view
+                    .curves
+                    .iter()
+                    .filter(|(mm, _, _)| mm == m)
+                    .map(|(_, l, c)| [*l as f64, c[k - 1]])
+                    .collect();
+                p.line(
+                    Line::new(label(m), PlotPoints::from(pts))
+                        .color(color(m))
+                        .width(2.0),
+                );
+            }
+        });
+}

@@ -1,0 +1,86 @@
+//! `beliefscope run retrieval` flags.
+
+use clap::Args;
+
+use super::OutputArgs;
+use crate::error::{Error, Result};
+use crate::scenarios::retrieval::RetrievalConfig;
+
+#[derive(Debug, Clone, Args)]
+pub struct RetrievalArgs {
+    /// Chain lengths: a range "2..9" (inclusive) or a list "2,5,9" [default: 2..9].
+    #[arg(long)]
+    pub lengths: Option<String>,
+    /// Repeats (pools and edge samples drawn anew) [default: 10].
+    #[arg(long)]
+    pub repeats: Option<usize>,
+    /// Tuples in the pool [default: 300].
+    #[arg(long)]
+    pub pool: Option<usize>,
+    /// Sample pairs per edge [default: 100].
+    #[arg(long)]
+    pub samples_per_edge: Option<usize>,
+    /// recall@k up to this k [default: 50].
+    #[arg(long)]
+    pub max_k: Option<usize>,
+    /// Seed of the first repeat [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Kernel-BP lambda, Gram-diagonal form K + lambda I [default: 0.3].
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Multiplier of the median-heuristic RBF bandwidth [default: 0.5].
+    #[arg(long)]
+    pub multiplier: Option<f64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Parses "2..9" (inclusive) or "2,5,9".
+pub fn parse_lengths(text: &str) -> Result<Vec<usize>> {
+    let bad = || {
+        Error::param(
+            "lengths",
+            format!("'{text}' is not a range 'A..B' or a list 'A,B,C'"),
+        )
+    };
+    if let Some((a, b)) = text.split_once("..") {
+        let a: usize = a.trim().parse().map_err(|_| bad())?;
+        let b: usize = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        return Ok((a..=b).collect());
+    }
+    text.split(',')
+        .map(|s| s.trim().parse::<usize>().map_err(|_| bad()))
+        .collect()
+}
+
+impl RetrievalArgs {
+    pub fn into_config(self) -> Result<RetrievalConfig> {
+        let d = RetrievalConfig::default();
+        let config = RetrievalConfig {
+            lengths: match &self.lengths {
+                Some(t) => parse_lengths(t)?,
+                None => d.lengths,
+            },
+            repeats: self.repeats.unwrap_or(d.repeats),
+            pool: self.pool.unwrap_or(d.pool),
+            samples_per_edge: self.samples_per_edge.unwrap_or(d.samples_per_edge),
+            max_k: self.max_k.unwrap_or(d.max_k),
+            seed: self.seed.unwrap_or(d.seed),
+            kernel: crate::inference::tree_kbp::NodeKernelSettings {
+                lambda: self.lambda.unwrap_or(d.kernel.lambda),
+                multiplier: self.multiplier.unwrap_or(d.kernel.multiplier),
+                ..d.kernel
+            },
+        };
+        config.check()?;
+        Ok(config)
+    }
+}

@@ -1,0 +1,221 @@
+//! Every parameter of a tree run, with its checks.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::builtin::BuiltinData;
+use crate::error::{Error, Result};
+use crate::inference::tree_kbp::NodeKernelSettings;
+
+/// Where the rows come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum DataSource {
+    /// A generated dataset: `rows` rows of `size` variables (default per dataset) from `seed`.
+    Builtin {
+        name: BuiltinData,
+        rows: usize,
+        #[serde(default)]
+        size: Option<usize>,
+        #[serde(default)]
+        seed: u64,
+    },
+    /// A CSV file: header of names, one joint sample per row.
+    Csv { path: PathBuf },
+}
+
+impl DataSource {
+    pub fn label(&self) -> String {
+        match self {
+            DataSource::Builtin { name, .. } => name.label().to_string(),
+            DataSource::Csv { path } => path.display().to_string(),
+        }
+    }
+}
+
+/// A node: one column, or a named group of columns (a 2-D or higher variable).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeSpec {
+    pub name: String,
+    pub columns: Vec<String>,
+}
+
+/// The tree over the nodes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Topology {
+    /// Nodes in order, each joined to the next.
+    #[default]
+    Chain,
+    /// The first node joined to every other.
+    Star,
+    /// A balanced binary tree in node order (node i's parent is (i - 1) / 2).
+    Binary,
+    /// The maximum spanning tree of pairwise HSIC (Song et al. 2010, Sec. 5).
+    #[serde(rename = "chowliu")]
+    ChowLiu,
+    /// Named edges (drawn on the canvas or read from an edge-list file).
+    Edges(Vec<(String, String)>),
+}
+
+impl Topology {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Topology::Chain => "chain",
+            Topology::Star => "star",
+            Topology::Binary => "binary",
+            Topology::ChowLiu => "chowliu",
+            Topology::Edges(_) => "edges",
+        }
+    }
+}
+
+/// Every parameter of a tree run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TreeConfig {
+    pub data: DataSource,
+    /// The nodes; empty means one node per column (a built-in's own variables).
+    pub nodes: Vec<NodeSpec>,
+    pub topology: Topology,
+    /// Root of the message schedule (any root gives the same beliefs); default the first node.
+    pub root: Option<String>,
+    /// Observed nodes and their values (several numbers for a multi-column node).
+    pub evidence: BTreeMap<String, Vec<f64>>,
+    /// Nodes reported in results.json; empty means every hidden node.
+    pub queries: Vec<String>,
+    /// Sample pairs per edge `m`.
+    pub samples_per_edge: usize,
+    /// All edges use the same `m` rows (else each edge draws its own).
+    pub shared_samples: bool,
+    /// Seed of the per-edge row draws.
+    pub sample_seed: u64,
+    /// Kernel settings of every node, unless overridden in `node_kernels`.
+    pub kernel: NodeKernelSettings,
+    pub node_kernels: BTreeMap<String, NodeKernelSettings>,
+    /// Grid points of 1-D read-outs.
+    pub grid: usize,
+    /// Rows used for the HSIC of the Chow-Liu tree (at most).
+    pub chow_liu_rows: usize,
+}
+
+impl Default for TreeConfig {
+    fn default() -> Self {
+        TreeConfig {
+            data: DataSource::Builtin {
+                name: BuiltinData::NongaussChain,
+                rows: 1000,
+                size: None,
+                seed: 0,
+            },
+            nodes: Vec::new(),
+            topology: Topology::Chain,
+            root: None,
+            evidence: BTreeMap::from([("x2".to_string(), vec![0.0])]),
+            queries: Vec::new(),
+            samples_per_edge: 300,
+            shared_samples: false,
+            sample_seed: 0,
+            kernel: NodeKernelSettings::default(),
+            node_kernels: BTreeMap::new(),
+            grid: 200,
+            chow_liu_rows: 400,
+        }
+    }
+}
+
+impl TreeConfig {
+    /// The default run on a built-in dataset (its default evidence included).
+    pub fn builtin(name: BuiltinData) -> TreeConfig {
+        let evidence = match name {
+            BuiltinData::NongaussChain => BTreeMap::from([("x2".to_string(), vec![0.0])]),
+            BuiltinData::GaussTree => BTreeMap::from([("x4".to_string(), vec![1.0])]),
+            BuiltinData::Retrieval => BTreeMap::new(),
+        };
+        TreeConfig {
+            data: DataSource::Builtin {
+                name,
+                rows: 1000,
+                size: None,
+                seed: 0,
+            },
+            evidence,
+            ..TreeConfig::default()
+        }
+    }
+
+    /// The kernel settings of a node.
+    pub fn kernel_for(&self, node: &str) -> NodeKernelSettings {
+        self.node_kernels.get(node).copied().unwrap_or(self.kernel)
+    }
+
+    /// Checks the numbers (names are checked against the data when the problem is built).
+    pub fn check(&self) -> Result<()> {
+        if self.samples_per_edge < 2 {
+            return Err(Error::param(
+                "samples per edge",
+                format!("must be at least 2, got {}", self.samples_per_edge),
+            ));
+        }
+        if self.samples_per_edge > 20_000 {
+            return Err(Error::param(
+                "samples per edge",
+                format!(
+                    "at most 20000 (each edge factorises an m x m matrix), got {}",
+                    self.samples_per_edge
+                ),
+            ));
+        }
+        if !(3..=100_000).contains(&self.grid) {
+            return Err(Error::param(
+                "grid",
+                format!("must be between 3 and 100000 points, got {}", self.grid),
+            ));
+        }
+        if self.chow_liu_rows < 10 {
+            return Err(Error::param(
+                "Chow-Liu rows",
+                format!("must be at least 10, got {}", self.chow_liu_rows),
+            ));
+        }
+        self.kernel.check()?;
+        for (name, k) in &self.node_kernels {
+            k.check()
+                .map_err(|e| Error::Other(format!("kernel of node '{name}': {e}")))?;
+        }
+        if let DataSource::Builtin { rows, .. } = &self.data
+            && !(2..=1_000_000).contains(rows)
+        {
+            return Err(Error::param(
+                "rows",
+                format!("a built-in has 2 to 1000000 rows, got {rows}"),
+            ));
+        }
+        for (name, v) in &self.evidence {
+            if v.is_empty() || v.iter().any(|x| !x.is_finite()) {
+                return Err(Error::param(
+                    "evidence",
+                    format!("node '{name}': the value must be finite numbers, got {v:?}"),
+                ));
+            }
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for n in &self.nodes {
+            if n.columns.is_empty() {
+                return Err(Error::param(
+                    "nodes",
+                    format!("node '{}' has no columns", n.name),
+                ));
+            }
+            if !names.insert(n.name.as_str()) {
+                return Err(Error::param(
+                    "nodes",
+                    format!("node '{}' is named twice", n.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
