@@ -7,6 +7,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 #[path = "groups/discrete.rs"]
 mod discrete_benches;
+#[path = "groups/flow.rs"]
+mod flow_benches;
 #[path = "groups/kbp.rs"]
 mod kbp_benches;
 #[path = "groups/kernel.rs"]
@@ -18,6 +20,7 @@ mod tree_benches;
 
 fn all(c: &mut Criterion) {
     discrete_benches::benches(c);
+    flow_benches::benches(c);
     kbp_benches::benches(c);
     kernel_benches::benches(c);
     tree_benches::benches(c);

@@ -79,6 +79,7 @@ impl FileDialog {
                     Purpose::OpenImage => rfd::FileDialog::new()
                         .set_title("Open image")
                         .add_filter("Images", &IMAGE_EXTENSIONS)
+                        .add_filter("Middlebury flow", &["flo"])
                         .add_filter("All files", &["*"])
                         .pick_file(),
                     Purpose::OpenData => rfd::FileDialog::new()

@@ -28,6 +28,7 @@ use file_dialog::{FileDialog, Picked, Purpose};
 use frame_timer::FrameTimer;
 use notices::Notices;
 use panels::controls::TaskInfo;
+use panels::flow_params::FlowOpen;
 use panels::status::{StatusInfo, TaskProgress};
 use state::State;
 
@@ -94,6 +95,7 @@ pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
         ScenarioConfig::Tree(_) => None,
         ScenarioConfig::Retrieval(c) => Some(c.repeats),
         ScenarioConfig::Sosmp(c) => Some(c.iters),
+        ScenarioConfig::Flow(c) => Some(c.total_iters()),
     }
 }
 
@@ -133,6 +135,8 @@ pub struct App {
     frame_log: Option<Instant>,
     /// Recorded while drawing, applied at the end of the frame.
     commands: Vec<UiCommand>,
+    /// Flow: frame 1 opened alone, waiting for frame 2.
+    flow_pending: Option<std::path::PathBuf>,
 }
 
 impl App {
@@ -200,6 +204,7 @@ impl App {
             continuous: false,
             frame_log: None,
             commands: Vec::new(),
+            flow_pending: None,
         }
     }
 
@@ -372,6 +377,24 @@ impl App {
                         );
                         return;
                     }
+                    ScenarioConfig::Flow(c) => {
+                        let pending = self.flow_pending.take();
+                        match panels::flow_params::open_flow_files(c, pending.as_deref(), &[path]) {
+                            FlowOpen::Apply(config) => *c = *config,
+                            FlowOpen::Waiting(frame) => {
+                                self.notices.error(format!(
+                                    "frame 1 is {}: open frame 2 next",
+                                    frame.display()
+                                ));
+                                self.flow_pending = Some(frame);
+                                return;
+                            }
+                            FlowOpen::Error(message) => {
+                                self.notices.error(message);
+                                return;
+                            }
+                        }
+                    }
                 }
                 self.selection = None;
                 let play = self.should_play_after_load();
@@ -451,6 +474,9 @@ impl App {
             rect.center(),
             egui::Align2::CENTER_CENTER,
             match self.state.config {
+                ScenarioConfig::Flow(_) => {
+                    "Drop two frames (and a .flo ground truth) to estimate their flow"
+                }
                 ScenarioConfig::Tree(_) => "Drop a CSV dataset or an edge-list tree file",
                 _ => "Drop an image to use it as the clean image",
             },
@@ -475,15 +501,28 @@ impl eframe::App for App {
             Some((_, Picked::Failed(message))) => self.notices.error(message),
             Some((_, Picked::Cancelled)) | None => {}
         }
-        let dropped = ctx.input(|i| {
+        let dropped: Vec<std::path::PathBuf> = ctx.input(|i| {
             i.raw
                 .dropped_files
                 .iter()
                 .map(|f| f.path().to_path_buf())
-                .next()
+                .collect()
         });
-        if let Some(path) = dropped {
-            self.commands.push(UiCommand::OpenImage(path));
+        match (&self.state.config, dropped.len()) {
+            (_, 0) => {}
+            // Frames (and a .flo) dropped together on the flow scenario: one load.
+            (ScenarioConfig::Flow(c), n) if n > 1 => {
+                match panels::flow_params::open_flow_files(c, None, &dropped) {
+                    FlowOpen::Apply(config) => {
+                        self.flow_pending = None;
+                        self.commands
+                            .push(UiCommand::Apply(ScenarioConfig::Flow(*config)));
+                    }
+                    FlowOpen::Waiting(frame) => self.flow_pending = Some(frame),
+                    FlowOpen::Error(message) => self.notices.error(message),
+                }
+            }
+            _ => self.commands.push(UiCommand::OpenImage(dropped[0].clone())),
         }
         self.commands.extend(commands::pressed_shortcuts(ctx));
     }
@@ -541,7 +580,7 @@ impl eframe::App for App {
                 .default_size(420.0)
                 .size_range(280.0..=800.0)
                 .show(ui, |ui| match &snapshot {
-                    Some(s) => views::inspector(ui, s, &mut self.state),
+                    Some(s) => views::inspector(ui, s, &mut self.state, &mut self.caches),
                     None => {
                         ui.spinner();
                     }

@@ -1,6 +1,7 @@
 //! GPU textures made from `viz` images, uploaded once and replaced only when their source data
 //! changes (not every frame).
 
+use std::any::Any;
 use std::sync::Arc;
 
 use eframe::egui::{self, ColorImage, TextureHandle, TextureOptions};
@@ -10,14 +11,26 @@ use image::RgbaImage;
 /// address is never reused while it is remembered) and any numeric parameters (e.g. a scale).
 #[derive(Clone, Default)]
 pub struct Source {
-    arrays: Vec<Arc<Vec<f64>>>,
+    arrays: Vec<Arc<dyn Any + Send + Sync>>,
     params: Vec<u64>,
 }
 
 impl Source {
     pub fn new(arrays: &[&Arc<Vec<f64>>], params: &[f64]) -> Source {
         Source {
-            arrays: arrays.iter().map(|a| Arc::clone(a)).collect(),
+            arrays: arrays
+                .iter()
+                .map(|a| Arc::clone(a) as Arc<dyn Any + Send + Sync>)
+                .collect(),
+            params: params.iter().map(|p| p.to_bits()).collect(),
+        }
+    }
+
+    /// A source made of shared values of any type (a flow field, a frame), compared by
+    /// identity like the arrays of [`Source::new`].
+    pub fn shared(values: Vec<Arc<dyn Any + Send + Sync>>, params: &[f64]) -> Source {
+        Source {
+            arrays: values,
             params: params.iter().map(|p| p.to_bits()).collect(),
         }
     }
@@ -31,7 +44,7 @@ impl PartialEq for Source {
                 .arrays
                 .iter()
                 .zip(&other.arrays)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+                .all(|(a, b)| std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)))
     }
 }
 

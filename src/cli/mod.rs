@@ -3,6 +3,7 @@
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
 pub mod denoise;
+pub mod flow;
 pub mod retrieval;
 pub mod sosmp;
 pub mod sweep;
@@ -84,6 +85,9 @@ pub enum RunScenario {
     /// Stochastic orthogonal-series message passing (Noorshams & Wainwright 2013): error
     /// against iterations, the 1/t slope and the floor.
     Sosmp(sosmp::SosmpArgs),
+    /// Optical flow on two frames with 2-D SOSMP or discrete BP (Noorshams & Wainwright 2013,
+    /// Sec. 5.2): flow.flo, flow.png, legend.png, EPE and AAE against --gt.
+    Flow(flow::FlowArgs),
 }
 
 /// Where results go; shared by every `run` subcommand.
@@ -132,6 +136,10 @@ pub fn execute(command: Command) -> Result<()> {
             RunScenario::Sosmp(args) => {
                 let output = args.output.clone();
                 run_headless(ScenarioConfig::Sosmp(args.into_config()?), &output)
+            }
+            RunScenario::Flow(args) => {
+                let output = args.output.clone();
+                run_headless(ScenarioConfig::Flow(args.into_config()?), &output)
             }
         },
     }

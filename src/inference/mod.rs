@@ -2,6 +2,7 @@
 //! tests drive any of them the same way.
 
 pub mod discrete;
+pub mod flow_bp;
 pub mod gaussian_bp;
 pub mod grid_reference;
 pub mod kbp;

@@ -3,6 +3,7 @@
 //! [`Scenario`]; [`ScenarioConfig`] is the serde config that rebuilds one exactly.
 
 pub mod denoise;
+pub mod flow;
 pub mod retrieval;
 pub mod sosmp;
 pub mod tasks;
@@ -27,6 +28,7 @@ pub enum ScenarioConfig {
     Tree(tree::TreeConfig),
     Retrieval(retrieval::RetrievalConfig),
     Sosmp(sosmp::SosmpConfig),
+    Flow(flow::FlowConfig),
 }
 
 impl Default for ScenarioConfig {
@@ -43,6 +45,7 @@ impl ScenarioConfig {
             ScenarioConfig::Tree(_) => "tree",
             ScenarioConfig::Retrieval(_) => "retrieval",
             ScenarioConfig::Sosmp(_) => "sosmp",
+            ScenarioConfig::Flow(_) => "flow",
         }
     }
 
@@ -56,6 +59,7 @@ impl ScenarioConfig {
                 Ok(Box::new(retrieval::Retrieval::new(c.clone(), cancel)?))
             }
             ScenarioConfig::Sosmp(c) => Ok(Box::new(sosmp::SosmpScenario::new(c.clone(), cancel)?)),
+            ScenarioConfig::Flow(c) => Ok(Box::new(flow::FlowScenario::new(c.clone(), cancel)?)),
         }
     }
 
@@ -92,6 +96,11 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             "stochastic orthogonal-series message passing on a chain, tree or grid: error against 1/t and the floor (Noorshams & Wainwright 2013, Figs. 5-8)",
             vec!["sosmp"],
         ),
+        (
+            "flow",
+            "optical flow on a 4-connected grid MRF: 2-D SOSMP against discrete BP, EPE and AAE against ground truth (Noorshams & Wainwright 2013, Sec. 5.2)",
+            vec!["sosmp", "discrete"],
+        ),
     ]
 }
 
@@ -121,6 +130,7 @@ pub enum ScenarioView {
     Tree(Box<tree::TreeView>),
     Retrieval(retrieval::RetrievalView),
     Sosmp(sosmp::SosmpView),
+    Flow(Box<flow::FlowView>),
 }
 
 /// A live change to the running scenario that does not rebuild it (for example the evidence

@@ -1,6 +1,8 @@
-//! Numbers to pixels and plot points, with no GUI dependency: colour maps and image encodings.
+//! Numbers to pixels and plot points, with no GUI dependency: colour maps, flow colour coding
+//! and image encodings.
 
 pub mod colormap;
+pub mod flow_color;
 pub mod icon;
 
 pub use colormap::{abs_diff_heat, gray_rgba, heat_bar, heat_color, heat_rgba};

@@ -3,10 +3,10 @@
 use eframe::egui::{self, RichText};
 
 use super::denoise_params::{self, section};
-use super::sosmp_params;
-use super::tree_params;
+use super::{flow_params, sosmp_params, tree_params};
 use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
+use crate::scenarios::flow::FlowConfig;
 use crate::scenarios::sosmp::SosmpConfig;
 use crate::scenarios::tasks::TaskResult;
 use crate::scenarios::{ScenarioConfig, ScenarioView, catalogue, denoise::DenoiseConfig};
@@ -30,6 +30,7 @@ pub fn default_config(name: &str) -> Option<ScenarioConfig> {
             crate::scenarios::retrieval::RetrievalConfig::default(),
         )),
         "sosmp" => Some(ScenarioConfig::Sosmp(SosmpConfig::default())),
+        "flow" => Some(ScenarioConfig::Flow(FlowConfig::default())),
         _ => None,
     }
 }
@@ -80,6 +81,13 @@ pub fn show(
                         _ => None,
                     });
                     sosmp_params::ui(ui, c, running)
+                }
+                ScenarioConfig::Flow(c) => {
+                    let running = snapshot.and_then(|s| match &s.view {
+                        ScenarioView::Flow(v) => Some(v.as_ref()),
+                        _ => None,
+                    });
+                    flow_params::ui(ui, c, running, commands)
                 }
             }
             ui.add_space(4.0);

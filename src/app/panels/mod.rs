@@ -2,6 +2,7 @@
 
 pub mod controls;
 pub mod denoise_params;
+pub mod flow_params;
 pub mod menu;
 pub mod sosmp_params;
 pub mod status;

@@ -132,24 +132,28 @@ pub fn images(
         name: "clean image".into(),
         texture: clean,
         colorbar: None,
+        legend: None,
     };
     let noisy_pane = Pane {
         title: format!("noisy · RMSE {:.2}", view.noisy_rmse),
         name: "noisy image".into(),
         texture: noisy,
         colorbar: None,
+        legend: None,
     };
     let estimate_pane = Pane {
         title: format!("{} ({kind}) · RMSE {:.2}", view.label, view.rmse),
         name: "estimate image".into(),
         texture: estimate,
         colorbar: None,
+        legend: None,
     };
     let error_pane = Pane {
         title: format!("|{} − clean|", view.label),
         name: "error image".into(),
         texture: error,
         colorbar: Some(bar()),
+        legend: None,
     };
     // Compare mode: rows are (clean, first, its error) and (noisy, second, its error).
     let (panes, columns): (Vec<Pane<'_>>, &[usize]) = match &view.compare {
@@ -175,12 +179,14 @@ pub fn images(
                 name: "compare image".into(),
                 texture: compare,
                 colorbar: None,
+                legend: None,
             };
             let compare_error_pane = Pane {
                 title: format!("|{} − clean|", cmp.label),
                 name: "compare error image".into(),
                 texture: compare_error,
                 colorbar: Some(bar()),
+                legend: None,
             };
             (
                 vec![

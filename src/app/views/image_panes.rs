@@ -27,13 +27,21 @@ pub struct Pane<'a> {
     pub name: String,
     pub texture: &'a TextureHandle,
     pub colorbar: Option<ColorBar<'a>>,
+    /// A small legend drawn at the right end of the title row (the flow colour wheel).
+    pub legend: Option<&'a TextureHandle>,
 }
 
+/// Side of a title-row legend, in points.
+pub const LEGEND_SIZE: f32 = 30.0;
+
 /// What the pointer did over the panes this frame.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct PanesResponse {
     pub clicked: Option<[usize; 2]>,
     pub hovered: Option<[usize; 2]>,
+    /// Where each pane's image was drawn (pane order) and at what zoom, for overlays.
+    pub rects: Vec<Rect>,
+    pub zoom: f32,
 }
 
 /// Zoom out / in buttons, the Fit toggle and the current factor.
@@ -110,7 +118,13 @@ pub fn show(
     hover_text: &dyn Fn([usize; 2]) -> String,
 ) -> PanesResponse {
     let mut out = PanesResponse::default();
-    let title_h = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let has_legend = panes.iter().any(|p| p.legend.is_some());
+    let text_h = ui.text_style_height(&egui::TextStyle::Body);
+    let title_h = if has_legend {
+        text_h.max(LEGEND_SIZE)
+    } else {
+        text_h
+    } + ui.spacing().item_spacing.y;
     let has_bar = panes.iter().any(|p| p.colorbar.is_some());
     let bar_h = if has_bar {
         COLORBAR_HEIGHT
@@ -157,7 +171,11 @@ pub fn show(
             .show(ui, |ui| {
                 for (i, pane) in panes.iter().enumerate() {
                     ui.vertical(|ui| {
-                        ui.label(RichText::new(&pane.title).strong());
+                        if has_legend {
+                            title_with_legend(ui, pane, size.x);
+                        } else {
+                            ui.label(RichText::new(&pane.title).strong());
+                        }
                         let (rect, response) = ui.allocate_exact_size(size, Sense::click());
                         response.widget_info(|| {
                             egui::WidgetInfo::labeled(
@@ -218,6 +236,8 @@ pub fn show(
             .show(ui, draw);
     }
 
+    out.zoom = z;
+    out.rects = rects.clone();
     for rect in &rects {
         let painter = ui.painter().with_clip_rect(rect.expand(1.0));
         if let Some(p) = out.hovered {
@@ -234,6 +254,35 @@ pub fn show(
         }
     }
     out
+}
+
+/// The title at the left of a row `width` wide and the pane's legend (if any) at its right.
+fn title_with_legend(ui: &mut egui::Ui, pane: &Pane<'_>, width: f32) {
+    ui.allocate_ui_with_layout(
+        vec2(width, LEGEND_SIZE),
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            ui.set_width(width);
+            ui.add(egui::Label::new(RichText::new(&pane.title).strong()).truncate());
+            if let Some(legend) = pane.legend {
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    let (rect, response) =
+                        ui.allocate_exact_size(Vec2::splat(LEGEND_SIZE), Sense::hover());
+                    ui.painter().image(
+                        legend.id(),
+                        rect,
+                        Rect::from_min_max(pos2(0.0, 0.0), pos2(1.0, 1.0)),
+                        Color32::WHITE,
+                    );
+                    response.on_hover_text(
+                        "Colour wheel: a pixel moving in a direction (right = +u, down = +v) \
+                         has the colour at that point of the disk; white is no motion, the rim \
+                         the largest speed",
+                    );
+                });
+            }
+        },
+    );
 }
 
 fn pixel_rect(image_rect: Rect, zoom: f32, p: [usize; 2]) -> Rect {

@@ -5,6 +5,7 @@
 pub mod belief;
 pub mod curves;
 pub mod denoise;
+pub mod flow;
 pub mod image_panes;
 pub mod retrieval;
 pub mod sosmp;
@@ -25,6 +26,7 @@ pub struct ViewCaches {
     retrieval: retrieval::RetrievalCache,
     /// SOSMP: finished sweeps and the node/message choosers.
     pub sosmp: sosmp::Caches,
+    pub flow: flow::Caches,
 }
 
 /// The scenario's main view (the image panes for denoise).
@@ -72,11 +74,19 @@ pub fn central(
             selection,
             commands,
         ),
+        (ScenarioView::Flow(view), _) => {
+            flow::central(ui, view, &mut caches.flow, state, selection, commands)
+        }
     }
 }
 
 /// The convergence curves and the inspector of the selected node.
-pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
+pub fn inspector(
+    ui: &mut egui::Ui,
+    snapshot: &Snapshot,
+    state: &mut State,
+    caches: &mut ViewCaches,
+) {
     let spacing = ui.spacing().item_spacing.y;
     let caption = ui.text_style_height(&egui::TextStyle::Body) + spacing;
     // Three plots share the height; the belief plot gets a little more and a line of text.
@@ -116,6 +126,9 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, state: &mut State) {
             let h = (ui.available_height() - 12.0).max(300.0);
             sosmp::inspector(ui, view, h);
         }
+        (ScenarioView::Flow(view), _) => {
+            flow::inspector(ui, snapshot, view, &mut caches.flow, curve_h, belief_h);
+        }
     }
 }
 
@@ -126,6 +139,7 @@ pub fn status(snapshot: &Snapshot) -> Vec<String> {
         ScenarioView::Tree(view) => tree::status(view),
         ScenarioView::Retrieval(view) => retrieval::status(view),
         ScenarioView::Sosmp(view) => sosmp::status(view),
+        ScenarioView::Flow(view) => flow::status(view),
     }
 }
 
@@ -138,5 +152,7 @@ pub fn selection_is_valid(snapshot: &Snapshot, selection: Probe) -> bool {
         (ScenarioView::Tree(view), Probe::Message(m)) => m < view.messages.len(),
         (ScenarioView::Retrieval(_), _) => false,
         (ScenarioView::Sosmp(view), selection) => sosmp::selection_is_valid(view, selection),
+        (ScenarioView::Flow(view), Probe::Node(n)) => n < view.width * view.height,
+        (ScenarioView::Flow(_), Probe::Message(_)) => false,
     }
 }

@@ -68,7 +68,8 @@ pub fn expected_update<'a, G: StateGrid>(
     let mut total = grid.expectation_weights(&scratch.density, &mut scratch.omega);
     let fallback = !(total > 0.0 && total.is_finite());
     if fallback {
-        total = grid.expectation_weights(problem.tables.beta(m), &mut scratch.omega);
+        let beta = problem.tables.beta(&problem.mrf, m, &mut scratch.eval);
+        total = grid.expectation_weights(beta, &mut scratch.omega);
     }
     let r = problem.basis.len();
     let gamma = problem.tables.gamma(m);

@@ -38,9 +38,9 @@
 //! let bump = GaussianMixture { weights: vec![1.0], means: vec![0.5], variances: vec![0.3] };
 //! let edge = GaussianMixture { weights: vec![1.0], means: vec![0.0], variances: vec![0.2] };
 //! let graph = Graph::chain(5).unwrap();
-//! let node_potentials = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
+//! let node_potentials: Vec<f64> = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
 //! let pair = Arc::new(DifferencePotential::from_mixture(&grid, &edge));
-//! let mrf = GridMrf { graph, grid: grid.clone(), node_potentials,
+//! let mrf = GridMrf { graph, grid: grid.clone(), node_potentials: node_potentials.into(),
 //!                     edge_potential: vec![0; 4], pair_potentials: vec![pair] };
 //! let basis = GridBasis::on_interval(BasisKind::Fourier, 7, &grid).unwrap();
 //! let problem = Arc::new(SosmpProblem::new(mrf, basis, &CancelFlag::default()).unwrap());
@@ -52,7 +52,9 @@
 //! ```
 
 pub mod basis;
+pub mod box_grid;
 pub mod expected;
+pub mod flow;
 pub mod grid;
 pub mod kernels;
 pub mod model;
@@ -196,6 +198,32 @@ impl<G: StateGrid> Sosmp<G> {
         })
     }
 
+    /// Every path starts with every message at `start` (length r) instead of `a_0 = 1/r`; for
+    /// instance the uniform message `(1/√V, 0, ..., 0)` of a basis whose first function is the
+    /// constant `1/√V` (optical flow: `a_0 = 1/r` is a bump off the centre of the box, which the
+    /// `1/t` steps then take long to forget). Errors unless `start` has r finite entries.
+    pub fn with_start(
+        problem: Arc<SosmpProblem<G>>,
+        params: SosmpParams,
+        start: &[f64],
+    ) -> Result<Self> {
+        let r = problem.r();
+        if start.len() != r || start.iter().any(|a| !a.is_finite()) {
+            return Err(Error::param(
+                "initial coefficients",
+                format!("need {r} finite numbers, got {}", start.len()),
+            ));
+        }
+        let mut s = Sosmp::new(problem, params)?;
+        for p in &mut s.paths {
+            for (row, prev) in p.coeffs.chunks_mut(r).zip(p.prev.chunks_mut(r)) {
+                row.copy_from_slice(start);
+                prev.copy_from_slice(start);
+            }
+        }
+        Ok(s)
+    }
+
     pub fn problem(&self) -> &Arc<SosmpProblem<G>> {
         &self.problem
     }
@@ -274,7 +302,7 @@ impl<G: StateGrid> Sosmp<G> {
         let weights = self.problem.mrf.grid.weights();
         let mass = update::normalise(weights, &mut out);
         if mass.is_nan() || mass <= 0.0 {
-            out.copy_from_slice(self.problem.tables.beta(m));
+            out.copy_from_slice(self.problem.tables.beta(&self.problem.mrf, m, &mut eval));
             update::normalise(weights, &mut out);
         }
         out
@@ -323,40 +351,50 @@ impl<G: StateGrid> Inference for Sosmp<G> {
         self.problem.mrf.grid.to_belief(self.belief_values(0, node))
     }
 
-    /// Path 0's MAP (best grid node) or posterior mean, `dim` coordinates per node.
+    /// Path 0's MAP (best grid node) or posterior mean, `dim` coordinates per node (rayon over
+    /// nodes, O(deg · n r) each).
     fn estimates(&self, kind: EstimateKind) -> Estimates {
         let grid = &self.problem.mrf.grid;
         let dim = grid.dim();
+        let n = grid.len();
         let nodes = self.problem.mrf.graph.num_nodes();
         let weights = grid.weights();
+        // Node coordinates once, node-major.
+        let mut coords = vec![0.0; n * dim];
+        for (i, c) in coords.chunks_mut(dim).enumerate() {
+            grid.node_coordinates(i, c);
+        }
         let mut values = vec![0.0; nodes * dim];
-        let mut point = vec![0.0; dim];
-        for (u, est) in values.chunks_mut(dim).enumerate() {
-            let b = self.belief_values(0, u);
-            match kind {
-                EstimateKind::Map => {
-                    let best = b
-                        .iter()
-                        .enumerate()
-                        .fold(
-                            (0, f64::NEG_INFINITY),
-                            |acc, (i, &v)| {
-                                if v > acc.1 { (i, v) } else { acc }
-                            },
-                        )
-                        .0;
-                    grid.node_coordinates(best, est);
-                }
-                EstimateKind::Mean => {
-                    for (i, (&bi, &w)) in b.iter().zip(weights).enumerate() {
-                        grid.node_coordinates(i, &mut point);
-                        for (e, p) in est.iter_mut().zip(&point) {
-                            *e += w * bi * p;
+        values.par_chunks_mut(dim).enumerate().for_each_init(
+            || (vec![0.0; n], vec![0.0; n]),
+            |(eval, b), (u, est)| {
+                update::belief_into(&self.problem, |m| self.coefficients(0, m), u, eval, b);
+                match kind {
+                    EstimateKind::Map => {
+                        let best = b
+                            .iter()
+                            .enumerate()
+                            .fold(
+                                (0, f64::NEG_INFINITY),
+                                |acc, (i, &v)| {
+                                    if v > acc.1 { (i, v) } else { acc }
+                                },
+                            )
+                            .0;
+                        est.copy_from_slice(&coords[best * dim..(best + 1) * dim]);
+                    }
+                    EstimateKind::Mean => {
+                        est.iter_mut().for_each(|e| *e = 0.0);
+                        for (i, (&bi, &w)) in b.iter().zip(weights).enumerate() {
+                            let p = &coords[i * dim..(i + 1) * dim];
+                            for (e, c) in est.iter_mut().zip(p) {
+                                *e += w * bi * c;
+                            }
                         }
                     }
                 }
-            }
-        }
+            },
+        );
         Estimates { dim, values }
     }
 }

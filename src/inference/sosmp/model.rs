@@ -10,6 +10,7 @@
 //! Set-up cost: O(n² r) per distinct γ table (rayon over the table's rows), O(n) per message
 //! for β; memory O(tables · n r + |E→| n).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -20,16 +21,42 @@ use super::grid::StateGrid;
 use super::kernels;
 use super::potentials::PairPotential;
 use crate::error::{Error, Result};
+pub use crate::model::NodeEvidence;
 use crate::model::{Graph, MsgId, NodeId};
 use crate::scenarios::CancelFlag;
 
-/// A pairwise MRF whose potentials are tabulated on a grid.
+/// Where the node potentials of a [`GridMrf`] live.
+#[derive(Debug, Clone)]
+pub enum NodePotentials {
+    /// `ψ_u` at the grid nodes, node-major: `[u * n + i]`.
+    Table(Vec<f64>),
+    /// Computed when needed (once per node and iteration in the engine's hot loop).
+    Computed(Arc<dyn NodeEvidence>),
+}
+
+impl From<Vec<f64>> for NodePotentials {
+    fn from(values: Vec<f64>) -> Self {
+        NodePotentials::Table(values)
+    }
+}
+
+impl NodePotentials {
+    /// The stored table, if the potentials are tabulated.
+    pub fn table(&self) -> Option<&[f64]> {
+        match self {
+            NodePotentials::Table(t) => Some(t),
+            NodePotentials::Computed(_) => None,
+        }
+    }
+}
+
+/// A pairwise MRF whose potentials are tabulated (or computed) on a grid.
 #[derive(Debug, Clone)]
 pub struct GridMrf<G: StateGrid> {
     pub graph: Graph,
     pub grid: G,
-    /// `ψ_u` at the grid nodes, node-major: `[u * n + i]`.
-    pub node_potentials: Vec<f64>,
+    /// `ψ_u` at the grid nodes.
+    pub node_potentials: NodePotentials,
     /// For each undirected edge (graph order), an index into `pair_potentials`.
     pub edge_potential: Vec<usize>,
     /// The distinct pair potentials; `ψ_e(x_a, x_b)` for an edge `(a, b)` as stored in the graph.
@@ -41,30 +68,49 @@ impl<G: StateGrid> GridMrf<G> {
     pub fn check(&self) -> Result<()> {
         let n = self.grid.len();
         let nodes = self.graph.num_nodes();
-        if self.node_potentials.len() != nodes * n {
-            return Err(Error::param(
-                "node potentials",
-                format!(
-                    "expected {} values ({nodes} nodes x {n} grid points), got {}",
-                    nodes * n,
-                    self.node_potentials.len()
-                ),
-            ));
+        match &self.node_potentials {
+            NodePotentials::Table(t) if t.len() != nodes * n => {
+                return Err(Error::param(
+                    "node potentials",
+                    format!(
+                        "expected {} values ({nodes} nodes x {n} grid points), got {}",
+                        nodes * n,
+                        t.len()
+                    ),
+                ));
+            }
+            NodePotentials::Computed(e) if e.num_nodes() != nodes || e.grid_len() != n => {
+                return Err(Error::param(
+                    "node potentials",
+                    format!(
+                        "computed for {} nodes x {} grid points, the model has {nodes} x {n}",
+                        e.num_nodes(),
+                        e.grid_len()
+                    ),
+                ));
+            }
+            _ => {}
         }
-        for u in 0..nodes {
-            let p = self.node_potential(u);
-            if p.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
-                return Err(Error::param(
-                    "node potentials",
-                    format!("node {u} has a negative or non-finite value"),
-                ));
-            }
-            if !p.iter().any(|v| *v > 0.0) {
-                return Err(Error::param(
-                    "node potentials",
-                    format!("node {u} is zero on the whole grid"),
-                ));
-            }
+        // Every node checked, in parallel (for computed potentials this evaluates each once).
+        let bad = (0..nodes)
+            .into_par_iter()
+            .map_init(
+                || vec![0.0; n],
+                |buf, u| {
+                    let p = self.node_potential_into(u, buf);
+                    if p.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+                        Some((u, "has a negative or non-finite value"))
+                    } else if !p.iter().any(|v| *v > 0.0) {
+                        Some((u, "is zero on the whole grid"))
+                    } else {
+                        None
+                    }
+                },
+            )
+            .find_first(|b| b.is_some())
+            .flatten();
+        if let Some((u, what)) = bad {
+            return Err(Error::param("node potentials", format!("node {u} {what}")));
         }
         if self.edge_potential.len() != self.graph.num_edges() {
             return Err(Error::param(
@@ -98,9 +144,34 @@ impl<G: StateGrid> GridMrf<G> {
         Ok(())
     }
 
-    pub fn node_potential(&self, u: NodeId) -> &[f64] {
-        let n = self.grid.len();
-        &self.node_potentials[u * n..(u + 1) * n]
+    /// `ψ_u` on the grid: borrowed from the table, or computed. O(n).
+    pub fn node_potential(&self, u: NodeId) -> Cow<'_, [f64]> {
+        match &self.node_potentials {
+            NodePotentials::Table(t) => {
+                let n = self.grid.len();
+                Cow::Borrowed(&t[u * n..(u + 1) * n])
+            }
+            NodePotentials::Computed(e) => {
+                let mut out = vec![0.0; self.grid.len()];
+                e.fill(u, &mut out);
+                Cow::Owned(out)
+            }
+        }
+    }
+
+    /// `ψ_u` on the grid without allocating: a slice of the table, or `buf` after filling it.
+    /// O(n).
+    pub fn node_potential_into<'a>(&'a self, u: NodeId, buf: &'a mut [f64]) -> &'a [f64] {
+        match &self.node_potentials {
+            NodePotentials::Table(t) => {
+                let n = self.grid.len();
+                &t[u * n..(u + 1) * n]
+            }
+            NodePotentials::Computed(e) => {
+                e.fill(u, buf);
+                buf
+            }
+        }
     }
 
     /// The pair potential of undirected edge `e`.
@@ -158,8 +229,9 @@ pub struct EdgeTables {
     normalisers: Vec<Vec<f64>>,
     /// Table of each message.
     table_of: Vec<usize>,
-    /// `β_m(y_k)`, message-major.
-    betas: Vec<f64>,
+    /// `β_m(y_k)`, message-major, when the node potentials are tabulated (computed node
+    /// potentials give `β = ψ_v Z` on the fly instead: `|E→| n` numbers would not fit).
+    betas: Option<Vec<f64>>,
 }
 
 impl EdgeTables {
@@ -232,24 +304,33 @@ impl EdgeTables {
             gammas.push(gamma);
             normalisers.push(z);
         }
-        let mut betas = vec![0.0; m_total * n];
-        betas.par_chunks_mut(n).enumerate().for_each(|(m, beta)| {
-            let v = mrf.graph.source(m);
-            kernels::mul_into(mrf.node_potential(v), &normalisers[table_of[m]], beta);
-        });
-        for m in 0..m_total {
-            let b = &betas[m * n..(m + 1) * n];
-            if kernels::dot(b, weights).is_nan() || kernels::dot(b, weights) <= 0.0 {
-                return Err(Error::param(
-                    "potentials",
-                    format!(
-                        "β = ψ_v Z for message {m} ({} -> {}) has no mass on the grid",
-                        mrf.graph.source(m),
-                        mrf.graph.target(m)
-                    ),
-                ));
+        // With computed node potentials β is not stored; it has mass anyway, since Z > 0 on
+        // every node (checked above) and ψ_v is non-negative and not all zero (checked by
+        // `mrf.check`), and every weight is positive.
+        let betas = match mrf.node_potentials.table() {
+            None => None,
+            Some(table) => {
+                let mut betas = vec![0.0; m_total * n];
+                betas.par_chunks_mut(n).enumerate().for_each(|(m, beta)| {
+                    let v = mrf.graph.source(m);
+                    kernels::mul_into(&table[v * n..(v + 1) * n], &normalisers[table_of[m]], beta);
+                });
+                for m in 0..m_total {
+                    let b = &betas[m * n..(m + 1) * n];
+                    if kernels::dot(b, weights).is_nan() || kernels::dot(b, weights) <= 0.0 {
+                        return Err(Error::param(
+                            "potentials",
+                            format!(
+                                "β = ψ_v Z for message {m} ({} -> {}) has no mass on the grid",
+                                mrf.graph.source(m),
+                                mrf.graph.target(m)
+                            ),
+                        ));
+                    }
+                }
+                Some(betas)
             }
-        }
+        };
         Ok(EdgeTables {
             r,
             n,
@@ -275,13 +356,50 @@ impl EdgeTables {
         &self.gammas[self.table_of[m]]
     }
 
+    /// Which distinct γ table message `m` uses.
+    pub fn table_index(&self, m: MsgId) -> usize {
+        self.table_of[m]
+    }
+
     /// `Z_m(y_k)`.
     pub fn normaliser(&self, m: MsgId) -> &[f64] {
         &self.normalisers[self.table_of[m]]
     }
 
-    /// `β_m(y_k) = ψ_v(y_k) Z_m(y_k)`.
-    pub fn beta(&self, m: MsgId) -> &[f64] {
-        &self.betas[m * self.n..(m + 1) * self.n]
+    /// The stored `β_m(y_k) = ψ_v(y_k) Z_m(y_k)`, if the node potentials are tabulated.
+    pub fn stored_beta(&self, m: MsgId) -> Option<&[f64]> {
+        self.betas
+            .as_ref()
+            .map(|b| &b[m * self.n..(m + 1) * self.n])
+    }
+
+    /// `β_m = ψ_v Z_m` for message `m = v -> u` given `ψ_v`: the stored row, or `buf` after
+    /// filling it. O(n) at most.
+    pub fn beta_from<'a>(&'a self, m: MsgId, psi_v: &[f64], buf: &'a mut [f64]) -> &'a [f64] {
+        match &self.betas {
+            Some(b) => &b[m * self.n..(m + 1) * self.n],
+            None => {
+                kernels::mul_into(psi_v, self.normaliser(m), buf);
+                buf
+            }
+        }
+    }
+
+    /// `β_m` for message `m` of `mrf` (computing `ψ_v` if needed): a stored row, or `buf`
+    /// after filling it. O(n).
+    pub fn beta<'a, G: StateGrid>(
+        &'a self,
+        mrf: &GridMrf<G>,
+        m: MsgId,
+        buf: &'a mut [f64],
+    ) -> &'a [f64] {
+        match &self.betas {
+            Some(b) => &b[m * self.n..(m + 1) * self.n],
+            None => {
+                let psi = mrf.node_potential(mrf.graph.source(m));
+                kernels::mul_into(&psi, self.normaliser(m), buf);
+                buf
+            }
+        }
     }
 }

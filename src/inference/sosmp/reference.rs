@@ -69,7 +69,7 @@ pub fn bp_message<G: StateGrid>(
     let n = mrf.grid.len();
     let g = &mrf.graph;
     let (v, u) = (g.source(m), g.target(m));
-    kernels::mul_into(mrf.grid.weights(), mrf.node_potential(v), s);
+    kernels::mul_into(mrf.grid.weights(), &mrf.node_potential(v), s);
     for nb in g.neighbors(v) {
         if nb.node != u {
             kernels::mul_assign(s, &messages[nb.incoming * n..(nb.incoming + 1) * n]);
@@ -160,7 +160,7 @@ pub fn grid_bp<G: StateGrid>(
     };
     let mut beliefs = vec![0.0; g.num_nodes() * n];
     beliefs.par_chunks_mut(n).enumerate().for_each(|(u, b)| {
-        b.copy_from_slice(mrf.node_potential(u));
+        b.copy_from_slice(&mrf.node_potential(u));
         for nb in g.neighbors(u) {
             kernels::mul_assign(b, &messages[nb.incoming * n..(nb.incoming + 1) * n]);
         }

@@ -87,6 +87,9 @@ struct NodeScratch {
     density: Vec<f64>,
     sampler: CellSampler,
     b: Vec<f64>,
+    /// `ψ_v` when computed, `β_m` when not stored.
+    psi: Vec<f64>,
+    beta: Vec<f64>,
 }
 
 impl NodeScratch {
@@ -98,6 +101,8 @@ impl NodeScratch {
             density: vec![0.0; n],
             sampler: CellSampler::new(cells),
             b: vec![0.0; r],
+            psi: vec![0.0; n],
+            beta: vec![0.0; n],
         }
     }
 }
@@ -243,60 +248,87 @@ fn update_node_body<G: StateGrid>(
     let n = grid.len();
     let nbrs = problem.mrf.graph.neighbors(v);
     let d = nbrs.len();
+    let NodeScratch {
+        eval,
+        prefix,
+        suffix,
+        density: density_buf,
+        sampler,
+        b: b_acc,
+        psi: psi_buf,
+        beta: beta_buf,
+    } = sc;
     if d >= 2 {
         for (i, nb) in nbrs.iter().enumerate() {
             let s = layout.slot_of[nb.incoming];
-            basis.evaluate_clipped_blocked(
-                &prev[s * r..(s + 1) * r],
-                &mut sc.eval[i * n..(i + 1) * n],
-            );
+            basis
+                .evaluate_clipped_blocked(&prev[s * r..(s + 1) * r], &mut eval[i * n..(i + 1) * n]);
         }
     }
     if d >= 3 {
-        sc.prefix[..n].iter_mut().for_each(|p| *p = 1.0);
+        prefix[..n].iter_mut().for_each(|p| *p = 1.0);
         for i in 0..d - 1 {
-            let (done, rest) = sc.prefix.split_at_mut((i + 1) * n);
-            kernels::mul_into(&done[i * n..], &sc.eval[i * n..(i + 1) * n], &mut rest[..n]);
+            let (done, rest) = prefix.split_at_mut((i + 1) * n);
+            kernels::mul_into(&done[i * n..], &eval[i * n..(i + 1) * n], &mut rest[..n]);
         }
-        sc.suffix.iter_mut().for_each(|p| *p = 1.0);
+        suffix.iter_mut().for_each(|p| *p = 1.0);
     }
+    // ψ_v once per node (a slice of the table, or computed), then β_m per message.
+    // (Tabulated potentials come with stored β rows, which need no ψ.)
+    let psi: &[f64] = if problem.mrf.node_potentials.table().is_some() {
+        &[]
+    } else {
+        problem.mrf.node_potential_into(v, psi_buf)
+    };
     let base = layout.node_start[v];
     let inv_k = 1.0 / k as f64;
     let mut fallbacks = 0;
+    // The γ table whose Z is in `beta_buf` (messages sharing a table share β = ψ_v Z).
+    let mut beta_table = usize::MAX;
     for o in (0..d).rev() {
         let m = nbrs[o].outgoing;
-        let beta = tables.beta(m);
+        let beta: &[f64] = match tables.stored_beta(m) {
+            Some(b) => b,
+            None => {
+                let t = tables.table_index(m);
+                if t != beta_table {
+                    kernels::mul_into(psi, tables.normaliser(m), beta_buf);
+                    beta_table = t;
+                }
+                beta_buf
+            }
+        };
         let density: &[f64] = match d {
             1 => beta,
             2 => {
-                kernels::mul_into(beta, &sc.eval[(1 - o) * n..(2 - o) * n], &mut sc.density);
-                &sc.density
+                kernels::mul_into(beta, &eval[(1 - o) * n..(2 - o) * n], density_buf);
+                density_buf
             }
             _ => {
-                kernels::mul_into(&sc.prefix[o * n..(o + 1) * n], &sc.suffix, &mut sc.density);
-                kernels::mul_assign(&mut sc.density, beta);
-                kernels::mul_assign(&mut sc.suffix, &sc.eval[o * n..(o + 1) * n]);
-                &sc.density
+                kernels::mul_into(&prefix[o * n..(o + 1) * n], suffix, density_buf);
+                kernels::mul_assign(density_buf, beta);
+                kernels::mul_assign(suffix, &eval[o * n..(o + 1) * n]);
+                density_buf
             }
         };
-        let total = sc.sampler.prepare(grid, density);
+        let total = sampler.prepare(grid, density);
         if !(total > 0.0 && total.is_finite()) {
             // Fig. 3 leaves this case open; sampling from β alone keeps the update defined.
             fallbacks += 1;
-            sc.sampler.prepare(grid, beta);
+            sampler.prepare(grid, beta);
         }
         let mut rng = sampling_rng(seed, path, iteration, m);
         let gamma = tables.gamma(m);
-        sc.b.iter_mut().for_each(|b| *b = 0.0);
+        b_acc.iter_mut().for_each(|b| *b = 0.0);
         let drawn = &mut s_out[o * k..(o + 1) * k];
         for slot in drawn.iter_mut() {
-            *slot = sc.sampler.draw(grid, &mut rng);
+            *slot = sampler.draw(grid, &mut rng);
         }
         // Look-ups after all draws, so the (cache-missing) table rows load in parallel.
         for s in drawn.iter() {
-            grid.accumulate_row(gamma, r, s, inv_k, &mut sc.b);
+            grid.accumulate_row(gamma, r, s, inv_k, b_acc);
         }
-        if sc.b.iter().any(|b| !b.is_finite()) {
+        if b_acc.iter().any(|b| !b.is_finite()) {
             return Err(Error::Diverged {
                 iteration: iteration + 1,
                 detail: format!(
@@ -307,10 +339,10 @@ fn update_node_body<G: StateGrid>(
         }
         let old = &prev[(base + o) * r..(base + o + 1) * r];
         let new = &mut out[o * r..(o + 1) * r];
-        for ((a, &a_old), &b) in new.iter_mut().zip(old).zip(&sc.b) {
+        for ((a, &a_old), &b) in new.iter_mut().zip(old).zip(b_acc.iter()) {
             *a = (1.0 - eta) * a_old + eta * b;
         }
-        b_out[o * r..(o + 1) * r].copy_from_slice(&sc.b);
+        b_out[o * r..(o + 1) * r].copy_from_slice(b_acc);
     }
     Ok(fallbacks)
 }
@@ -327,7 +359,7 @@ pub fn sampling_density<'a, G: StateGrid>(
 ) {
     let graph = &problem.mrf.graph;
     let (v, u) = (graph.source(m), graph.target(m));
-    out.copy_from_slice(problem.tables.beta(m));
+    out.copy_from_slice(problem.tables.beta(&problem.mrf, m, eval));
     for nb in graph.neighbors(v) {
         if nb.node == u {
             continue;
@@ -345,16 +377,27 @@ pub fn belief_values<'a, G: StateGrid>(
     u: NodeId,
 ) -> Vec<f64> {
     let n = problem.mrf.grid.len();
-    let mut out = problem.mrf.node_potential(u).to_vec();
+    let mut out = vec![0.0; n];
     let mut eval = vec![0.0; n];
-    for nb in problem.mrf.graph.neighbors(u) {
-        problem
-            .basis
-            .evaluate_clipped(coeff(nb.incoming), &mut eval);
-        kernels::mul_assign(&mut out, &eval);
-    }
-    normalise(problem.mrf.grid.weights(), &mut out);
+    belief_into(problem, coeff, u, &mut eval, &mut out);
     out
+}
+
+/// [`belief_values`] into `out` with `eval` as scratch (both of length n), allocation-free.
+pub fn belief_into<'a, G: StateGrid>(
+    problem: &SosmpProblem<G>,
+    coeff: impl Fn(MsgId) -> &'a [f64],
+    u: NodeId,
+    eval: &mut [f64],
+    out: &mut [f64],
+) {
+    let psi = problem.mrf.node_potential_into(u, eval);
+    out.copy_from_slice(psi);
+    for nb in problem.mrf.graph.neighbors(u) {
+        problem.basis.evaluate_clipped(coeff(nb.incoming), eval);
+        kernels::mul_assign(out, eval);
+    }
+    normalise(problem.mrf.grid.weights(), out);
 }
 
 /// Scales `f` so that `Σ w_i f_i = 1`; returns the old integral (left alone if not positive).

@@ -397,7 +397,7 @@ pub fn build_problem(
     let mrf = GridMrf {
         graph,
         grid,
-        node_potentials,
+        node_potentials: node_potentials.into(),
         edge_potential,
         pair_potentials,
     };

@@ -280,7 +280,14 @@ impl SosmpScenario {
         Ok(SosmpScenario {
             edge_potential_slices: Arc::new(slices),
             grid_points: Arc::new(problem.mrf.grid.points().to_vec()),
-            node_potentials: Arc::new(problem.mrf.node_potentials.clone()),
+            node_potentials: Arc::new(
+                problem
+                    .mrf
+                    .node_potentials
+                    .table()
+                    .map(<[f64]>::to_vec)
+                    .unwrap_or_default(),
+            ),
             edges_undirected: Arc::new(graph.edges().to_vec()),
             directed_edges: Arc::new(directed_edges),
             config,
@@ -460,7 +467,7 @@ impl SosmpScenario {
             node: u,
             belief: self.engine.belief_values(0, u),
             reference: self.baselines.reference.beliefs[u * n..(u + 1) * n].to_vec(),
-            potential: self.problem.mrf.node_potential(u).to_vec(),
+            potential: self.problem.mrf.node_potential(u).into_owned(),
         }
     }
 

@@ -1,0 +1,50 @@
+//! Optical flow: one synchronous iteration on the 128 x 128 built-in pair at the default model
+//! (d = 2 px at 1/2 px: 81 labels, sigma_u 5, sigma_uv 0.5, 1 px pre-smoothing, one level):
+//! SOSMP with r = 9 and r = 49 (k = 3), discrete BP, and SOSMP's mean read-out. Target: at least
+//! 10 SOSMP iterations a second at r = 9 (read-out included).
+
+use std::sync::Arc;
+
+use criterion::Criterion;
+
+use beliefscope::inference::flow_bp::FlowBp;
+use beliefscope::inference::sosmp::Sosmp;
+use beliefscope::inference::sosmp::flow::{flow_problem, uniform_start};
+use beliefscope::inference::{EstimateKind, Inference};
+use beliefscope::model::flow::{FlowEvidence, FlowMrf, gaussian_blur};
+use beliefscope::scenarios::CancelFlag;
+use beliefscope::scenarios::flow::FlowConfig;
+use beliefscope::scenarios::flow::synthetic::synthetic_pair;
+
+pub fn benches(c: &mut Criterion) {
+    let config = FlowConfig::default();
+    let (f1, f2, _) = synthetic_pair(128, 128, 0);
+    let (f1, f2) = (
+        gaussian_blur(&f1, config.presmooth),
+        gaussian_blur(&f2, config.presmooth),
+    );
+    let evidence =
+        FlowEvidence::new(&f1, &f2, config.labels().unwrap(), config.sigma_data, None).unwrap();
+    let mrf = Arc::new(FlowMrf::new(evidence, config.sigma_smooth).unwrap());
+    let mut group = c.benchmark_group("flow_iteration_128x128");
+    for side in [3usize, 7] {
+        let problem = Arc::new(flow_problem(&mrf, side, &CancelFlag::default()).unwrap());
+        let start = uniform_start(&problem);
+        let mut engine = Sosmp::with_start(problem, config.sosmp_params(), &start).unwrap();
+        for _ in 0..5 {
+            engine.step().unwrap();
+        }
+        group.bench_function(format!("sosmp_r{}_k3", side * side), |b| {
+            b.iter(|| engine.step().unwrap())
+        });
+        if side == 3 {
+            group.bench_function("sosmp_r9_mean_readout", |b| {
+                b.iter(|| engine.estimates(EstimateKind::Mean))
+            });
+        }
+    }
+    let mut bp = FlowBp::new(mrf.clone(), 0.0).unwrap();
+    bp.step().unwrap();
+    group.bench_function("discrete_81_labels", |b| b.iter(|| bp.step().unwrap()));
+    group.finish();
+}

@@ -1,0 +1,348 @@
+//! The flow scenario's parameters: the data (built-in pair or the user's frames and ground
+//! truth), the algorithm (SOSMP's r, k and step γ, discrete BP's damping, compare mode,
+//! iterations, read-out) and the model (window d, label step, pyramid levels, σ_u, σ_uv,
+//! pre-smoothing). Edits change the draft config; the app applies it once the edit is complete.
+
+use eframe::egui::{self, RichText};
+
+use super::denoise_params::section;
+use crate::app::commands::UiCommand;
+use crate::inference::EstimateKind;
+use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView};
+
+fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
+    ui.label(text).on_hover_text(hint).id
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+pub fn ui(
+    ui: &mut egui::Ui,
+    c: &mut FlowConfig,
+    running: Option<&FlowView>,
+    commands: &mut Vec<UiCommand>,
+) {
+    let slider_width = (ui.available_width() - 150.0).max(80.0);
+    ui.spacing_mut().slider_width = slider_width;
+
+    section(ui, "Data");
+    match (&c.frame1, &c.frame2) {
+        (Some(a), Some(b)) => {
+            ui.label(format!("frame 1: {}", file_name(a)))
+                .on_hover_text(a.display().to_string());
+            ui.label(format!("frame 2: {}", file_name(b)))
+                .on_hover_text(b.display().to_string());
+            match &c.ground_truth {
+                Some(g) => {
+                    ui.label(format!("ground truth: {}", file_name(g)))
+                        .on_hover_text(g.display().to_string());
+                }
+                None => {
+                    ui.weak("no ground truth (open a .flo to measure EPE and AAE)");
+                }
+            }
+            if ui
+                .button("Use the built-in pair")
+                .on_hover_text(
+                    "A procedural texture rotated and translated, with exact ground truth",
+                )
+                .clicked()
+            {
+                c.frame1 = None;
+                c.frame2 = None;
+                c.ground_truth = None;
+            }
+        }
+        _ => {
+            ui.label("built-in synthetic pair (rotation + translation, exact ground truth)");
+            egui::Grid::new("flow_size")
+                .num_columns(2)
+                .spacing([8.0, 6.0])
+                .show(ui, |ui| {
+                    let id = row_label(ui, "Width", "Width of the built-in pair, pixels");
+                    ui.add(egui::Slider::new(&mut c.width, 32..=512).logarithmic(true))
+                        .labelled_by(id);
+                    ui.end_row();
+                    let id = row_label(ui, "Height", "Height of the built-in pair, pixels");
+                    ui.add(egui::Slider::new(&mut c.height, 32..=512).logarithmic(true))
+                        .labelled_by(id);
+                    ui.end_row();
+                    let id = row_label(ui, "Seed", "Seed of the texture and of SOSMP's samples");
+                    ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
+                    ui.end_row();
+                });
+        }
+    }
+    if ui
+        .button("Open frames…")
+        .on_hover_text(
+            "Pick frame 1, then frame 2 (or drop both on the window, with a .flo ground truth if \
+             you have one). A Middlebury frame10.png brings frame11.png and flow10.flo from its \
+             folder.",
+        )
+        .clicked()
+    {
+        commands.push(UiCommand::OpenImageDialog);
+    }
+
+    section(ui, "Algorithm");
+    egui::Grid::new("flow_algorithm")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Algorithm",
+                "sosmp: stochastic orthogonal-series message passing with the 2-D Fourier basis; discrete: sum-product BP over the displacement labels",
+            );
+            egui::ComboBox::from_id_salt("flow_algorithm")
+                .selected_text(c.algorithm.label())
+                .show_ui(ui, |ui| {
+                    for a in FlowAlgorithm::ALL {
+                        ui.selectable_value(&mut c.algorithm, a, a.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Compare with", "Run the other algorithm on the same MRF");
+            let other = match c.algorithm {
+                FlowAlgorithm::Sosmp => FlowAlgorithm::Discrete,
+                FlowAlgorithm::Discrete => FlowAlgorithm::Sosmp,
+            };
+            if c.compare == Some(c.algorithm) {
+                c.compare = Some(other);
+            }
+            egui::ComboBox::from_id_salt("flow_compare")
+                .selected_text(c.compare.map_or("none", |a| a.label()))
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.compare, None, "none");
+                    ui.selectable_value(&mut c.compare, Some(other), other.label());
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let uses_sosmp = c.algorithm == FlowAlgorithm::Sosmp
+                || c.compare == Some(FlowAlgorithm::Sosmp);
+            if uses_sosmp {
+                let id = row_label(
+                    ui,
+                    "Coefficients r",
+                    "r = m × m tensor Fourier functions per message (the paper: 3 × 3 = 9)",
+                );
+                let mut m = (c.coefficients as f64).sqrt().round() as usize;
+                if ui
+                    .add(
+                        egui::Slider::new(&mut m, 1..=7)
+                            .custom_formatter(|v, _| format!("{0} × {0} = {1}", v, v * v)),
+                    )
+                    .labelled_by(id)
+                    .changed()
+                {
+                    c.coefficients = m * m;
+                }
+                ui.end_row();
+                let id = row_label(ui, "Samples k", "Monte Carlo samples per message update");
+                ui.add(egui::Slider::new(&mut c.samples, 1..=50).logarithmic(true))
+                    .labelled_by(id);
+                ui.end_row();
+                let id = row_label(
+                    ui,
+                    "Step γ",
+                    "Step size 1 / (γ (t + 1)), γ in (0, 2) (Theorem 2); smaller steps forget the first, poor iterations faster",
+                );
+                ui.add(egui::Slider::new(&mut c.step_gamma, 0.1..=1.9))
+                    .labelled_by(id);
+                ui.end_row();
+            }
+            if c.algorithm == FlowAlgorithm::Discrete || c.compare == Some(FlowAlgorithm::Discrete) {
+                let id = row_label(ui, "Damping", "Discrete BP: new = λ old + (1 − λ) update");
+                ui.add(egui::Slider::new(&mut c.damping, 0.0..=0.9))
+                    .labelled_by(id);
+                ui.end_row();
+            }
+            let id = row_label(ui, "Iterations", "Iterations at each pyramid level");
+            ui.add(egui::Slider::new(&mut c.iters, 1..=200).logarithmic(true))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Flow read-out", "The belief's mean or its most probable label");
+            egui::ComboBox::from_id_salt("flow_estimate")
+                .selected_text(match c.estimate {
+                    EstimateKind::Mean => "mean",
+                    EstimateKind::Map => "MAP",
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.estimate, EstimateKind::Mean, "mean");
+                    ui.selectable_value(&mut c.estimate, EstimateKind::Map, "MAP");
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+        });
+
+    section(ui, "Model");
+    egui::Grid::new("flow_model")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let id = row_label(
+                ui,
+                "Window d",
+                "Displacements x in [−d, d]² around the base flow, pixels (at each level)",
+            );
+            let step = 1.0 / c.subpixel as f64;
+            if ui
+                .add(egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step))
+                .labelled_by(id)
+                .changed()
+            {
+                c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
+            }
+            ui.end_row();
+            let id = row_label(ui, "Labels per px", "Lattice nodes per pixel (step 1/N px)");
+            if ui
+                .add(egui::Slider::new(&mut c.subpixel, 1..=4))
+                .labelled_by(id)
+                .changed()
+            {
+                let step = 1.0 / c.subpixel as f64;
+                c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
+            }
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Pyramid levels",
+                "1 = the paper's single level; more levels (beyond the paper) reach motions up to about d · 2^(levels−1)",
+            );
+            ui.add(egui::Slider::new(&mut c.levels, 1..=5)).labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "σ data", "σ_u of the node potential, gray levels");
+            ui.add(egui::Slider::new(&mut c.sigma_data, 1.0..=50.0).logarithmic(true))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "σ smooth", "σ_uv of the Gaussian smoothness prior, pixels");
+            ui.add(egui::Slider::new(&mut c.sigma_smooth, 0.1..=5.0).logarithmic(true))
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(ui, "Pre-smoothing", "Gaussian blur of both frames, pixels (0: none)");
+            ui.add(egui::Slider::new(&mut c.presmooth, 0.0..=3.0))
+                .labelled_by(id);
+            ui.end_row();
+        });
+    let labels = c.labels().map(|l| l.per_axis()).unwrap_or(0);
+    ui.label(
+        RichText::new(format!(
+            "{labels} × {labels} = {} labels; reach about {:.1} px",
+            labels * labels,
+            c.max_displacement * (1usize << c.levels.saturating_sub(1)) as f64
+        ))
+        .small()
+        .weak(),
+    );
+    if let Some(v) = running
+        && let Some(z) = v.zero_errors
+    {
+        ui.label(
+            RichText::new(format!(
+                "zero flow: EPE {:.2} px, AAE {:.1}° (the scale of the task)",
+                z.epe, z.aae
+            ))
+            .small()
+            .weak(),
+        );
+    }
+}
+
+/// What opening files does to a flow config.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowOpen {
+    /// Run this config (frames, and ground truth if there is one).
+    Apply(Box<FlowConfig>),
+    /// One frame so far; the next image opened is frame 2.
+    Waiting(std::path::PathBuf),
+    Error(String),
+}
+
+fn is_flo(p: &std::path::Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e.to_string_lossy().eq_ignore_ascii_case("flo"))
+}
+
+/// `frameNN.ext` → (`frame(NN+1).ext`, `flowNN.flo`) in the same folder, if they exist.
+fn middlebury_siblings(
+    frame: &std::path::Path,
+) -> Option<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)> {
+    let stem = frame.file_stem()?.to_str()?;
+    let digits = stem.strip_prefix("frame")?;
+    let n: u64 = digits.parse().ok()?;
+    let ext = frame.extension()?.to_str()?;
+    let dir = frame.parent()?;
+    let width = digits.len();
+    let next = dir.join(format!("frame{:0width$}.{ext}", n + 1));
+    let flo = dir.join(format!("flow{digits}.flo"));
+    Some((next.is_file().then_some(next), flo.is_file().then_some(flo)))
+}
+
+/// Opening `paths` (from the dialog or dropped together) with `pending` frame 1 waiting:
+/// two images are the frames (in the order given), a `.flo` is the ground truth. One image is
+/// frame 1 and waits for frame 2, unless it is a Middlebury `frameNN` whose `frame(NN+1)` (and
+/// `flowNN.flo`) sit beside it. A `.flo` alone goes with the current frames.
+pub fn open_flow_files(
+    config: &FlowConfig,
+    pending: Option<&std::path::Path>,
+    paths: &[std::path::PathBuf],
+) -> FlowOpen {
+    let flos: Vec<_> = paths.iter().filter(|p| is_flo(p)).cloned().collect();
+    let mut images: Vec<_> = pending.map(|p| p.to_path_buf()).into_iter().collect();
+    images.extend(paths.iter().filter(|p| !is_flo(p)).cloned());
+    if flos.len() > 1 {
+        return FlowOpen::Error("open one ground-truth .flo at a time".into());
+    }
+    if images.len() > 2 {
+        return FlowOpen::Error(format!(
+            "the flow scenario takes two frames; got {} images",
+            images.len()
+        ));
+    }
+    let gt = flos.into_iter().next();
+    let mut c = config.clone();
+    match images.len() {
+        0 => match (&c.frame1, gt) {
+            (Some(_), Some(g)) => {
+                c.ground_truth = Some(g);
+                FlowOpen::Apply(Box::new(c))
+            }
+            (None, Some(_)) => FlowOpen::Error(
+                "open the two frames first (the built-in pair has its own ground truth)".into(),
+            ),
+            (_, None) => FlowOpen::Error("nothing to open".into()),
+        },
+        1 => {
+            let frame = images.remove(0);
+            match middlebury_siblings(&frame) {
+                Some((Some(next), flo)) => {
+                    c.frame1 = Some(frame);
+                    c.frame2 = Some(next);
+                    c.ground_truth = gt.or(flo);
+                    FlowOpen::Apply(Box::new(c))
+                }
+                _ => FlowOpen::Waiting(frame),
+            }
+        }
+        _ => {
+            let second = images.pop().expect("two");
+            let first = images.pop().expect("two");
+            let sibling_gt = middlebury_siblings(&first)
+                .filter(|(next, _)| next.as_deref() == Some(second.as_path()))
+                .and_then(|(_, flo)| flo);
+            c.frame1 = Some(first);
+            c.frame2 = Some(second);
+            c.ground_truth = gt.or(sibling_gt);
+            FlowOpen::Apply(Box::new(c))
+        }
+    }
+}

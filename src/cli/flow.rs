@@ -1,0 +1,109 @@
+//! `beliefscope run flow` flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::OutputArgs;
+use crate::error::Result;
+use crate::inference::EstimateKind;
+use crate::scenarios::flow::{FlowAlgorithm, FlowConfig};
+
+#[derive(Debug, Clone, Args)]
+pub struct FlowArgs {
+    /// Frame 1 (any image format; converted to gray). Without frames: the built-in synthetic
+    /// pair (a texture rotated and translated), with its ground truth.
+    #[arg(long, value_name = "A.png")]
+    pub frame1: Option<PathBuf>,
+    /// Frame 2.
+    #[arg(long, value_name = "B.png")]
+    pub frame2: Option<PathBuf>,
+    /// Ground-truth flow, Middlebury .flo (frame 1 -> frame 2): EPE and AAE per iteration.
+    #[arg(long, value_name = "FLOW.flo")]
+    pub gt: Option<PathBuf>,
+    /// Width of the built-in pair [default: 128].
+    #[arg(long)]
+    pub width: Option<usize>,
+    /// Height of the built-in pair [default: 128].
+    #[arg(long)]
+    pub height: Option<usize>,
+    /// sosmp or discrete [default: sosmp].
+    #[arg(long)]
+    pub algorithm: Option<FlowAlgorithm>,
+    /// Also run this algorithm on the same frames and MRF (compare mode).
+    #[arg(long)]
+    pub compare: Option<FlowAlgorithm>,
+    /// SOSMP coefficients r, a square: 9 (3 x 3), 25, 49, ... [default: 9].
+    #[arg(long)]
+    pub coefficients: Option<usize>,
+    /// SOSMP samples per update k [default: 3].
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Iterations per pyramid level [default: 40].
+    #[arg(long)]
+    pub iters: Option<usize>,
+    /// Half-width d of the displacement window [-d, d]^2, pixels [default: 2].
+    #[arg(long)]
+    pub max_displacement: Option<f64>,
+    /// Label lattice nodes per pixel (step 1/N px) [default: 2].
+    #[arg(long)]
+    pub subpixel: Option<usize>,
+    /// Pyramid levels; 1 is the paper's single level [default: 3].
+    #[arg(long)]
+    pub levels: Option<usize>,
+    /// sigma_u of the node potential, gray levels [default: 2].
+    #[arg(long)]
+    pub sigma_data: Option<f64>,
+    /// sigma_uv of the smoothness prior, pixels [default: 0.5].
+    #[arg(long)]
+    pub sigma_smooth: Option<f64>,
+    /// Gaussian pre-smoothing of both frames, pixels; 0 for none [default: 0].
+    #[arg(long)]
+    pub presmooth: Option<f64>,
+    /// Flow read-out: mean or map [default: mean].
+    #[arg(long)]
+    pub estimate: Option<EstimateKind>,
+    /// gamma of SOSMP's step 1/(gamma (t+1)), in (0, 2) [default: 0.3].
+    #[arg(long)]
+    pub step_gamma: Option<f64>,
+    /// Discrete BP damping in [0, 0.99] [default: 0].
+    #[arg(long)]
+    pub damping: Option<f64>,
+    /// Seed of the built-in texture and of SOSMP's samples [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl FlowArgs {
+    /// Defaults overridden by the flags given, checked.
+    pub fn into_config(self) -> Result<FlowConfig> {
+        let d = FlowConfig::default();
+        let c = FlowConfig {
+            frame1: self.frame1,
+            frame2: self.frame2,
+            ground_truth: self.gt,
+            width: self.width.unwrap_or(d.width),
+            height: self.height.unwrap_or(d.height),
+            seed: self.seed.unwrap_or(d.seed),
+            algorithm: self.algorithm.unwrap_or(d.algorithm),
+            compare: self.compare,
+            coefficients: self.coefficients.unwrap_or(d.coefficients),
+            samples: self.samples.unwrap_or(d.samples),
+            step_gamma: self.step_gamma.unwrap_or(d.step_gamma),
+            damping: self.damping.unwrap_or(d.damping),
+            iters: self.iters.unwrap_or(d.iters),
+            max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
+            subpixel: self.subpixel.unwrap_or(d.subpixel),
+            levels: self.levels.unwrap_or(d.levels),
+            sigma_data: self.sigma_data.unwrap_or(d.sigma_data),
+            sigma_smooth: self.sigma_smooth.unwrap_or(d.sigma_smooth),
+            presmooth: self.presmooth.unwrap_or(d.presmooth),
+            estimate: self.estimate.unwrap_or(d.estimate),
+            snapshots: d.snapshots,
+        };
+        c.check()?;
+        Ok(c)
+    }
+}

@@ -1,0 +1,579 @@
+//! Optical flow as a pairwise MRF on the 4-connected pixel grid (Noorshams & Wainwright 2013,
+//! Sec. 5.2), and the image operations it needs.
+//!
+//! Each pixel `u` has a displacement `x_u` in `[-d, d]²` around a base flow `c_u` (zero without a
+//! pyramid); its total flow is `c_u + x_u`. Potentials, with frames in gray levels 0..255:
+//! * node: `ψ_u(x) = exp(-(I1(p) - I2(p + c_u + x))² / (2 σ_u²))`, `I2` bilinearly interpolated
+//!   (positions outside the frame are clamped to its border);
+//! * edge: `ψ_uv(x_u, x_v) = exp(-‖(c_u + x_u) - (c_v + x_v)‖² / (2 σ_uv²))`, the Gaussian
+//!   smoothness prior on the total flow.
+//!
+//! The displacements are discretised on a lattice of `sub` nodes per pixel ([`FlowLabels`]): the
+//! quadrature grid of SOSMP and the label set of discrete BP are the same nodes. Base flows are
+//! rounded to that lattice, so every `p + c_u + x` is a lattice point and `I2` there is a look-up
+//! in `I2` upsampled `sub` times (bilinear, computed once); the edge potential then depends on
+//! `c_u - c_v`, a whole number of lattice steps per axis (clamped to `±d`, the reach of a
+//! window), so a few shifted copies of one Gaussian serve every edge.
+//!
+//! `ψ_u` is computed on demand ([`FlowEvidence`], a [`NodeEvidence`]): for the 584 x 388
+//! RubberWhale pair and 17 x 17 labels a table would be 65 million numbers. Each evaluation
+//! subtracts the smallest squared difference before exponentiating (a per-pixel constant that no
+//! belief depends on), so the largest value is 1 and occluded pixels never underflow to zero.
+//! Cost O(labels) per pixel, with a vectorised exponential.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result, check_positive};
+use crate::io::GrayImage;
+use crate::model::{Graph, NodeEvidence, NodeId};
+
+/// The displacement lattice `[-d, d]²` with `sub` nodes per pixel on each axis: `2 d sub + 1`
+/// nodes per axis, label `i = iy · per_axis + ix` at `(-d + ix / sub, -d + iy / sub)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowLabels {
+    max_displacement: f64,
+    sub: usize,
+}
+
+/// Largest number of lattice nodes per axis.
+pub const MAX_LABELS_PER_AXIS: usize = 81;
+
+impl FlowLabels {
+    /// Errors unless `sub` is in 1..=8, `d · sub` is a whole number and the lattice has 3 to 81
+    /// nodes per axis.
+    pub fn new(max_displacement: f64, sub: usize) -> Result<Self> {
+        check_positive("max displacement", max_displacement)?;
+        if !(1..=8).contains(&sub) {
+            return Err(Error::param(
+                "label subdivision",
+                format!("must be between 1 and 8 nodes per pixel, got {sub}"),
+            ));
+        }
+        let half = max_displacement * sub as f64;
+        if (half - half.round()).abs() > 1e-9 {
+            return Err(Error::param(
+                "max displacement",
+                format!("must be a multiple of the label step 1/{sub} px, got {max_displacement}"),
+            ));
+        }
+        let per_axis = 2 * half.round() as usize + 1;
+        if !(3..=MAX_LABELS_PER_AXIS).contains(&per_axis) {
+            return Err(Error::param(
+                "max displacement",
+                format!(
+                    "gives {per_axis} labels per axis at step 1/{sub} px; allowed 3 to {MAX_LABELS_PER_AXIS}"
+                ),
+            ));
+        }
+        Ok(FlowLabels {
+            max_displacement,
+            sub,
+        })
+    }
+
+    /// `d`, in pixels.
+    pub fn max_displacement(&self) -> f64 {
+        self.max_displacement
+    }
+
+    /// Lattice nodes per pixel.
+    pub fn sub(&self) -> usize {
+        self.sub
+    }
+
+    /// Lattice step `1 / sub`, in pixels.
+    pub fn step(&self) -> f64 {
+        1.0 / self.sub as f64
+    }
+
+    /// `d · sub`: the lattice steps from the centre to an edge of the window.
+    pub fn half(&self) -> usize {
+        (self.max_displacement * self.sub as f64).round() as usize
+    }
+
+    pub fn per_axis(&self) -> usize {
+        2 * self.half() + 1
+    }
+
+    /// Number of labels (lattice nodes).
+    pub fn len(&self) -> usize {
+        self.per_axis() * self.per_axis()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The displacement of label `i`, in pixels.
+    pub fn value(&self, i: usize) -> [f64; 2] {
+        let n = self.per_axis();
+        let h = self.step();
+        let d = self.half() as f64 * h;
+        [-d + (i % n) as f64 * h, -d + (i / n) as f64 * h]
+    }
+
+    /// The displacement of every label, `[i] = (u, v)`.
+    pub fn values(&self) -> Vec<[f64; 2]> {
+        (0..self.len()).map(|i| self.value(i)).collect()
+    }
+}
+
+/// `ψ_u(x) = exp(-(I1(p) - I2(p + c_u + x))² / (2σ²))` at every label, from two frames.
+#[derive(Debug, Clone)]
+pub struct FlowEvidence {
+    width: usize,
+    height: usize,
+    labels: FlowLabels,
+    i1: Vec<f64>,
+    /// `I2` on the lattice of `sub` nodes per pixel, `fine_w x fine_h`.
+    fine: Vec<f64>,
+    fine_w: usize,
+    fine_h: usize,
+    /// Base flow of each pixel in lattice steps (empty: zero everywhere).
+    base: Vec<[i32; 2]>,
+    sigma: f64,
+    inv_two_var: f64,
+}
+
+impl FlowEvidence {
+    /// Evidence for frames `i1`, `i2` (same size, already pre-smoothed as wanted) with base flows
+    /// `base` (in pixels, rounded to the lattice; `None` for zero). Errors on mismatched sizes
+    /// or a bad `sigma`. O(pixels · sub²).
+    pub fn new(
+        i1: &GrayImage,
+        i2: &GrayImage,
+        labels: FlowLabels,
+        sigma: f64,
+        base: Option<(&[f64], &[f64])>,
+    ) -> Result<Self> {
+        check_positive("data sigma", sigma)?;
+        if (i1.width, i1.height) != (i2.width, i2.height) {
+            return Err(Error::param(
+                "frames",
+                format!(
+                    "frame 1 is {} x {} but frame 2 is {} x {}",
+                    i1.width, i1.height, i2.width, i2.height
+                ),
+            ));
+        }
+        let (w, h) = (i1.width, i1.height);
+        if w == 0 || h == 0 {
+            return Err(Error::param("frames", "the frames have no pixels"));
+        }
+        let sub = labels.sub();
+        let (fine, fine_w, fine_h) = upsample_lattice(i2, sub);
+        let base = match base {
+            None => Vec::new(),
+            Some((u, v)) => {
+                if u.len() != w * h || v.len() != w * h {
+                    return Err(Error::param(
+                        "base flow",
+                        format!("needs {} values per component", w * h),
+                    ));
+                }
+                let s = sub as f64;
+                let cap = (4 * (w.max(h)) * sub) as f64;
+                u.iter()
+                    .zip(v)
+                    .map(|(a, b)| {
+                        let q = |c: f64| {
+                            if c.is_finite() {
+                                (c * s).round().clamp(-cap, cap) as i32
+                            } else {
+                                0
+                            }
+                        };
+                        [q(*a), q(*b)]
+                    })
+                    .collect()
+            }
+        };
+        Ok(FlowEvidence {
+            width: w,
+            height: h,
+            labels,
+            i1: i1.pixels.clone(),
+            fine,
+            fine_w,
+            fine_h,
+            base,
+            sigma,
+            inv_two_var: 1.0 / (2.0 * sigma * sigma),
+        })
+    }
+
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    pub fn labels(&self) -> FlowLabels {
+        self.labels
+    }
+
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// Base flow of pixel `u` in lattice steps.
+    pub fn base_steps(&self, u: NodeId) -> [i32; 2] {
+        self.base.get(u).copied().unwrap_or([0, 0])
+    }
+
+    /// Base flow of pixel `u` in pixels.
+    pub fn base_flow(&self, u: NodeId) -> [f64; 2] {
+        let b = self.base_steps(u);
+        let h = self.labels.step();
+        [b[0] as f64 * h, b[1] as f64 * h]
+    }
+
+    /// True when every base flow is zero.
+    pub fn has_base(&self) -> bool {
+        !self.base.is_empty()
+    }
+
+    /// `(I1(p) - I2(p + c_u + x))²` at every label into `out`. O(labels).
+    #[inline(always)]
+    fn squared_differences(&self, u: NodeId, out: &mut [f64]) {
+        let n = self.labels.per_axis();
+        let half = self.labels.half() as i64;
+        let s = self.labels.sub() as i64;
+        let b = self.base_steps(u);
+        let (px, py) = ((u % self.width) as i64, (u / self.width) as i64);
+        let x0 = s * px + b[0] as i64 - half;
+        let y0 = s * py + b[1] as i64 - half;
+        let (fw, fh) = (self.fine_w as i64, self.fine_h as i64);
+        let i1 = self.i1[u];
+        for (iy, dst) in out.chunks_exact_mut(n).enumerate() {
+            let yy = (y0 + iy as i64).clamp(0, fh - 1) as usize;
+            let row = &self.fine[yy * self.fine_w..(yy + 1) * self.fine_w];
+            if x0 >= 0 && x0 + n as i64 <= fw {
+                let src = &row[x0 as usize..x0 as usize + n];
+                for (o, &v) in dst.iter_mut().zip(src) {
+                    let e = i1 - v;
+                    *o = e * e;
+                }
+            } else {
+                for (ix, o) in dst.iter_mut().enumerate() {
+                    let xx = (x0 + ix as i64).clamp(0, fw - 1) as usize;
+                    let e = i1 - row[xx];
+                    *o = e * e;
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn fill_body(&self, u: NodeId, out: &mut [f64]) {
+        self.squared_differences(u, out);
+        let mut min = f64::INFINITY;
+        for &e in out.iter() {
+            min = if e < min { e } else { min };
+        }
+        let c = self.inv_two_var;
+        for o in out.iter_mut() {
+            *o = exp_nonpositive(-(*o - min) * c);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn fill_avx2(&self, u: NodeId, out: &mut [f64]) {
+        self.fill_body(u, out)
+    }
+}
+
+impl NodeEvidence for FlowEvidence {
+    fn num_nodes(&self) -> usize {
+        self.width * self.height
+    }
+
+    fn grid_len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// O(labels); compiled for AVX2 where the CPU has it (same arithmetic, no fused
+    /// multiply-adds, so the same numbers).
+    fn fill(&self, u: NodeId, out: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked on the line above).
+            return unsafe { self.fill_avx2(u, out) };
+        }
+        self.fill_body(u, out)
+    }
+}
+
+/// `exp(x)` for `x <= 0`, branch-free so that loops over it vectorise: `x = k ln 2 + r` with
+/// `|r| <= ln 2 / 2` (Cody-Waite, two-part ln 2), `exp(r)` by its degree-12 Taylor polynomial
+/// (truncation below 1e-15 relative), times `2^k` built from the exponent bits. Arguments below
+/// -700 give `exp(-700) ≈ 1e-304` (never a denormal or zero). Relative error below 2e-15.
+#[inline(always)]
+pub fn exp_nonpositive(x: f64) -> f64 {
+    const LOG2E: f64 = std::f64::consts::LOG2_E;
+    // ln 2 split so that k · LN2_HI is exact for |k| < 2^11 (its low 21 bits are zero).
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+    // 1.5 · 2^52: adding it rounds to an integer held in the low mantissa bits.
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let x = if x < -700.0 { -700.0 } else { x };
+    let t = x * LOG2E + MAGIC;
+    let k = t - MAGIC;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut p = 1.0 / 479_001_600.0;
+    p = p * r + 1.0 / 39_916_800.0;
+    p = p * r + 1.0 / 3_628_800.0;
+    p = p * r + 1.0 / 362_880.0;
+    p = p * r + 1.0 / 40_320.0;
+    p = p * r + 1.0 / 5_040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    // k in [-1010, 0]: 2^k has biased exponent k + 1023 in [13, 1023].
+    let bits = t.to_bits().wrapping_sub(MAGIC.to_bits()).wrapping_add(1023) << 52;
+    p * f64::from_bits(bits)
+}
+
+/// The flow MRF of one image (or pyramid level): the pixel grid, the labels, the evidence, the
+/// smoothness `σ_uv` and each edge's shift.
+#[derive(Debug, Clone)]
+pub struct FlowMrf {
+    pub width: usize,
+    pub height: usize,
+    /// The 4-connected grid; pixel `(x, y)` is node `y · width + x`.
+    pub graph: Graph,
+    pub labels: FlowLabels,
+    pub evidence: Arc<FlowEvidence>,
+    /// `σ_uv` of the smoothness prior, in pixels.
+    pub sigma_smooth: f64,
+    /// Per undirected edge `(a, b)` (graph order): `δ = c_a - c_b` in lattice steps, clamped to
+    /// `±d`; the edge potential is `exp(-‖x_a - x_b + δ h‖² / (2σ_uv²))`.
+    pub shifts: Vec<[i64; 2]>,
+}
+
+impl FlowMrf {
+    /// The MRF of `evidence` with smoothness `sigma_smooth` (pixels). O(pixels).
+    pub fn new(evidence: FlowEvidence, sigma_smooth: f64) -> Result<Self> {
+        check_positive("smoothness sigma", sigma_smooth)?;
+        let (width, height) = evidence.size();
+        let graph = Graph::grid(width, height)?;
+        let half = evidence.labels().half() as i64;
+        let shifts = graph
+            .edges()
+            .iter()
+            .map(|&(a, b)| {
+                let (ca, cb) = (evidence.base_steps(a), evidence.base_steps(b));
+                [
+                    (ca[0] as i64 - cb[0] as i64).clamp(-half, half),
+                    (ca[1] as i64 - cb[1] as i64).clamp(-half, half),
+                ]
+            })
+            .collect();
+        Ok(FlowMrf {
+            width,
+            height,
+            graph,
+            labels: evidence.labels(),
+            evidence: Arc::new(evidence),
+            sigma_smooth,
+            shifts,
+        })
+    }
+
+    /// The distinct shifts, sorted, and for each edge the index of its shift in that list.
+    pub fn shift_classes(&self) -> (Vec<[i64; 2]>, Vec<usize>) {
+        let mut distinct = self.shifts.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let index = self
+            .shifts
+            .iter()
+            .map(|s| distinct.binary_search(s).expect("present"))
+            .collect();
+        (distinct, index)
+    }
+
+    /// Total flow at pixel `u` for the displacement `x` (pixels).
+    pub fn total_flow(&self, u: NodeId, x: [f64; 2]) -> [f64; 2] {
+        let c = self.evidence.base_flow(u);
+        [c[0] + x[0], c[1] + x[1]]
+    }
+}
+
+/// Separable Gaussian blur with standard deviation `sigma` pixels (kernel radius `ceil(3σ)`,
+/// borders replicated); `sigma <= 0` returns a copy. O(pixels · σ).
+pub fn gaussian_blur(img: &GrayImage, sigma: f64) -> GrayImage {
+    if !(sigma > 0.0 && sigma.is_finite()) {
+        return img.clone();
+    }
+    let radius = (3.0 * sigma).ceil() as i64;
+    let kernel: Vec<f64> = (-radius..=radius)
+        .map(|t| (-(t * t) as f64 / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let total: f64 = kernel.iter().sum();
+    let kernel: Vec<f64> = kernel.iter().map(|k| k / total).collect();
+    let (w, h) = (img.width as i64, img.height as i64);
+    let mut tmp = vec![0.0; img.pixels.len()];
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = 0.0;
+            for (k, t) in kernel.iter().zip(-radius..=radius) {
+                acc += k * img.pixels[(y * w + (x + t).clamp(0, w - 1)) as usize];
+            }
+            tmp[(y * w + x) as usize] = acc;
+        }
+    }
+    let mut out = vec![0.0; img.pixels.len()];
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = 0.0;
+            for (k, t) in kernel.iter().zip(-radius..=radius) {
+                acc += k * tmp[((y + t).clamp(0, h - 1) * w + x) as usize];
+            }
+            out[(y * w + x) as usize] = acc;
+        }
+    }
+    GrayImage {
+        width: img.width,
+        height: img.height,
+        pixels: out,
+    }
+}
+
+/// Half the size (rounded up): each pixel the mean of a 2 x 2 block (the last row or column
+/// repeated on odd sizes). Pixel `(X, Y)` of the result is centred on `(2X + 0.5, 2Y + 0.5)` of
+/// the input. O(pixels).
+pub fn downsample2(img: &GrayImage) -> GrayImage {
+    let (w, h) = (img.width, img.height);
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let mut out = Vec::with_capacity(cw * ch);
+    for y in 0..ch {
+        for x in 0..cw {
+            let (x0, y0) = (2 * x, 2 * y);
+            let (x1, y1) = ((2 * x + 1).min(w - 1), (2 * y + 1).min(h - 1));
+            out.push(
+                0.25 * (img.get(x0, y0) + img.get(x1, y0) + img.get(x0, y1) + img.get(x1, y1)),
+            );
+        }
+    }
+    GrayImage {
+        width: cw,
+        height: ch,
+        pixels: out,
+    }
+}
+
+/// Bilinear value of a `w x h` row-major array at `(x, y)` (pixel centres at integers),
+/// clamped to the border.
+pub fn bilinear(values: &[f64], w: usize, h: usize, x: f64, y: f64) -> f64 {
+    let x = x.clamp(0.0, (w - 1) as f64);
+    let y = y.clamp(0.0, (h - 1) as f64);
+    let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+    let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+    let (fx, fy) = (x - x0 as f64, y - y0 as f64);
+    let at = |xx: usize, yy: usize| values[yy * w + xx];
+    (1.0 - fy) * ((1.0 - fx) * at(x0, y0) + fx * at(x1, y0))
+        + fy * ((1.0 - fx) * at(x0, y1) + fx * at(x1, y1))
+}
+
+/// The image bilinearly interpolated on the lattice of `sub` points per pixel: returns the
+/// values, `sub (w - 1) + 1` and `sub (h - 1) + 1`. O(pixels · sub²).
+pub fn upsample_lattice(img: &GrayImage, sub: usize) -> (Vec<f64>, usize, usize) {
+    let (w, h) = (img.width, img.height);
+    let (fw, fh) = (sub * (w - 1) + 1, sub * (h - 1) + 1);
+    let s = sub as f64;
+    let mut out = Vec::with_capacity(fw * fh);
+    for y in 0..fh {
+        for x in 0..fw {
+            out.push(bilinear(&img.pixels, w, h, x as f64 / s, y as f64 / s));
+        }
+    }
+    (out, fw, fh)
+}
+
+/// A flow field of a `cw x ch` level brought to the `fw x fh` level below it (twice the size,
+/// see [`downsample2`]): bilinear at `((x + 0.5) / 2 - 0.5, (y + 0.5) / 2 - 0.5)`, times the
+/// size ratio. O(fine pixels).
+pub fn upsample_flow(
+    u: &[f64],
+    v: &[f64],
+    (cw, ch): (usize, usize),
+    (fw, fh): (usize, usize),
+) -> (Vec<f64>, Vec<f64>) {
+    let (sx, sy) = (fw as f64 / cw as f64, fh as f64 / ch as f64);
+    let mut uu = Vec::with_capacity(fw * fh);
+    let mut vv = Vec::with_capacity(fw * fh);
+    for y in 0..fh {
+        for x in 0..fw {
+            let cx = (x as f64 + 0.5) / sx - 0.5;
+            let cy = (y as f64 + 0.5) / sy - 0.5;
+            uu.push(sx * bilinear(u, cw, ch, cx, cy));
+            vv.push(sy * bilinear(v, cw, ch, cx, cy));
+        }
+    }
+    (uu, vv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_exp_matches_std() {
+        let mut worst: f64 = 0.0;
+        for i in 0..=70_000 {
+            let x = -(i as f64) * 0.01 - 1e-3 * (i % 7) as f64;
+            let a = exp_nonpositive(x);
+            let b = x.exp();
+            worst = worst.max(((a - b) / b).abs());
+        }
+        assert!(worst < 2e-15, "{worst}");
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert!(exp_nonpositive(-1e9) > 0.0);
+    }
+
+    #[test]
+    fn labels_and_lattice() {
+        let l = FlowLabels::new(2.0, 2).unwrap();
+        assert_eq!(l.per_axis(), 9);
+        assert_eq!(l.value(0), [-2.0, -2.0]);
+        assert_eq!(l.value(40), [0.0, 0.0]);
+        assert!(FlowLabels::new(1.3, 2).is_err());
+        let img = GrayImage {
+            width: 3,
+            height: 2,
+            pixels: vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0],
+        };
+        let (f, fw, fh) = upsample_lattice(&img, 2);
+        assert_eq!((fw, fh), (5, 3));
+        assert_eq!(f[1], 5.0);
+        assert_eq!(f[fw + 1], 20.0);
+    }
+
+    #[test]
+    fn evidence_peaks_at_the_true_shift() {
+        // I2(x, y) = I1(x - 1, y): the flow is (+1, 0).
+        let (w, h) = (12, 9);
+        let f = |x: f64, y: f64| 100.0 + 50.0 * (0.7 * x).sin() + 30.0 * (0.5 * y + 0.3 * x).cos();
+        let mk = |dx: f64| GrayImage {
+            width: w,
+            height: h,
+            pixels: (0..w * h)
+                .map(|i| f((i % w) as f64 - dx, (i / w) as f64))
+                .collect(),
+        };
+        let labels = FlowLabels::new(2.0, 2).unwrap();
+        let ev = FlowEvidence::new(&mk(0.0), &mk(1.0), labels, 5.0, None).unwrap();
+        let mut out = vec![0.0; labels.len()];
+        let u = 4 * w + 5;
+        ev.fill(u, &mut out);
+        let best = (0..out.len())
+            .max_by(|&a, &b| out[a].total_cmp(&out[b]))
+            .unwrap();
+        assert_eq!(labels.value(best), [1.0, 0.0]);
+        assert_eq!(out[best], 1.0);
+    }
+}
