@@ -4,9 +4,11 @@
 //! Messages live in "slots": node `t`'s outgoing messages are contiguous, nodes ordered by their
 //! factor count p (other incoming messages plus evidence), so that every message whose sender
 //! multiplies p factors forms one contiguous block. The synchronous schedule then runs, per
-//! block, as batched matrix products: gather the incoming coefficients, `Y = A_p C` (one product
-//! for every directed message), leave-one-out products per node by prefix/suffix products,
-//! `C_new = U_p G` (one product), all parallel with rayon and without per-message allocation.
+//! block, as batched matrix products in chunks of nodes (one rayon task each, buffers reused,
+//! no per-message allocation): gather the chunk's incoming coefficients, `Y = A_p C` (one
+//! product for all of them), leave-one-out products per node by prefix/suffix products,
+//! `C_new = U_p G` (one product) straight into the outgoing slots, then normalise and damp.
+//! Fusing the stages per chunk keeps the data in cache: the step is bound by the two products.
 //! When a class evaluates messages at very many points (the linear-time update evaluates at all
 //! m template points), the same steps stream node by node instead.
 //!
@@ -18,17 +20,21 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use nalgebra::{DMatrix, DVector, DVectorView};
+use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, DVector, DVectorView};
 use rayon::prelude::*;
 
 use super::gemm::par_gemm;
-use super::model::KbpModel;
+use super::model::{FactorClass, KbpModel};
 use crate::error::{Error, Result};
 use crate::inference::{Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport};
 use crate::model::{Graph, NodeId};
 
 /// A class evaluates at more points than this: stream node by node instead of batching.
 const BATCH_POINT_LIMIT: usize = 4096;
+
+/// Nodes per parallel task of the batched step: their gathered messages, values and products
+/// (a few hundred KB at the default ranks) stay in the core's cache between the stages.
+const CHUNK_NODES: usize = 64;
 
 /// One contiguous block of slots whose senders multiply the same number of factors.
 #[derive(Debug, Clone)]
@@ -40,11 +46,6 @@ struct Block {
     first_slot: usize,
     /// Evaluations of each node's evidence message at the class points (`n_p x nodes`).
     evidence_values: Option<DMatrix<f64>>,
-    /// Work buffers of the batched path, kept between iterations: the gathered incoming
-    /// coefficients (`dim x cols`), their values (`n_p x cols`), the leave-one-out products.
-    gathered: Vec<f64>,
-    values: Vec<f64>,
-    products: Vec<f64>,
 }
 
 /// Loopy kernel BP state.
@@ -157,9 +158,6 @@ impl KbpEngine {
                     nodes: vec![t],
                     first_slot: offset[t],
                     evidence_values: None,
-                    gathered: Vec::new(),
-                    values: Vec::new(),
-                    products: Vec::new(),
                 }),
             }
         }
@@ -292,50 +290,74 @@ impl KbpEngine {
         out
     }
 
-    /// Runs one synchronous iteration as batched products per block.
-    fn step_batched(&mut self) -> Result<()> {
+    /// One synchronous iteration as batched products, fused per chunk of nodes: gather the
+    /// chunk's incoming coefficients, `Y = A_p C`, leave-one-out products times the evidence,
+    /// `U_p G` straight into the outgoing slots of `next`, then normalise and damp them against
+    /// `messages`. Returns the largest change, or the first slot whose update had no finite
+    /// norm (then `messages` is untouched).
+    fn step_batched(&mut self, damping: f64) -> std::result::Result<f64, usize> {
         let dim = self.dim;
         let messages = &self.messages;
-        let (in_slot, offset) = (&self.in_slot, &self.offset);
-        for block in &mut self.blocks {
-            let class = &self.model.classes[&block.p];
-            let n_points = class.eval.nrows();
+        let (in_slot, offset, orientation) = (&self.in_slot, &self.offset, &self.orientation);
+        let mut residual: f64 = 0.0;
+        for block in &self.blocks {
             let d = block.degree;
-            let cols = block.nodes.len() * d;
-            block.gathered.resize(dim * cols, 0.0);
-            block.values.resize(n_points * cols, 0.0);
-            block.products.resize(n_points * cols, 0.0);
-            // 1. Gather every incoming message of the block's nodes (node-major).
-            let nodes = &block.nodes;
-            block
-                .gathered
-                .par_chunks_mut(dim)
+            let first = block.first_slot;
+            let slots = &mut self.next[first * dim..(first + block.nodes.len() * d) * dim];
+            let shared = ChunkInputs {
+                class: &self.model.classes[&block.p],
+                block,
+                messages,
+                in_slot,
+                offset,
+                orientation,
+                damping,
+                dim,
+            };
+            let block_residual = slots
+                .par_chunks_mut(CHUNK_NODES * d * dim)
                 .enumerate()
-                .for_each(|(j, col)| {
-                    let s = in_slot[offset[nodes[j / d]] + j % d];
-                    col.copy_from_slice(&messages[s * dim..(s + 1) * dim]);
-                });
-            // 2. Evaluate them at the class points: one product for the whole block.
-            par_gemm(&class.eval, &block.gathered, &mut block.values);
-            // 3. Leave-one-out products per node, times the evidence.
-            let evidence_values = block.evidence_values.as_ref();
-            block
-                .products
-                .par_chunks_mut(n_points * d)
-                .zip(block.values.par_chunks(n_points * d))
-                .enumerate()
-                .for_each_init(
-                    || vec![0.0; n_points],
-                    |suffix, (i, (g_node, y_node))| {
-                        let evidence = evidence_values.map(|e| e.column(i));
-                        leave_one_out(y_node, evidence, n_points, d, suffix, g_node);
-                    },
-                );
-            // 4. New coefficients for the block's outgoing slots: one product.
-            let out = &mut self.next[block.first_slot * dim..(block.first_slot + cols) * dim];
-            par_gemm(&class.update, &block.products, out);
+                .map_init(ChunkScratch::default, |sc, (c, out)| {
+                    shared.update_chunk(c * CHUNK_NODES, out, sc)
+                })
+                .try_reduce(|| 0.0, |a, b| Ok(a.max(b)))?;
+            residual = residual.max(block_residual);
         }
-        Ok(())
+        Ok(residual)
+    }
+
+    /// One synchronous iteration node by node (classes with many points: the linear-time
+    /// update), into `next`, then normalised and damped against `messages`. Same contract as
+    /// [`Self::step_batched`].
+    fn step_streaming(&mut self, damping: f64) -> std::result::Result<f64, usize> {
+        let dim = self.dim;
+        let mut next = std::mem::take(&mut self.next);
+        let mut chunks: Vec<(NodeId, &mut [f64])> = Vec::new();
+        let mut rest: &mut [f64] = &mut next;
+        let mut order: Vec<NodeId> = (0..self.graph.num_nodes()).collect();
+        order.sort_by_key(|&t| self.offset[t]);
+        for t in order {
+            let (head, tail) = rest.split_at_mut(self.graph.degree(t) * dim);
+            chunks.push((t, head));
+            rest = tail;
+        }
+        let messages = &self.messages;
+        let orientation = &self.orientation;
+        let outcome = chunks
+            .into_par_iter()
+            .map_init(NodeScratch::default, |sc, (t, out)| {
+                self.node_update(messages, t, sc, out);
+                let mut change: f64 = 0.0;
+                for (k, new) in out.chunks_exact_mut(dim).enumerate() {
+                    let s = self.offset[t] + k;
+                    let old = &messages[s * dim..(s + 1) * dim];
+                    change = change.max(mix_normalised(old, new, orientation, damping).ok_or(s)?);
+                }
+                Ok(change)
+            })
+            .try_reduce(|| 0.0, |a, b| Ok(a.max(b)));
+        self.next = next;
+        outcome
     }
 
     /// Computes node t's outgoing messages from `messages` into `out` (`dim x degree`),
@@ -403,6 +425,83 @@ impl KbpEngine {
     }
 }
 
+/// Per-task buffers of the batched step: the gathered incoming coefficients, their values at
+/// the class points, the leave-one-out products and one suffix column.
+#[derive(Default)]
+struct ChunkScratch {
+    gathered: Vec<f64>,
+    values: Vec<f64>,
+    products: Vec<f64>,
+    suffix: Vec<f64>,
+}
+
+/// What every chunk of one block reads.
+struct ChunkInputs<'a> {
+    class: &'a FactorClass,
+    block: &'a Block,
+    messages: &'a [f64],
+    in_slot: &'a [usize],
+    offset: &'a [usize],
+    orientation: &'a [f64],
+    damping: f64,
+    dim: usize,
+}
+
+impl ChunkInputs<'_> {
+    /// The new messages of the block's nodes `node0..` (as many as `out` holds) into `out`,
+    /// normalised and damped; the largest change or the slot that failed.
+    fn update_chunk(
+        &self,
+        node0: usize,
+        out: &mut [f64],
+        sc: &mut ChunkScratch,
+    ) -> std::result::Result<f64, usize> {
+        let (block, dim) = (self.block, self.dim);
+        let d = block.degree;
+        let n_points = self.class.eval.nrows();
+        let nodes = &block.nodes[node0..node0 + out.len() / (d * dim)];
+        let cols = nodes.len() * d;
+        sc.gathered.resize(dim * cols, 0.0);
+        sc.values.resize(n_points * cols, 0.0);
+        sc.products.resize(n_points * cols, 0.0);
+        sc.suffix.resize(n_points, 0.0);
+        for (j, col) in sc.gathered.chunks_exact_mut(dim).enumerate() {
+            let s = self.in_slot[self.offset[nodes[j / d]] + j % d];
+            col.copy_from_slice(&self.messages[s * dim..(s + 1) * dim]);
+        }
+        DMatrixViewMut::from_slice(&mut sc.values, n_points, cols).gemm(
+            1.0,
+            &self.class.eval,
+            &DMatrixView::from_slice(&sc.gathered, dim, cols),
+            0.0,
+        );
+        let evidence_values = block.evidence_values.as_ref();
+        for (i, (g_node, y_node)) in sc
+            .products
+            .chunks_exact_mut(n_points * d)
+            .zip(sc.values.chunks_exact(n_points * d))
+            .enumerate()
+        {
+            let evidence = evidence_values.map(|e| e.column(node0 + i));
+            leave_one_out(y_node, evidence, n_points, d, &mut sc.suffix, g_node);
+        }
+        DMatrixViewMut::from_slice(out, dim, cols).gemm(
+            1.0,
+            &self.class.update,
+            &DMatrixView::from_slice(&sc.products, n_points, cols),
+            0.0,
+        );
+        let slot0 = block.first_slot + node0 * d;
+        let mut change: f64 = 0.0;
+        for (j, new) in out.chunks_exact_mut(dim).enumerate() {
+            let s = slot0 + j;
+            let old = &self.messages[s * dim..(s + 1) * dim];
+            change = change.max(mix_normalised(old, new, self.orientation, self.damping).ok_or(s)?);
+        }
+        Ok(change)
+    }
+}
+
 /// Per-thread buffers for the streaming path.
 #[derive(Default)]
 struct NodeScratch {
@@ -452,40 +551,59 @@ fn leave_one_out(
 /// Normalises `update` to unit norm with the sign that makes the message's values at the
 /// training values sum to a positive number (`orientation · c > 0`; BP messages are positive
 /// functions, and a sign flip in one factor would turn a belief's argmax into its argmin),
-/// damps it into `old` (`d old + (1 - d) update`) and normalises again, in three passes.
-/// Returns the change `||new - old||`, or None when a norm is zero or not finite.
+/// damps it with `old` (`d old + (1 - d) update`) and normalises again, leaving the new message
+/// in `update`. Returns the change `||new - old||`, or None when a norm is zero or not finite.
 fn mix_normalised(
-    old: &mut [f64],
+    old: &[f64],
     update: &mut [f64],
     orientation: &[f64],
     damping: f64,
 ) -> Option<f64> {
-    let (mut norm2, mut sum) = (0.0, 0.0);
-    for (u, w) in update.iter().zip(orientation) {
-        norm2 += u * u;
-        sum += u * w;
-    }
+    let [norm2, sum] = lane_sums(update.len(), |i| {
+        let u = update[i];
+        [u * u, u * orientation[i]]
+    });
     let norm = norm2.sqrt();
     if !(norm > 0.0 && norm.is_finite()) {
         return None;
     }
     let scale = (1.0 - damping) / if sum < 0.0 { -norm } else { norm };
-    let mut mixed2 = 0.0;
-    for (u, o) in update.iter_mut().zip(old.iter()) {
+    for (u, o) in update.iter_mut().zip(old) {
         *u = damping * o + scale * *u;
-        mixed2 += *u * *u;
     }
+    let [mixed2] = lane_sums(update.len(), |i| [update[i] * update[i]]);
     let mixed = mixed2.sqrt();
     if !(mixed > 0.0 && mixed.is_finite()) {
         return None;
     }
-    let mut change2 = 0.0;
-    for (o, u) in old.iter_mut().zip(update.iter()) {
-        let v = u / mixed;
-        change2 += (v - *o) * (v - *o);
-        *o = v;
-    }
+    let inv = 1.0 / mixed;
+    update.iter_mut().for_each(|u| *u *= inv);
+    let [change2] = lane_sums(update.len(), |i| {
+        let d = update[i] - old[i];
+        [d * d]
+    });
     Some(change2.sqrt())
+}
+
+/// `Σ_i terms(i)` for `i < n`, summed in 4 interleaved lanes so that the additions do not
+/// wait on each other (a single running sum is latency-bound and cannot be vectorised).
+#[inline(always)]
+fn lane_sums<const K: usize>(n: usize, terms: impl Fn(usize) -> [f64; K]) -> [f64; K] {
+    let mut lanes = [[0.0; K]; 4];
+    let full = n / 4 * 4;
+    for i in (0..full).step_by(4) {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            for (acc, t) in lane.iter_mut().zip(terms(i + l)) {
+                *acc += t;
+            }
+        }
+    }
+    for i in full..n {
+        for (acc, t) in lanes[0].iter_mut().zip(terms(i)) {
+            *acc += t;
+        }
+    }
+    std::array::from_fn(|k| (lanes[0][k] + lanes[1][k]) + (lanes[2][k] + lanes[3][k]))
 }
 
 impl Inference for KbpEngine {
@@ -496,60 +614,18 @@ impl Inference for KbpEngine {
         let damping = self.damping.0;
         let residual = match self.schedule {
             Schedule::Synchronous => {
-                if self.uses_batches() {
-                    self.step_batched()?;
+                let outcome = if self.uses_batches() {
+                    self.step_batched(damping)
                 } else {
-                    let mut next = std::mem::take(&mut self.next);
-                    let mut chunks: Vec<(NodeId, &mut [f64])> = Vec::new();
-                    let mut rest: &mut [f64] = &mut next;
-                    let mut order: Vec<NodeId> = (0..self.graph.num_nodes()).collect();
-                    order.sort_by_key(|&t| self.offset[t]);
-                    for t in order {
-                        let (head, tail) = rest.split_at_mut(self.graph.degree(t) * dim);
-                        chunks.push((t, head));
-                        rest = tail;
+                    self.step_streaming(damping)
+                };
+                match outcome {
+                    Ok(residual) => {
+                        std::mem::swap(&mut self.messages, &mut self.next);
+                        residual
                     }
-                    let messages = &self.messages;
-                    chunks
-                        .into_par_iter()
-                        .for_each_init(NodeScratch::default, |s, (t, out)| {
-                            self.node_update(messages, t, s, out)
-                        });
-                    self.next = next;
+                    Err(slot) => return Err(self.divergence(slot, iteration)),
                 }
-                // Normalise, damp, and measure the change of every message; a failed message
-                // reports NaN, which the reduction keeps.
-                let orientation = &self.orientation;
-                let residual = self
-                    .messages
-                    .par_chunks_mut(dim)
-                    .zip(self.next.par_chunks_mut(dim))
-                    .map(|(old, new)| {
-                        mix_normalised(old, new, orientation, damping).unwrap_or(f64::NAN)
-                    })
-                    .reduce(
-                        || 0.0,
-                        |a, b| {
-                            if a.is_nan() || b.is_nan() {
-                                f64::NAN
-                            } else {
-                                a.max(b)
-                            }
-                        },
-                    );
-                if residual.is_nan() {
-                    // The failed update is the one left with no finite, non-zero norm.
-                    let slot = self
-                        .next
-                        .chunks(dim)
-                        .position(|c| {
-                            let n = c.iter().map(|v| v * v).sum::<f64>();
-                            !(n > 0.0 && n.is_finite())
-                        })
-                        .unwrap_or(0);
-                    return Err(self.divergence(slot, iteration));
-                }
-                residual
             }
             Schedule::Sweep => {
                 let n = self.graph.num_nodes();
@@ -564,15 +640,12 @@ impl Inference for KbpEngine {
                     for k in 0..d {
                         let s = self.offset[t] + k;
                         let old = &mut messages[s * dim..(s + 1) * dim];
-                        match mix_normalised(
-                            old,
-                            &mut out[k * dim..(k + 1) * dim],
-                            &self.orientation,
-                            damping,
-                        ) {
+                        let new = &mut out[k * dim..(k + 1) * dim];
+                        match mix_normalised(old, new, &self.orientation, damping) {
                             Some(r) => residual = residual.max(r),
                             None => return Err(self.divergence(s, iteration)),
                         }
+                        old.copy_from_slice(new);
                     }
                 }
                 self.messages = messages;
@@ -659,5 +732,77 @@ impl Inference for KbpEngine {
             })
             .collect();
         Estimates { dim: 1, values }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inference::kbp::{KbpSettings, KbpUpdate};
+    use crate::scenarios::CancelFlag;
+    use crate::scenarios::denoise::{
+        AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig, DenoiseData, Engine, build_run,
+    };
+
+    /// A constant-time engine on a 20 x 20 sunset with C = 10: 400 nodes, so the batched step
+    /// runs several chunks per block and a partial one, over the blocks p = 2, 3, 4.
+    fn engine(damping: f64) -> KbpEngine {
+        let config = DenoiseConfig {
+            width: 20,
+            height: 20,
+            colors: 10,
+            damping,
+            kbp: KbpSettings {
+                update: KbpUpdate::Constant,
+                ..KbpSettings::default()
+            },
+            ..DenoiseConfig::default()
+        };
+        let data = DenoiseData::generate(&config).unwrap();
+        let choice = AlgorithmChoice {
+            algorithm: DenoiseAlgorithm::Kbp,
+            update: KbpUpdate::Constant,
+        };
+        let run = build_run(choice, &data, &config, &CancelFlag::default()).unwrap();
+        let Engine::Kbp(engine) = run.engine else {
+            unreachable!("a kernel-BP choice builds a kernel-BP engine")
+        };
+        *engine
+    }
+
+    #[test]
+    fn the_fused_batched_step_equals_the_node_by_node_update() {
+        let (mut batched, mut streaming) = (engine(0.3), engine(0.3));
+        assert!(batched.uses_batches());
+        assert!(batched.blocks.len() >= 3 && batched.graph.num_nodes() > 2 * CHUNK_NODES);
+        for iteration in 0..3 {
+            let r1 = batched.step_batched(0.3).unwrap();
+            let r2 = streaming.step_streaming(0.3).unwrap();
+            let worst = batched
+                .next
+                .iter()
+                .zip(&streaming.next)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(worst < 1e-10, "iteration {iteration}: differ by {worst}");
+            assert!((r1 - r2).abs() < 1e-10 && r1 > 0.0);
+            std::mem::swap(&mut batched.messages, &mut batched.next);
+            std::mem::swap(&mut streaming.messages, &mut streaming.next);
+        }
+    }
+
+    #[test]
+    fn a_message_without_a_finite_norm_stops_the_run_and_keeps_the_messages() {
+        let mut e = engine(0.5);
+        e.step().unwrap();
+        let dim = e.dim;
+        let poisoned = e.in_slot[e.offset[45]];
+        e.messages[poisoned * dim..(poisoned + 1) * dim].fill(f64::NAN);
+        let before: Vec<u64> = e.messages.iter().map(|v| v.to_bits()).collect();
+        let err = e.step().unwrap_err().to_string();
+        assert!(err.contains("no finite norm") && err.contains("->"), "{err}");
+        let after: Vec<u64> = e.messages.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(before, after, "a failed step must leave the messages as they were");
+        assert_eq!(e.iteration(), 1);
     }
 }
