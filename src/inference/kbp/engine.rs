@@ -23,7 +23,6 @@ use std::time::Instant;
 use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, DVector, DVectorView};
 use rayon::prelude::*;
 
-use super::gemm::par_gemm;
 use super::model::{FactorClass, KbpModel};
 use crate::error::{Error, Result};
 use crate::inference::{Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport};
@@ -269,24 +268,48 @@ impl KbpEngine {
     /// `B(x) = P(x) m_obs(x) Π_u m_us(x)` at the candidates, for every node (`candidates x
     /// nodes`, column-major). Not normalised; can be negative.
     pub fn candidate_beliefs(&self) -> Vec<f64> {
-        let nc = self.candidates.len();
-        let mut values = vec![0.0; nc * self.messages.len() / self.dim.max(1)];
-        par_gemm(&self.candidate_eval, &self.messages, &mut values);
+        let (nc, dim) = (self.candidates.len(), self.dim);
         let mut out = vec![0.0; nc * self.graph.num_nodes()];
-        out.par_chunks_mut(nc).enumerate().for_each(|(t, b)| {
-            b.copy_from_slice(&self.candidate_prior);
-            if let Some(ev) = &self.candidate_evidence {
-                for (x, e) in b.iter_mut().zip(ev.column(t).iter()) {
-                    *x *= e;
-                }
-            }
-            for k in 0..self.graph.degree(t) {
-                let s = self.in_slot[self.offset[t] + k];
-                for (x, v) in b.iter_mut().zip(&values[s * nc..(s + 1) * nc]) {
-                    *x *= v;
-                }
-            }
-        });
+        // Per chunk of nodes: gather their incoming messages, evaluate them all at the
+        // candidates with one product, multiply per node (the values never leave the cache).
+        out.par_chunks_mut(nc * CHUNK_NODES)
+            .enumerate()
+            .for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(gathered, values): &mut (Vec<f64>, Vec<f64>), (c, chunk)| {
+                    let nodes = c * CHUNK_NODES..c * CHUNK_NODES + chunk.len() / nc;
+                    gathered.clear();
+                    for t in nodes.clone() {
+                        for k in 0..self.graph.degree(t) {
+                            let s = self.in_slot[self.offset[t] + k];
+                            gathered.extend_from_slice(&self.messages[s * dim..(s + 1) * dim]);
+                        }
+                    }
+                    let cols = gathered.len() / dim.max(1);
+                    values.resize(nc * cols, 0.0);
+                    DMatrixViewMut::from_slice(values, nc, cols).gemm(
+                        1.0,
+                        &self.candidate_eval,
+                        &DMatrixView::from_slice(gathered, dim, cols),
+                        0.0,
+                    );
+                    let mut col = 0;
+                    for (t, b) in nodes.zip(chunk.chunks_exact_mut(nc)) {
+                        b.copy_from_slice(&self.candidate_prior);
+                        if let Some(ev) = &self.candidate_evidence {
+                            for (x, e) in b.iter_mut().zip(ev.column(t).iter()) {
+                                *x *= e;
+                            }
+                        }
+                        for _ in 0..self.graph.degree(t) {
+                            for (x, v) in b.iter_mut().zip(&values[col * nc..(col + 1) * nc]) {
+                                *x *= v;
+                            }
+                            col += 1;
+                        }
+                    }
+                },
+            );
         out
     }
 
@@ -800,9 +823,15 @@ mod tests {
         e.messages[poisoned * dim..(poisoned + 1) * dim].fill(f64::NAN);
         let before: Vec<u64> = e.messages.iter().map(|v| v.to_bits()).collect();
         let err = e.step().unwrap_err().to_string();
-        assert!(err.contains("no finite norm") && err.contains("->"), "{err}");
+        assert!(
+            err.contains("no finite norm") && err.contains("->"),
+            "{err}"
+        );
         let after: Vec<u64> = e.messages.iter().map(|v| v.to_bits()).collect();
-        assert_eq!(before, after, "a failed step must leave the messages as they were");
+        assert_eq!(
+            before, after,
+            "a failed step must leave the messages as they were"
+        );
         assert_eq!(e.iteration(), 1);
     }
 }

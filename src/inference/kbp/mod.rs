@@ -5,11 +5,10 @@
 //! * `model.rs`: the learned model and the three updates (full eq. 12, linear time Sec. 5.1,
 //!   constant time Sec. 5.3) as evaluation/update matrix pairs;
 //! * `engine.rs`: the loopy iterations (synchronous batched or sequential sweeps);
-//! * `collapse.rs`: exact collapsing of repeated values; `gemm.rs`: parallel products.
+//! * `collapse.rs`: exact collapsing of repeated values.
 
 pub mod collapse;
 pub mod engine;
-pub mod gemm;
 pub mod model;
 
 use serde::{Deserialize, Serialize};
