@@ -2,20 +2,11 @@
 //! flags or bad files exit non-zero with one line naming the problem.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn beliefscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_beliefscope"))
-        .args(args)
-        .output()
-        .expect("cannot start beliefscope")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod cli_common;
+use cli_common::{beliefscope, stderr};
 
 #[test]
 fn list_names_the_scenarios() {

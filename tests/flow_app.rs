@@ -2,17 +2,15 @@
 //! GPU): a small built-in pair in compare mode runs to the end, a click on the flow image shows
 //! the pixel's beliefs; and how opened or dropped files become frames and ground truth.
 
-use std::time::{Duration, Instant};
+mod common;
 
 use beliefscope::app::App;
 use beliefscope::app::panels::flow_params::{FlowOpen, open_flow_files};
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::flow::{FlowAlgorithm, FlowConfig};
-use eframe::egui::accesskit::Role;
+use common::{has_text, texts, wait_for};
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT as _, Queryable as _};
-
-const TIMEOUT: Duration = Duration::from_secs(60);
+use egui_kittest::kittest::Queryable as _;
 
 fn small() -> FlowConfig {
     FlowConfig {
@@ -22,36 +20,6 @@ fn small() -> FlowConfig {
         iters: 10,
         compare: Some(FlowAlgorithm::Discrete),
         ..FlowConfig::default()
-    }
-}
-
-fn texts(harness: &Harness<'_, App>) -> Vec<String> {
-    harness
-        .root()
-        .children_recursive()
-        .filter(|n| n.accesskit_node().role() == Role::Label)
-        .filter_map(|n| n.accesskit_node().value())
-        .collect()
-}
-
-fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
-    texts(harness).iter().any(|t| t.contains(part))
-}
-
-fn wait_for(harness: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness) {
-            harness.step();
-            return;
-        }
-        assert!(
-            start.elapsed() < TIMEOUT,
-            "timed out waiting for {what}; notices: {:?}",
-            harness.state().notices()
-        );
-        std::thread::sleep(Duration::from_millis(5));
     }
 }
 

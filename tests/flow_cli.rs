@@ -1,20 +1,10 @@
 //! `beliefscope run flow` end to end: the files, results.json's shape with EPE and AAE per
 //! iteration, the user's frames with a .flo, and one-line errors for bad input.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn beliefscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_beliefscope"))
-        .args(args)
-        .output()
-        .expect("cannot start beliefscope")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod cli_common;
+use cli_common::{beliefscope, stderr};
 
 #[test]
 fn run_flow_on_the_built_in_pair_writes_the_files() {

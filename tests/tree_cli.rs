@@ -2,20 +2,11 @@
 //! the issue names, the files, the example assets, and one-line errors for bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn beliefscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_beliefscope"))
-        .args(args)
-        .output()
-        .expect("cannot start beliefscope")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod cli_common;
+use cli_common::{beliefscope, stderr};
 
 fn asset(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
