@@ -18,7 +18,7 @@ use nalgebra::DMatrix;
 fn edge_gains_of_the_default_chain() {
     let config = SosmpConfig {
         iters: 1,
-        ..SosmpConfig::default()
+        ..config_from_env()
     };
     let s = SosmpScenario::new(config, &CancelFlag::default()).unwrap();
     let p = s.problem();
@@ -82,6 +82,22 @@ fn slope_against_chain_length() {
     }
 }
 
+/// The default config with SOSMP_NODES, SOSMP_PATHS, SOSMP_ITERS, SOSMP_K, SOSMP_R, SOSMP_SEED and
+/// SOSMP_POTENTIALS (mixture or kernel) from the environment when set.
+fn config_from_env() -> SosmpConfig {
+    let d = SosmpConfig::default();
+    SosmpConfig {
+        nodes: env_or("SOSMP_NODES", d.nodes),
+        paths: env_or("SOSMP_PATHS", d.paths),
+        iters: env_or("SOSMP_ITERS", d.iters),
+        samples: env_or("SOSMP_K", d.samples),
+        coefficients: env_or("SOSMP_R", d.coefficients),
+        seed: env_or("SOSMP_SEED", d.seed),
+        potentials: env_or("SOSMP_POTENTIALS", d.potentials),
+        ..d
+    }
+}
+
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -109,17 +125,8 @@ fn window_slope(y: &[f64], lo: usize, hi: usize) -> Option<f64> {
 #[test]
 #[ignore = "diagnostic: decomposes mean e_t - floor into the distance to a_inf, the bias and the cross term"]
 fn error_decomposition() {
-    // SOSMP_NODES, SOSMP_PATHS, SOSMP_ITERS, SOSMP_K, SOSMP_R, SOSMP_SEED override the defaults.
-    let d = SosmpConfig::default();
-    let config = SosmpConfig {
-        nodes: env_or("SOSMP_NODES", d.nodes),
-        paths: env_or("SOSMP_PATHS", d.paths),
-        iters: env_or("SOSMP_ITERS", d.iters),
-        samples: env_or("SOSMP_K", d.samples),
-        coefficients: env_or("SOSMP_R", d.coefficients),
-        seed: env_or("SOSMP_SEED", d.seed),
-        ..d
-    };
+    // Settings from the environment (see `config_from_env`).
+    let config = config_from_env();
     let mut s = SosmpScenario::new(config.clone(), &CancelFlag::default()).unwrap();
     let p = s.problem().clone();
     let r = p.r();
@@ -287,16 +294,12 @@ fn error_decomposition() {
 #[test]
 #[ignore = "diagnostic: the noise-free damped iteration a <- (1 - eta_t) a + eta_t G(a) from a_0 = 1/r"]
 fn deterministic_damped_iteration() {
-    // SOSMP_NODES, SOSMP_ITERS, SOSMP_R, SOSMP_SEED override the defaults.
-    let d = SosmpConfig::default();
-    let config = SosmpConfig {
-        nodes: env_or("SOSMP_NODES", d.nodes),
-        iters: 1,
-        coefficients: env_or("SOSMP_R", d.coefficients),
-        seed: env_or("SOSMP_SEED", d.seed),
-        ..d
-    };
+    // Settings from the environment (see `config_from_env`); SOSMP_ITERS is the iteration count.
     let iters: usize = env_or("SOSMP_ITERS", 1000);
+    let config = SosmpConfig {
+        iters: 1,
+        ..config_from_env()
+    };
     let s = SosmpScenario::new(config.clone(), &CancelFlag::default()).unwrap();
     let p = s.problem().clone();
     let (r, msgs, n) = (p.r(), p.num_messages(), p.mrf.grid.len());
