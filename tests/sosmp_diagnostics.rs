@@ -1,11 +1,15 @@
 //! Diagnostics behind the convergence numbers, not checks: run with
-//! `cargo test --release --test sosmp_diagnostics -- --ignored --nocapture`.
+//! `cargo test --release --test sosmp_diagnostics -- --ignored --nocapture`; the settings come
+//! from `SOSMP_NODES`, `SOSMP_PATHS`, `SOSMP_ITERS`, `SOSMP_K`, `SOSMP_R`, `SOSMP_SEED` and
+//! `SOSMP_POTENTIALS` when set (`SOSMP_TOP=1` also lists the worst messages).
 //!
 //! SOSMP's `1/(t+1)` steps give `E‖a_t - a_∞‖² ~ 1/t` only once the linearised expected update
 //! has contracted the errors flowing in from upstream; on a tree the Jacobian is nilpotent, so
 //! this always happens eventually, but the constant grows like the product of the per-edge gains
-//! along a path. These tests print those gains on the default chain and the fitted slope
-//! against the chain length.
+//! along a path. These tests print those gains, the fitted slope against the chain length, the
+//! split of `mean e_t - floor` into the distance to `a_∞`, the paths' bias and the cross term,
+//! and the noise-free damped iteration `a <- (1 - η_t) a + η_t G(a)`, whose transient is what
+//! the paths' mean follows.
 
 use beliefscope::inference::sosmp::expected::{ExpectedScratch, expected_update};
 use beliefscope::inference::sosmp::grid::StateGrid;

@@ -128,6 +128,21 @@ fn a_sweep_returns_one_curve_per_value() {
     assert!(result.curves.iter().all(|c| c.mean_error.len() == 30));
     // Same model (same seed), so the same floor whatever k is.
     assert_eq!(result.curves[0].floor, result.curves[1].floor);
+    // The distance-to-a_inf slope is that of a standalone run with the same settings.
+    let mut alone = SosmpScenario::new(
+        SosmpConfig {
+            samples: 10,
+            ..base.clone()
+        },
+        &CancelFlag::default(),
+    )
+    .unwrap();
+    while !alone.finished() {
+        alone.step().unwrap();
+    }
+    let expected = fit_slope(&alone.curves().fixed_point, 0.0, 10);
+    assert!(expected.is_some_and(f64::is_finite));
+    assert_eq!(result.curves[1].fixed_point_slope, expected);
     let csv = sweeps_csv(&[result]);
     assert_eq!(csv.lines().count(), 1 + 60);
     assert!(csv.starts_with("parameter,value,iter,"));
