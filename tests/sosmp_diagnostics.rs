@@ -1,11 +1,15 @@
 //! Diagnostics behind the convergence numbers, not checks: run with
-//! `cargo test --release --test sosmp_diagnostics -- --ignored --nocapture`.
+//! `cargo test --release --test sosmp_diagnostics -- --ignored --nocapture`; the settings come
+//! from `SOSMP_NODES`, `SOSMP_PATHS`, `SOSMP_ITERS`, `SOSMP_K`, `SOSMP_R`, `SOSMP_SEED` and
+//! `SOSMP_POTENTIALS` when set (`SOSMP_TOP=1` also lists the worst messages).
 //!
 //! SOSMP's `1/(t+1)` steps give `E‖a_t - a_∞‖² ~ 1/t` only once the linearised expected update
 //! has contracted the errors flowing in from upstream; on a tree the Jacobian is nilpotent, so
 //! this always happens eventually, but the constant grows like the product of the per-edge gains
-//! along a path. These tests print those gains on the default chain and the fitted slope
-//! against the chain length.
+//! along a path. These tests print those gains, the fitted slope against the chain length, the
+//! split of `mean e_t - floor` into the distance to `a_∞`, the paths' bias and the cross term,
+//! and the noise-free damped iteration `a <- (1 - η_t) a + η_t G(a)`, whose transient is what
+//! the paths' mean follows.
 
 use beliefscope::inference::sosmp::expected::{ExpectedScratch, expected_update};
 use beliefscope::inference::sosmp::grid::StateGrid;
@@ -18,7 +22,7 @@ use nalgebra::DMatrix;
 fn edge_gains_of_the_default_chain() {
     let config = SosmpConfig {
         iters: 1,
-        ..SosmpConfig::default()
+        ..config_from_env()
     };
     let s = SosmpScenario::new(config, &CancelFlag::default()).unwrap();
     let p = s.problem();
@@ -79,5 +83,266 @@ fn slope_against_chain_length() {
             s.curves().mean.last().unwrap(),
             s.slope()
         );
+    }
+}
+
+/// The default config with SOSMP_NODES, SOSMP_PATHS, SOSMP_ITERS, SOSMP_K, SOSMP_R, SOSMP_SEED and
+/// SOSMP_POTENTIALS (mixture or kernel) from the environment when set.
+fn config_from_env() -> SosmpConfig {
+    let d = SosmpConfig::default();
+    SosmpConfig {
+        nodes: env_or("SOSMP_NODES", d.nodes),
+        paths: env_or("SOSMP_PATHS", d.paths),
+        iters: env_or("SOSMP_ITERS", d.iters),
+        samples: env_or("SOSMP_K", d.samples),
+        coefficients: env_or("SOSMP_R", d.coefficients),
+        seed: env_or("SOSMP_SEED", d.seed),
+        potentials: env_or("SOSMP_POTENTIALS", d.potentials),
+        ..d
+    }
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Least-squares slope of `log y` against `log t` over `t ∈ [lo, hi]` (1-based), positive y only.
+fn window_slope(y: &[f64], lo: usize, hi: usize) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = (lo..=hi.min(y.len()))
+        .filter(|&t| y[t - 1] > 0.0)
+        .map(|t| ((t as f64).ln(), y[t - 1].ln()))
+        .collect();
+    if pts.len() < 3 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    Some(sxy / sxx)
+}
+
+#[test]
+#[ignore = "diagnostic: decomposes mean e_t - floor into the distance to a_inf, the bias and the cross term"]
+fn error_decomposition() {
+    // Settings from the environment (see `config_from_env`).
+    let config = config_from_env();
+    let mut s = SosmpScenario::new(config.clone(), &CancelFlag::default()).unwrap();
+    let p = s.problem().clone();
+    let r = p.r();
+    let msgs = p.num_messages();
+    let a_inf = s.baselines().floor.coefficients.clone();
+    let a_star = s.baselines().reference_coefficients.clone();
+    let e0 = s.baselines().e0;
+    let floor = s.baselines().floor_raw;
+    let paths = config.paths;
+    // Per iteration (raw, not divided by e_0): mean e_t - floor, mean |a_t - a_inf|^2, |mean a_t -
+    // a_inf|^2 (bias), mean 2 <a_t - a_inf, a_inf - a*> (cross).
+    let (mut excess, mut dist, mut bias, mut cross) = (vec![], vec![], vec![], vec![]);
+    while !s.finished() {
+        s.step().unwrap();
+        let e = s.engine();
+        let (mut dd, mut bb, mut cc) = (0.0, 0.0, 0.0);
+        for m in 0..msgs {
+            for j in 0..r {
+                let i = m * r + j;
+                let mut mean = 0.0;
+                for path in 0..paths {
+                    let a = e.coefficients(path, m)[j];
+                    let x = a - a_inf[i];
+                    dd += x * x;
+                    cc += 2.0 * x * (a_inf[i] - a_star[i]);
+                    mean += a / paths as f64;
+                }
+                bb += (mean - a_inf[i]).powi(2);
+            }
+        }
+        let mf = msgs as f64;
+        dist.push(dd / (mf * paths as f64));
+        cross.push(cc / (mf * paths as f64));
+        bias.push(bb / mf);
+        excess.push(s.curves().mean_raw.last().unwrap() - floor);
+    }
+    // Per message depth (distance from the leaf that starts it: message v -> v+1 has depth v+1,
+    // v+1 -> v has depth n-1-v): t |a_T - a_inf|^2 averaged over paths, and |mean a_T - a_inf|^2.
+    let g = &p.mrf.graph;
+    let mut by_depth = vec![(0.0, 0.0, 0usize); config.nodes];
+    for m in 0..msgs {
+        let (v, u) = (g.source(m), g.target(m));
+        let depth = if u > v { v + 1 } else { config.nodes - v };
+        let (mut dd, mut bb) = (0.0, 0.0);
+        for j in 0..r {
+            let i = m * r + j;
+            let mut mean = 0.0;
+            for path in 0..paths {
+                let a = s.engine().coefficients(path, m)[j];
+                dd += (a - a_inf[i]).powi(2) / paths as f64;
+                mean += a / paths as f64;
+            }
+            bb += (mean - a_inf[i]).powi(2);
+        }
+        let e = &mut by_depth[depth - 1];
+        e.0 += dd;
+        e.1 += bb;
+        e.2 += 1;
+    }
+    if std::env::var("SOSMP_TOP").is_ok() {
+        let model = s.model();
+        let mut per: Vec<(f64, f64, usize)> = (0..msgs)
+            .map(|m| {
+                let (mut dd, mut bb) = (0.0, 0.0);
+                for j in 0..r {
+                    let i = m * r + j;
+                    let mut mean = 0.0;
+                    for path in 0..paths {
+                        let a = s.engine().coefficients(path, m)[j];
+                        dd += (a - a_inf[i]).powi(2) / paths as f64;
+                        mean += a / paths as f64;
+                    }
+                    bb += (mean - a_inf[i]).powi(2);
+                }
+                (dd, bb, m)
+            })
+            .collect();
+        per.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+        for &(dd, bb, m) in per.iter().take(12) {
+            let (v, u) = (g.source(m), g.target(m));
+            let nm = &model.node_mixtures[v];
+            let em = &model.edge_mixtures[m / 2];
+            println!(
+                "{v:3} -> {u:3}: T|a-a_inf|^2 {:.3}, T bias {:.3}, |a_inf - a*|^2 {:.2e}; psi_v sd {:?} means {:?} w {:?}; edge sd {:?} w {:?}",
+                config.iters as f64 * dd,
+                config.iters as f64 * bb,
+                (0..r)
+                    .map(|j| (a_inf[m * r + j] - a_star[m * r + j]).powi(2))
+                    .sum::<f64>(),
+                nm.variances
+                    .iter()
+                    .map(|x| (x.sqrt() * 1000.0).round() / 1000.0)
+                    .collect::<Vec<_>>(),
+                nm.means
+                    .iter()
+                    .map(|x| (x * 100.0).round() / 100.0)
+                    .collect::<Vec<_>>(),
+                nm.weights
+                    .iter()
+                    .map(|x| (x * 100.0).round() / 100.0)
+                    .collect::<Vec<_>>(),
+                em.variances
+                    .iter()
+                    .map(|x| (x.sqrt() * 1000.0).round() / 1000.0)
+                    .collect::<Vec<_>>(),
+                em.weights
+                    .iter()
+                    .map(|x| (x * 100.0).round() / 100.0)
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    let t_end = config.iters;
+    let mut line = String::from("T |a_T - a_inf|^2 (bias |E a_T - a_inf|^2 x T) by message depth:");
+    for depth in [1usize, 2, 3, 5, 8, 12, 20, 30, 50, 70, 99] {
+        if let Some(&(dd, bb, c)) = by_depth.get(depth - 1).filter(|e| e.2 > 0) {
+            line += &format!(
+                " d{depth}: {:.3} ({:.3})",
+                t_end as f64 * dd / c as f64,
+                t_end as f64 * bb / c as f64
+            );
+        }
+    }
+    println!("{line}");
+    println!(
+        "n = {}, r = {r}, k = {}, paths = {paths}, T = {t_end}, seed = {}: e_0 = {e0:.4e}, floor e(a_inf) = {floor:.4e} ({:.4e} of e_0), |a_inf - a*|^2 = {floor:.4e}",
+        config.nodes,
+        config.samples,
+        config.seed,
+        floor / e0
+    );
+    let fitted = beliefscope::scenarios::sosmp::fit_slope(&s.curves().mean, s.floor(), 10);
+    println!("issue's slope (mean e_t/e_0 - floor, t in [10, T]): {fitted:?}");
+    let mut windows = vec![(10, t_end)];
+    let mut lo = 10;
+    while lo * 10 <= t_end {
+        windows.push((lo, lo * 10));
+        lo *= 10;
+    }
+    if lo < t_end && lo > 10 {
+        windows.push((lo, t_end));
+    }
+    for (lo, hi) in windows {
+        println!(
+            "t in [{lo:6}, {hi:6}]: slope of (mean e_t - floor) {:>7.3}, of mean |a_t - a_inf|^2 {:>7.3}, of bias |E a_t - a_inf|^2 {:>7.3}",
+            window_slope(&excess, lo, hi).unwrap_or(f64::NAN),
+            window_slope(&dist, lo, hi).unwrap_or(f64::NAN),
+            window_slope(&bias, lo, hi).unwrap_or(f64::NAN),
+        );
+    }
+    for t in [10usize, 30, 100, 300, 1000, 3000, 10000, 30000] {
+        if t <= t_end {
+            println!(
+                "t = {t:6}: mean e_t - floor {:.4e}, mean |a_t - a_inf|^2 {:.4e} (t x that {:.4e}), bias {:.4e}, cross {:+.4e}",
+                excess[t - 1],
+                dist[t - 1],
+                t as f64 * dist[t - 1],
+                bias[t - 1],
+                cross[t - 1]
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "diagnostic: the noise-free damped iteration a <- (1 - eta_t) a + eta_t G(a) from a_0 = 1/r"]
+fn deterministic_damped_iteration() {
+    // Settings from the environment (see `config_from_env`); SOSMP_ITERS is the iteration count.
+    let iters: usize = env_or("SOSMP_ITERS", 1000);
+    let config = SosmpConfig {
+        iters: 1,
+        ..config_from_env()
+    };
+    let s = SosmpScenario::new(config.clone(), &CancelFlag::default()).unwrap();
+    let p = s.problem().clone();
+    let (r, msgs, n) = (p.r(), p.num_messages(), p.mrf.grid.len());
+    let a_inf = s.baselines().floor.coefficients.clone();
+    let mut a = vec![1.0 / r as f64; msgs * r];
+    let mut next = a.clone();
+    let mut sc = ExpectedScratch::new(n);
+    let mut g = vec![0.0; r];
+    let mut dist = Vec::with_capacity(iters);
+    for t in 0..iters {
+        let eta = 1.0 / (t as f64 + 1.0);
+        for m in 0..msgs {
+            expected_update(&p, |w| &a[w * r..(w + 1) * r], m, &mut sc, &mut g);
+            for j in 0..r {
+                next[m * r + j] = (1.0 - eta) * a[m * r + j] + eta * g[j];
+            }
+        }
+        std::mem::swap(&mut a, &mut next);
+        let dd: f64 = a.iter().zip(&a_inf).map(|(x, y)| (x - y) * (x - y)).sum();
+        dist.push(dd / msgs as f64);
+    }
+    println!(
+        "noise-free damped iteration, n = {}, r = {r}, seed = {}: floor e(a_inf) = {:.4e}",
+        config.nodes,
+        config.seed,
+        s.baselines().floor_raw
+    );
+    for t in [1usize, 10, 30, 100, 300, 1000, 3000, 10000, 30000] {
+        if t <= iters {
+            println!("t = {t:6}: |a_t - a_inf|^2 = {:.4e}", dist[t - 1]);
+        }
+    }
+    let mut lo = 10;
+    while lo * 10 <= iters {
+        println!(
+            "slope over [{lo}, {}]: {:.3}",
+            lo * 10,
+            window_slope(&dist, lo, lo * 10).unwrap_or(f64::NAN)
+        );
+        lo *= 10;
     }
 }

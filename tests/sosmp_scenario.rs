@@ -4,7 +4,7 @@ use beliefscope::cli::{Cli, Command, RunScenario, SweepScenario};
 use beliefscope::inference::sosmp::grid::StateGrid;
 use beliefscope::scenarios::sosmp::sweep::{SweepParameter, sweeps_csv};
 use beliefscope::scenarios::sosmp::{
-    PotentialKind, SosmpConfig, SosmpScenario, SweepSpec, fit_slope, run_sweep,
+    PotentialKind, SosmpConfig, SosmpScenario, SweepSpec, fit_slope, run_sweep, slope_windows,
 };
 use beliefscope::scenarios::{
     CancelFlag, Probe, RunResults, Scenario, ScenarioConfig, ScenarioView,
@@ -128,6 +128,21 @@ fn a_sweep_returns_one_curve_per_value() {
     assert!(result.curves.iter().all(|c| c.mean_error.len() == 30));
     // Same model (same seed), so the same floor whatever k is.
     assert_eq!(result.curves[0].floor, result.curves[1].floor);
+    // The distance-to-a_inf slope is that of a standalone run with the same settings.
+    let mut alone = SosmpScenario::new(
+        SosmpConfig {
+            samples: 10,
+            ..base.clone()
+        },
+        &CancelFlag::default(),
+    )
+    .unwrap();
+    while !alone.finished() {
+        alone.step().unwrap();
+    }
+    let expected = fit_slope(&alone.curves().fixed_point, 0.0, 10);
+    assert!(expected.is_some_and(f64::is_finite));
+    assert_eq!(result.curves[1].fixed_point_slope, expected);
     let csv = sweeps_csv(&[result]);
     assert_eq!(csv.lines().count(), 1 + 60);
     assert!(csv.starts_with("parameter,value,iter,"));
@@ -143,6 +158,69 @@ fn slope_fit_recovers_a_power_law() {
     let y: Vec<f64> = (1..=1000).map(|t| floor + 3.0 / t as f64).collect();
     let s = fit_slope(&y, floor, 10).unwrap();
     assert!((s + 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn slope_windows_see_a_change_of_rate() {
+    // floor + t^-1 up to t = 100, then floor + 0.1 t^-0.5 (continuous at 100): the fit over
+    // [10, 100] must be -1, over [100, 1000] -0.5, and the last window ends at T = 1500.
+    let floor = 0.3;
+    let y: Vec<f64> = (1..=1500)
+        .map(|t| {
+            let t = t as f64;
+            floor + if t <= 100.0 { 1.0 / t } else { 0.1 / t.sqrt() }
+        })
+        .collect();
+    let w = slope_windows(&y, floor, 10);
+    assert_eq!(w.len(), 3);
+    assert_eq!((w[0].0, w[0].1, w[0].3), (10, 100, 91));
+    assert!((w[0].2.unwrap() + 1.0).abs() < 1e-9, "{w:?}");
+    assert_eq!((w[1].0, w[1].1), (100, 1000));
+    // t = 100 itself lies on both laws.
+    assert!((w[1].2.unwrap() + 0.5).abs() < 1e-9, "{w:?}");
+    assert_eq!((w[2].0, w[2].1), (1000, 1500));
+    assert!((w[2].2.unwrap() + 0.5).abs() < 1e-9, "{w:?}");
+}
+
+#[test]
+fn fixed_point_errors_split_the_excess_over_the_floor() {
+    let mut s = SosmpScenario::new(small(), &CancelFlag::default()).unwrap();
+    for _ in 0..25 {
+        s.step().unwrap();
+    }
+    let b = s.baselines();
+    let (a_inf, a_star, e0) = (&b.floor.coefficients, &b.reference_coefficients, b.e0);
+    let p = s.problem();
+    let (r, msgs, paths) = (p.r(), p.num_messages(), s.engine().num_paths());
+    // Recomputed here from the engine's coefficients.
+    let (mut dist, mut cross, mut bias) = (0.0, 0.0, 0.0);
+    for m in 0..msgs {
+        for j in 0..r {
+            let i = m * r + j;
+            let mut mean = 0.0;
+            for path in 0..paths {
+                let a = s.engine().coefficients(path, m)[j];
+                dist += (a - a_inf[i]).powi(2);
+                cross += 2.0 * (a - a_inf[i]) * (a_inf[i] - a_star[i]);
+                mean += a / paths as f64;
+            }
+            bias += (mean - a_inf[i]).powi(2);
+        }
+    }
+    let norm = (msgs * paths) as f64;
+    let (dist, cross, bias) = (dist / norm, cross / norm, bias / msgs as f64);
+    let c = s.curves();
+    assert_eq!(c.fixed_point.len(), 25);
+    assert!((c.fixed_point[24] * e0 - dist).abs() < 1e-12 * dist.max(1e-3));
+    assert!((c.fixed_point_bias[24] * e0 - bias).abs() < 1e-12 * bias.max(1e-3));
+    // e_t - e(a_inf) = |a_t - a_inf|^2 + 2 <a_t - a_inf, a_inf - a*>, averaged over the paths.
+    let excess = c.mean_raw[24] - b.floor_raw;
+    assert!(
+        (excess - (dist + cross)).abs() < 1e-10,
+        "excess {excess} vs distance {dist} + cross {cross}"
+    );
+    // The paths' mean is no farther from a_inf than the paths are on average.
+    assert!(bias <= dist + 1e-15);
 }
 
 #[test]

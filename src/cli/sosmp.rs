@@ -213,7 +213,7 @@ impl SosmpSweepArgs {
             let result = run_sweep(&base, spec, &cancel, &mut report)?;
             for c in &result.curves {
                 eprintln!(
-                    "{symbol} = {:>5}: final {:.4e} (raw {:.4e})  floor {:.4e} (raw {:.4e}, L2 {:.4e})  slope {} ({} points)  run {:.2} s",
+                    "{symbol} = {:>5}: final {:.4e} (raw {:.4e})  floor {:.4e} (raw {:.4e}, L2 {:.4e})  slope {} ({} points), to a_inf {}  run {:.2} s",
                     c.value,
                     c.final_error(),
                     c.final_error_raw(),
@@ -222,6 +222,8 @@ impl SosmpSweepArgs {
                     c.floor_raw + c.truncation,
                     c.slope.map_or("n/a".to_string(), |s| format!("{s:.3}")),
                     c.slope_points,
+                    c.fixed_point_slope
+                        .map_or("n/a".to_string(), |s| format!("{s:.3}")),
                     c.run_seconds
                 );
             }
@@ -247,6 +249,7 @@ impl SosmpSweepArgs {
                                 "truncation": c.truncation,
                                 "slope": c.slope,
                                 "slope_points": c.slope_points,
+                                "fixed_point_slope": c.fixed_point_slope,
                                 "setup_seconds": c.setup_seconds,
                                 "run_seconds": c.run_seconds,
                                 "warnings": c.warnings,

@@ -6,11 +6,15 @@
 //! kernel edge potentials (eq. 39). Set-up computes, on the same grid:
 //! * the BP fixed point `m*` by grid integration ([`reference`]) and `a* = <m*, φ_j>`;
 //! * the fixed point `a_∞` of the exact expected update ([`expected`]), whose error `e(a_∞)` is
-//!   the floor below which more iterations cannot go.
+//!   the floor: the value the error tends to as `t → ∞` (the mean can pass below it on the way,
+//!   through the cross term below).
 //!
 //! Each iteration advances every sample path once; the error `e_t` (eq. 38) is recorded per
 //! path, shown normalised by `e_0` (the error of `a_0 = 1/r`, the same on every path), with the
-//! slope of `log(mean e_t - floor)` against `log t` fitted over `t ∈ [10, T]`.
+//! slope of `log(mean e_t - floor)` against `log t` fitted over `t ∈ [10, T]`, and local slopes over
+//! each decade. Beside it the distance `‖a_t - a_∞‖²` to the expected update's fixed point is
+//! recorded (averaged over paths, and for the paths' mean): `e_t - e(a_∞)` is that distance plus
+//! the cross term `2 <a_t - a_∞, a_∞ - a*>`, so with a large floor the two can differ.
 //!
 //! Set-up cost O(|E| n² r) for the tables plus O(|E→| n²) for the reference (tree; times the
 //! sweeps on loopy graphs); an iteration costs what the engine's does plus O(paths · |E→| r) for
@@ -53,12 +57,18 @@ pub const FLOOR_MAX_SWEEPS: usize = 20_000;
 pub const SLOPE_FROM: usize = 10;
 
 /// The error curves so far: `paths[p][t - 1] = e_t / e_0` on path `p`, their mean, and the mean
-/// of the raw `e_t`.
+/// of the raw `e_t`; beside them the distance to the floor's fixed point `a_∞` (what the
+/// stochastic approximation itself converges to), also normalised by `e_0`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ErrorCurves {
     pub paths: Vec<Vec<f64>>,
     pub mean: Vec<f64>,
     pub mean_raw: Vec<f64>,
+    /// `(1/|E→|) Σ_m ‖a_t - a_∞‖² / e_0`, averaged over the paths.
+    pub fixed_point: Vec<f64>,
+    /// `(1/|E→|) Σ_m ‖ā_t - a_∞‖² / e_0` with `ā_t` the mean of `a_t` over the paths: the part of
+    /// `fixed_point` that averaging more paths does not remove (plus its variance / paths).
+    pub fixed_point_bias: Vec<f64>,
 }
 
 /// Least-squares slope of `log(y_t - floor)` against `log t` over `t ∈ [from, len]` (1-based t,
@@ -69,11 +79,16 @@ pub fn fit_slope(y: &[f64], floor: f64, from: usize) -> Option<f64> {
 
 /// [`fit_slope`] and the number of points it used (those above the floor).
 pub fn fit_slope_points(y: &[f64], floor: f64, from: usize) -> (Option<f64>, usize) {
+    fit_slope_range(y, floor, from, y.len())
+}
+
+/// [`fit_slope_points`] over `t ∈ [from, to]` only.
+pub fn fit_slope_range(y: &[f64], floor: f64, from: usize, to: usize) -> (Option<f64>, usize) {
     let pts: Vec<(f64, f64)> = y
         .iter()
         .enumerate()
         .map(|(i, &v)| (i + 1, v - floor))
-        .filter(|&(t, d)| t >= from && d > 0.0 && d.is_finite())
+        .filter(|&(t, d)| t >= from && t <= to && d > 0.0 && d.is_finite())
         .map(|(t, d)| ((t as f64).ln(), d.ln()))
         .collect();
     if pts.len() < 3 {
@@ -85,6 +100,25 @@ pub fn fit_slope_points(y: &[f64], floor: f64, from: usize) -> (Option<f64>, usi
     let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
     let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     ((sxx > 0.0).then(|| sxy / sxx), pts.len())
+}
+
+/// Local slopes of `log(y_t - floor)` over the decades `[from, 10 from]`, `[10 from, 100 from]`,
+/// ... up to `len` (a last shorter window ends at `len`): `(start, end, slope, points used)`.
+/// A slope that steepens from one window to the next is a transient, not the asymptotic rate.
+pub fn slope_windows(
+    y: &[f64],
+    floor: f64,
+    from: usize,
+) -> Vec<(usize, usize, Option<f64>, usize)> {
+    let mut out = Vec::new();
+    let mut lo = from.max(1);
+    while lo < y.len() {
+        let hi = (lo * 10).min(y.len());
+        let (s, used) = fit_slope_range(y, floor, lo, hi);
+        out.push((lo, hi, s, used));
+        lo = hi;
+    }
+    out
 }
 
 /// The selected directed edge, on path 0 unless said otherwise.
@@ -268,6 +302,8 @@ impl SosmpScenario {
             paths: vec![Vec::with_capacity(reserve); config.paths],
             mean: Vec::with_capacity(reserve),
             mean_raw: Vec::with_capacity(reserve),
+            fixed_point: Vec::with_capacity(reserve),
+            fixed_point_bias: Vec::with_capacity(reserve),
         };
         let n = problem.mrf.grid.len();
         let centre = n / 2;
@@ -471,6 +507,33 @@ impl SosmpScenario {
         }
     }
 
+    /// The eq. 38 distance of the current iterates to the floor's fixed point `a_∞`, averaged over
+    /// the paths, and that of their mean over the paths (both raw). O(paths · |E→| r).
+    fn fixed_point_errors(&self) -> (f64, f64) {
+        let a_inf = &self.baselines.floor.coefficients;
+        let paths = self.engine.num_paths();
+        let r = self.problem.r();
+        let mut mean = vec![0.0; r];
+        let (mut dist, mut bias) = (0.0, 0.0);
+        for m in 0..self.problem.num_messages() {
+            let target = &a_inf[m * r..(m + 1) * r];
+            mean.iter_mut().for_each(|x| *x = 0.0);
+            for p in 0..paths {
+                let a = self.engine.coefficients(p, m);
+                for ((x, &aj), &tj) in mean.iter_mut().zip(a).zip(target) {
+                    dist += (aj - tj) * (aj - tj);
+                    *x += aj;
+                }
+            }
+            for (x, &tj) in mean.iter().zip(target) {
+                let d = x / paths as f64 - tj;
+                bias += d * d;
+            }
+        }
+        let messages = self.problem.num_messages() as f64;
+        (dist / (messages * paths as f64), bias / messages)
+    }
+
     /// Mean normalised error per iteration as CSV: `iter,mean,mean_raw,path_0,...`.
     pub fn errors_csv(&self) -> String {
         let c = &self.curves;
@@ -512,12 +575,15 @@ impl Scenario for SosmpScenario {
             .collect();
         let mean_raw = raw.iter().sum::<f64>() / raw.len() as f64;
         let mean = mean_raw / b.e0;
+        let (fixed_point, fixed_point_bias) = self.fixed_point_errors();
         let curves = Arc::make_mut(&mut self.curves);
         for (c, e) in curves.paths.iter_mut().zip(&raw) {
             c.push(e / b.e0);
         }
         curves.mean.push(mean);
         curves.mean_raw.push(mean_raw);
+        curves.fixed_point.push(fixed_point / b.e0);
+        curves.fixed_point_bias.push(fixed_point_bias / b.e0);
         let seconds = report.seconds + start.elapsed().as_secs_f64();
         self.run_seconds += seconds;
         let record = IterationRecord {
@@ -610,6 +676,9 @@ impl Scenario for SosmpScenario {
         if let Some(s) = self.slope() {
             m.insert("slope".to_string(), s);
         }
+        if let Some(s) = fit_slope(&self.curves.fixed_point, 0.0, SLOPE_FROM) {
+            m.insert("fixed_point_slope".to_string(), s);
+        }
         m
     }
 
@@ -632,6 +701,33 @@ impl Scenario for SosmpScenario {
         );
         // Iterations in the range where the mean is above the floor (only those are fitted).
         m.insert("slope_points".into(), json!(used));
+        m.insert(
+            "slope_windows".into(),
+            json!(
+                slope_windows(&self.curves.mean, self.floor(), SLOPE_FROM)
+                    .into_iter()
+                    .map(|(lo, hi, s, used)| json!({ "from": lo, "to": hi, "slope": s, "points": used }))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        m.insert("fixed_point_error".into(), json!(self.curves.fixed_point));
+        m.insert(
+            "fixed_point_bias".into(),
+            json!(self.curves.fixed_point_bias),
+        );
+        m.insert(
+            "fixed_point_slope".into(),
+            json!(fit_slope(&self.curves.fixed_point, 0.0, SLOPE_FROM)),
+        );
+        m.insert(
+            "fixed_point_slope_windows".into(),
+            json!(
+                slope_windows(&self.curves.fixed_point, 0.0, SLOPE_FROM)
+                    .into_iter()
+                    .map(|(lo, hi, s, used)| json!({ "from": lo, "to": hi, "slope": s, "points": used }))
+                    .collect::<Vec<_>>()
+            ),
+        );
         m.insert("truncation".into(), json!(b.truncation));
         m.insert(
             "floor_l2".into(),
@@ -697,6 +793,10 @@ impl Scenario for SosmpScenario {
         m.insert(
             "error_definition".into(),
             json!("e_t = (1/|E->|) sum over directed edges of sum_{j<=r} (a_t,j - a*_j)^2 (eq. 38); curves are e_t / e_0 for t = 1..T"),
+        );
+        m.insert(
+            "fixed_point_error_definition".into(),
+            json!("fixed_point_error: (1/|E->|) sum over directed edges of |a_t - a_inf|^2 / e_0, averaged over paths (a_inf = floor_coefficients, the fixed point of the expected update); fixed_point_bias: the same for the mean of a_t over the paths. mean_error - floor - fixed_point_error is the cross term 2 <a_t - a_inf, a_inf - a*> / e_0 (averaged), which can be negative"),
         );
         m
     }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope_points};
+use super::{PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope, fit_slope_points};
 use crate::error::{Error, Result};
 use crate::scenarios::{CancelFlag, Scenario};
 
@@ -141,6 +141,10 @@ pub struct SweepCurve {
     pub slope: Option<f64>,
     /// Iterations in `[10, T]` above the floor, which the slope is fitted on.
     pub slope_points: usize,
+    /// Slope of the mean distance `|a_t - a_∞|²` to the expected update's fixed point over
+    /// `[10, T]` (no floor subtracted, so no cross term).
+    #[serde(default)]
+    pub fixed_point_slope: Option<f64>,
     pub setup_seconds: f64,
     pub run_seconds: f64,
     pub warnings: Vec<String>,
@@ -230,6 +234,7 @@ pub fn run_sweep(
             truncation: s.baselines().truncation,
             slope,
             slope_points,
+            fixed_point_slope: fit_slope(&c.fixed_point, 0.0, SLOPE_FROM),
             setup_seconds: s.setup_seconds(),
             run_seconds: s.run_seconds(),
             warnings: s.warnings(),
