@@ -395,7 +395,8 @@ fn toolbar(
         }
         if view.ground_truth.is_some() {
             ui.separator();
-            let id = ui.label("EPE scale").id;
+            // Kept on one line: a wrapped toolbar label reads as two controls.
+            let id = ui.add(egui::Label::new("EPE scale").extend()).id;
             ui.add(
                 egui::DragValue::new(&mut caches.epe_scale)
                     .range(0.1..=20.0)
