@@ -30,6 +30,7 @@ const REFERENCE_COLOR: Color32 = Color32::from_rgb(102, 187, 106);
 const FLOOR_COLOR: Color32 = Color32::from_rgb(239, 108, 0);
 const SLOPE_COLOR: Color32 = Color32::from_rgb(158, 158, 158);
 const SAMPLE_COLOR: Color32 = Color32::from_rgb(236, 64, 122);
+const FIXED_POINT_COLOR: Color32 = Color32::from_rgb(171, 71, 188);
 /// Colours of overlaid sweep curves.
 const SWEEP_COLORS: [Color32; 7] = [
     Color32::from_rgb(171, 71, 188),
@@ -348,6 +349,16 @@ fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32)
                     .style(LineStyle::dotted_loose())
                     .width(1.5),
             );
+            // What the stochastic approximation itself converges to: its distance falls like
+            // 1/t only when the expected update contracts enough (see the README).
+            plot.line(
+                Line::new(
+                    "distance to a∞, ‖a_t − a∞‖² / e_0",
+                    PlotPoints::from(log_points(&curves.fixed_point, |e| e)),
+                )
+                .color(FIXED_POINT_COLOR)
+                .width(1.5),
+            );
         }
         if !l2 && view.slope_reference.len() == 2 {
             let pts: Vec<[f64; 2]> = view
@@ -531,12 +542,18 @@ fn choosers(
 /// Floor, slope, e_0 and the warnings.
 fn numbers(ui: &mut egui::Ui, view: &SosmpView) {
     let slope = view.slope.map_or("–".to_string(), |s| format!("{s:.2}"));
+    let fixed_point_slope = crate::scenarios::sosmp::fit_slope(
+        &view.curves.fixed_point,
+        0.0,
+        crate::scenarios::sosmp::SLOPE_FROM,
+    )
+    .map_or("–".to_string(), |s| format!("{s:.2}"));
     let last = view.curves.mean.last().copied();
     ui.add(
         egui::Label::new(
             RichText::new(format!(
                 "iteration {} · mean e_t/e_0 {} · floor e(a∞)/e_0 {:.3e} · slope of log(mean − floor) \
-                 against log t over t ≥ 10: {slope} · e_0 {:.3e} · truncation Σ_(j>r) a*² {:.3e} · \
+                 against log t over t ≥ 10: {slope} (distance to a∞: {fixed_point_slope}) · e_0 {:.3e} · truncation Σ_(j>r) a*² {:.3e} · \
                  {} basis, r = {}, k = {}, {} paths{}",
                 view.iteration,
                 last.map_or("–".to_string(), |e| format!("{e:.3e}")),
