@@ -40,6 +40,10 @@ fn the_lab_runs_and_inspects_a_message_and_a_node() {
     // The numbers under the plot name the floor and the fitted slope.
     assert!(has_text(&harness, "floor e(a∞)/e_0"));
     assert!(has_text(&harness, "slope of log(mean − floor)"));
+    // The distance to a_inf has its own fitted slope once t >= 10 has data: a number, not "–".
+    let numbers = common::text_containing(&harness, "(distance to a∞: ").unwrap();
+    let after = numbers.split("(distance to a∞: ").nth(1).unwrap();
+    assert!(after.starts_with('-'), "{numbers}");
 
     harness.get_by_label("Inspect message").click();
     wait_for(&mut harness, "the message inspector", |h| {
