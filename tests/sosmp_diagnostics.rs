@@ -170,10 +170,8 @@ fn error_decomposition() {
     // Per message depth (distance from the leaf that starts it: message v -> v+1 has depth v+1,
     // v+1 -> v has depth n-1-v): t |a_T - a_inf|^2 averaged over paths, and |mean a_T - a_inf|^2.
     let g = &p.mrf.graph;
-    let mut by_depth = vec![(0.0, 0.0, 0usize); config.nodes];
-    for m in 0..msgs {
-        let (v, u) = (g.source(m), g.target(m));
-        let depth = if u > v { v + 1 } else { config.nodes - v };
+    // Message m: |a_T - a_inf|^2 averaged over the paths, and |mean a_T - a_inf|^2.
+    let distances = |m: usize| {
         let (mut dd, mut bb) = (0.0, 0.0);
         for j in 0..r {
             let i = m * r + j;
@@ -185,6 +183,13 @@ fn error_decomposition() {
             }
             bb += (mean - a_inf[i]).powi(2);
         }
+        (dd, bb)
+    };
+    let mut by_depth = vec![(0.0, 0.0, 0usize); config.nodes];
+    for m in 0..msgs {
+        let (v, u) = (g.source(m), g.target(m));
+        let depth = if u > v { v + 1 } else { config.nodes - v };
+        let (dd, bb) = distances(m);
         let e = &mut by_depth[depth - 1];
         e.0 += dd;
         e.1 += bb;
@@ -194,17 +199,7 @@ fn error_decomposition() {
         let model = s.model();
         let mut per: Vec<(f64, f64, usize)> = (0..msgs)
             .map(|m| {
-                let (mut dd, mut bb) = (0.0, 0.0);
-                for j in 0..r {
-                    let i = m * r + j;
-                    let mut mean = 0.0;
-                    for path in 0..paths {
-                        let a = s.engine().coefficients(path, m)[j];
-                        dd += (a - a_inf[i]).powi(2) / paths as f64;
-                        mean += a / paths as f64;
-                    }
-                    bb += (mean - a_inf[i]).powi(2);
-                }
+                let (dd, bb) = distances(m);
                 (dd, bb, m)
             })
             .collect();
