@@ -127,7 +127,15 @@ pub fn step_path<G: StateGrid>(
     let cells = problem.mrf.grid.num_cells();
     let max_degree = problem.max_degree;
     std::mem::swap(&mut state.prev, &mut state.coeffs);
-    let prev = &state.prev;
+    let job = NodeJob {
+        problem,
+        seed,
+        k,
+        path,
+        iteration,
+        eta,
+        prev: &state.prev,
+    };
 
     // Split the slot-major outputs into one chunk per node (O(nodes) pointers per iteration).
     let mut tasks = Vec::with_capacity(graph.num_nodes());
@@ -150,11 +158,7 @@ pub fn step_path<G: StateGrid>(
         .into_par_iter()
         .map_init(
             || NodeScratch::new(n, cells, max_degree, r),
-            |scratch, (v, out, b_out, s_out)| {
-                update_node(
-                    problem, seed, k, path, iteration, eta, v, prev, out, b_out, s_out, scratch,
-                )
-            },
+            |scratch, (v, out, b_out, s_out)| update_node(&job, v, out, b_out, s_out, scratch),
         )
         .try_reduce(|| 0, |a, b| Ok(a + b));
     match outcome {
@@ -170,19 +174,32 @@ pub fn step_path<G: StateGrid>(
     }
 }
 
-/// Dispatches to a copy of [`update_node_body`] compiled for AVX2 when the CPU has it (the
-/// loops are twice as wide). Only plain multiplies and adds are used, never fused
-/// multiply-adds, so both copies give bit-identical results.
-#[allow(clippy::too_many_arguments)]
-fn update_node<G: StateGrid>(
-    problem: &SosmpProblem<G>,
+/// What every node's update in one iteration of one path reads.
+struct NodeJob<'a, G: StateGrid> {
+    problem: &'a SosmpProblem<G>,
     seed: u64,
     k: usize,
     path: usize,
     iteration: usize,
     eta: f64,
+    /// The coefficients before this iteration (all messages).
+    prev: &'a [f64],
+}
+
+impl<G: StateGrid> Clone for NodeJob<'_, G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: StateGrid> Copy for NodeJob<'_, G> {}
+
+/// Dispatches to a copy of [`update_node_body`] compiled for AVX2 when the CPU has it (the
+/// loops are twice as wide). Only plain multiplies and adds are used, never fused
+/// multiply-adds, so both copies give bit-identical results.
+fn update_node<G: StateGrid>(
+    job: &NodeJob<'_, G>,
     v: NodeId,
-    prev: &[f64],
     out: &mut [f64],
     b_out: &mut [f64],
     s_out: &mut [G::Sample],
@@ -191,55 +208,42 @@ fn update_node<G: StateGrid>(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked on the line above).
-        return unsafe {
-            update_node_avx2(
-                problem, seed, k, path, iteration, eta, v, prev, out, b_out, s_out, sc,
-            )
-        };
+        return unsafe { update_node_avx2(job, v, out, b_out, s_out, sc) };
     }
-    update_node_body(
-        problem, seed, k, path, iteration, eta, v, prev, out, b_out, s_out, sc,
-    )
+    update_node_body(job, v, out, b_out, s_out, sc)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
 fn update_node_avx2<G: StateGrid>(
-    problem: &SosmpProblem<G>,
-    seed: u64,
-    k: usize,
-    path: usize,
-    iteration: usize,
-    eta: f64,
+    job: &NodeJob<'_, G>,
     v: NodeId,
-    prev: &[f64],
     out: &mut [f64],
     b_out: &mut [f64],
     s_out: &mut [G::Sample],
     sc: &mut NodeScratch,
 ) -> Result<u64> {
-    update_node_body(
-        problem, seed, k, path, iteration, eta, v, prev, out, b_out, s_out, sc,
-    )
+    update_node_body(job, v, out, b_out, s_out, sc)
 }
 
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn update_node_body<G: StateGrid>(
-    problem: &SosmpProblem<G>,
-    seed: u64,
-    k: usize,
-    path: usize,
-    iteration: usize,
-    eta: f64,
+    job: &NodeJob<'_, G>,
     v: NodeId,
-    prev: &[f64],
     out: &mut [f64],
     b_out: &mut [f64],
     s_out: &mut [G::Sample],
     sc: &mut NodeScratch,
 ) -> Result<u64> {
+    let NodeJob {
+        problem,
+        seed,
+        k,
+        path,
+        iteration,
+        eta,
+        prev,
+    } = *job;
     let grid = &problem.mrf.grid;
     let basis = &problem.basis;
     let tables = &problem.tables;
