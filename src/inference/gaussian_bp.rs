@@ -320,54 +320,28 @@ impl GaussianTree {
         let hidden = |i: NodeId| evidence[i].is_none();
         let mut msg_j: Vec<Option<DMatrix<f64>>> = vec![None; self.graph.num_messages()];
         let mut msg_h: Vec<Option<DVector<f64>>> = vec![None; self.graph.num_messages()];
-        let mut visited = vec![false; n];
-        for start in 0..n {
-            if visited[start] || !hidden(start) {
-                continue;
-            }
-            // BFS over the hidden component.
-            let mut order = vec![(start, None)];
-            visited[start] = true;
-            let mut head = 0;
-            while head < order.len() {
-                let (u, _) = order[head];
-                head += 1;
-                for nb in self.graph.neighbors(u) {
-                    if hidden(nb.node) && !visited[nb.node] {
-                        visited[nb.node] = true;
-                        order.push((nb.node, Some(u)));
-                    }
+        for (i, j) in self.graph.two_pass_schedule(hidden) {
+            let msg = self.graph.message_between(i, j).expect("tree edge");
+            let mut jhat = self.j_node[i].clone();
+            let mut hhat = h[i].clone();
+            for nb in self.graph.neighbors(i) {
+                if nb.node == j || !hidden(nb.node) {
+                    continue;
                 }
+                jhat += msg_j[nb.incoming].as_ref().expect("scheduled before");
+                hhat += msg_h[nb.incoming].as_ref().expect("scheduled before");
             }
-            let mut schedule: Vec<(NodeId, NodeId)> = order
-                .iter()
-                .rev()
-                .filter_map(|&(u, p)| p.map(|p| (u, p)))
-                .collect();
-            schedule.extend(order.iter().filter_map(|&(u, p)| p.map(|p| (p, u))));
-            for (i, j) in schedule {
-                let msg = self.graph.message_between(i, j).expect("tree edge");
-                let mut jhat = self.j_node[i].clone();
-                let mut hhat = h[i].clone();
-                for nb in self.graph.neighbors(i) {
-                    if nb.node == j || !hidden(nb.node) {
-                        continue;
-                    }
-                    jhat += msg_j[nb.incoming].as_ref().expect("scheduled before");
-                    hhat += msg_h[nb.incoming].as_ref().expect("scheduled before");
-                }
-                let chol = jhat.cholesky().ok_or_else(|| {
-                    Error::Other(format!(
-                        "Gaussian BP: the precision at node {i} (message to {j}) is not \
+            let chol = jhat.cholesky().ok_or_else(|| {
+                Error::Other(format!(
+                    "Gaussian BP: the precision at node {i} (message to {j}) is not \
                          positive definite"
-                    ))
-                })?;
-                let j_ij = self.block(msg / 2, i);
-                let x = chol.solve(&j_ij);
-                let y = chol.solve(&hhat);
-                msg_j[msg] = Some(-(j_ij.transpose() * x));
-                msg_h[msg] = Some(-(j_ij.transpose() * y));
-            }
+                ))
+            })?;
+            let j_ij = self.block(msg / 2, i);
+            let x = chol.solve(&j_ij);
+            let y = chol.solve(&hhat);
+            msg_j[msg] = Some(-(j_ij.transpose() * x));
+            msg_h[msg] = Some(-(j_ij.transpose() * y));
         }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {

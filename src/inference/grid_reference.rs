@@ -166,52 +166,27 @@ impl GridTreeReference {
             }
         }
         let mut msgs: Vec<Option<DVector<f64>>> = vec![None; self.graph.num_messages()];
-        let mut visited = vec![false; n];
-        for start in 0..n {
-            if visited[start] || !hidden(start) {
-                continue;
-            }
-            let mut order = vec![(start, None)];
-            visited[start] = true;
-            let mut head = 0;
-            while head < order.len() {
-                let (u, _) = order[head];
-                head += 1;
-                for nb in self.graph.neighbors(u) {
-                    if hidden(nb.node) && !visited[nb.node] {
-                        visited[nb.node] = true;
-                        order.push((nb.node, Some(u)));
-                    }
+        for (i, j) in self.graph.two_pass_schedule(hidden) {
+            let msg = self.graph.message_between(i, j).expect("tree edge");
+            let mut prod = DVector::from_column_slice(&unary[i]);
+            for nb in self.graph.neighbors(i) {
+                if nb.node != j && hidden(nb.node) {
+                    prod.component_mul_assign(msgs[nb.incoming].as_ref().expect("scheduled"));
                 }
             }
-            let mut schedule: Vec<(NodeId, NodeId)> = order
-                .iter()
-                .rev()
-                .filter_map(|&(u, p)| p.map(|p| (u, p)))
-                .collect();
-            schedule.extend(order.iter().filter_map(|&(u, p)| p.map(|p| (p, u))));
-            for (i, j) in schedule {
-                let msg = self.graph.message_between(i, j).expect("tree edge");
-                let mut prod = DVector::from_column_slice(&unary[i]);
-                for nb in self.graph.neighbors(i) {
-                    if nb.node != j && hidden(nb.node) {
-                        prod.component_mul_assign(msgs[nb.incoming].as_ref().expect("scheduled"));
-                    }
-                }
-                prod *= self.spacing(i);
-                let t = &self.transitions[msg / 2];
-                // T is child x parent.
-                let mut out = if self.parent[j] == Some(i) {
-                    t * prod
-                } else {
-                    t.tr_mul(&prod)
-                };
-                let scale = out.amax();
-                if scale > 0.0 && scale.is_finite() {
-                    out /= scale;
-                }
-                msgs[msg] = Some(out);
+            prod *= self.spacing(i);
+            let t = &self.transitions[msg / 2];
+            // T is child x parent.
+            let mut out = if self.parent[j] == Some(i) {
+                t * prod
+            } else {
+                t.tr_mul(&prod)
+            };
+            let scale = out.amax();
+            if scale > 0.0 && scale.is_finite() {
+                out /= scale;
             }
+            msgs[msg] = Some(out);
         }
         let mut result = Vec::with_capacity(n);
         for i in 0..n {

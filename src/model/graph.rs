@@ -235,22 +235,50 @@ impl Graph {
     /// Nodes in breadth-first order from `root`, with each node's parent (`None` for the root).
     /// On a tree, reversing the order gives a valid leaves-to-root schedule. O(n + |E|).
     pub fn bfs_order(&self, root: NodeId) -> Vec<(NodeId, Option<NodeId>)> {
-        let mut order = Vec::with_capacity(self.num_nodes);
         let mut visited = vec![false; self.num_nodes];
+        self.bfs_within(root, |_| true, &mut visited)
+    }
+
+    /// [`Self::bfs_order`] restricted to the nodes where `keep` holds, marking what it reaches
+    /// in `visited` (nodes already marked are skipped).
+    fn bfs_within(
+        &self,
+        root: NodeId,
+        keep: impl Fn(NodeId) -> bool,
+        visited: &mut [bool],
+    ) -> Vec<(NodeId, Option<NodeId>)> {
+        let mut order = vec![(root, None)];
         visited[root] = true;
-        order.push((root, None));
         let mut head = 0;
         while head < order.len() {
             let (node, _) = order[head];
             head += 1;
             for nb in &self.adjacency[node] {
-                if !visited[nb.node] {
+                if keep(nb.node) && !visited[nb.node] {
                     visited[nb.node] = true;
                     order.push((nb.node, Some(node)));
                 }
             }
         }
         order
+    }
+
+    /// The two-pass tree schedule on the forest induced by the nodes where `keep` holds (the
+    /// hidden nodes, say): per component, every edge (child, parent) leaves to root, then
+    /// (parent, child) root to leaves. Each pair `(i, j)` is the message i -> j, computed after
+    /// all of i's other incoming messages within the forest. O(n + |E|).
+    pub fn two_pass_schedule(&self, keep: impl Fn(NodeId) -> bool) -> Vec<(NodeId, NodeId)> {
+        let mut visited = vec![false; self.num_nodes];
+        let mut schedule = Vec::new();
+        for start in 0..self.num_nodes {
+            if visited[start] || !keep(start) {
+                continue;
+            }
+            let order = self.bfs_within(start, &keep, &mut visited);
+            schedule.extend(order.iter().rev().filter_map(|&(u, p)| p.map(|p| (u, p))));
+            schedule.extend(order.iter().filter_map(|&(u, p)| p.map(|p| (p, u))));
+        }
+        schedule
     }
 
     /// The longest shortest path (in edges) from `start`; used for "exact after diameter sweeps".
@@ -275,6 +303,30 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_pass_schedule_covers_each_hidden_component_in_dependency_order() {
+        // A tree 0-1-2-3 with 1-4, 4-5; hiding node 4 leaves the components {0,1,2,3} and {5}.
+        let g = Graph::from_edges(6, &[(0, 1), (1, 2), (2, 3), (1, 4), (4, 5)]).unwrap();
+        let schedule = g.two_pass_schedule(|v| v != 4);
+        let mut seen = std::collections::HashSet::new();
+        for &(i, j) in &schedule {
+            for nb in g.neighbors(i) {
+                if nb.node != j && nb.node != 4 {
+                    assert!(
+                        seen.contains(&(nb.node, i)),
+                        "{:?} before {:?}",
+                        (nb.node, i),
+                        (i, j)
+                    );
+                }
+            }
+            assert!(seen.insert((i, j)), "({i}, {j}) twice");
+        }
+        // Both directions of the three edges among 0..=3, nothing touching 4 or 5.
+        assert_eq!(schedule.len(), 6);
+        assert!(schedule.iter().all(|&(i, j)| i < 4 && j < 4));
+    }
 
     #[test]
     fn message_ids_are_consistent() {
