@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod cli_common;
-use cli_common::{beliefscope, stderr};
+use cli_common::{beliefscope, read_json, stderr};
 
 #[test]
 fn list_names_the_scenarios() {
@@ -59,8 +59,7 @@ fn run_denoise_writes_results_and_files() {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let printed: Value = serde_json::from_slice(&o.stdout).expect("--json prints results.json");
-    let written: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let written: Value = read_json(&out.join("results.json"));
     assert_eq!(printed, written);
     let r = written;
     assert_eq!(r["scenario"], "denoise");
@@ -214,8 +213,7 @@ fn a_loaded_image_is_denoised() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let r: Value = read_json(&out.join("results.json"));
     let fin = &r["final"]["metrics"];
     assert!(
         fin["rmse"].as_f64().unwrap() < 0.8 * fin["noisy_rmse"].as_f64().unwrap(),

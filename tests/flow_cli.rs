@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 mod cli_common;
-use cli_common::{beliefscope, stderr};
+use cli_common::{beliefscope, read_json, stderr};
 
 #[test]
 fn run_flow_on_the_built_in_pair_writes_the_files() {
@@ -96,8 +96,7 @@ fn run_flow_on_user_frames_with_ground_truth() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let r: Value = read_json(&out.join("results.json"));
     assert_eq!(r["algorithm"], "discrete");
     assert!(r["iterations"][2]["metrics"]["epe"].as_f64().is_some());
     // Without ground truth: no metrics, still the flow.

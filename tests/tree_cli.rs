@@ -3,19 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 mod cli_common;
-use cli_common::{beliefscope, stderr};
+use cli_common::{beliefscope, read_json, stderr};
 
 fn asset(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join(name)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
