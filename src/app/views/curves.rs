@@ -242,7 +242,7 @@ pub fn residual_plot(
 }
 
 /// Grid lines at whole decades (every decade, or every few when many are visible).
-fn decade_spacer(input: GridInput) -> Vec<GridMark> {
+pub fn decade_spacer(input: GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
     if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
         return Vec::new();

@@ -15,7 +15,7 @@ use egui_plot::{
     PlotPoints, Points,
 };
 
-use super::curves::power_of_ten_label;
+use super::curves::{decade_spacer, power_of_ten_label};
 use crate::app::commands::UiCommand;
 use crate::scenarios::Probe;
 use crate::scenarios::sosmp::sweep::SweepParameter;
@@ -104,17 +104,7 @@ fn log_points(y: &[f64], map: impl Fn(f64) -> f64) -> Vec<[f64; 2]> {
 /// decades are in view (so a narrow range still gets labelled ticks).
 fn decades(input: GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return Vec::new();
-    }
-    let step = ((hi - lo) / 6.0).ceil().max(1.0);
-    let mut marks: Vec<GridMark> = ((lo / step).ceil() as i64..=(hi / step).floor() as i64)
-        .take(64)
-        .map(|k| GridMark {
-            value: k as f64 * step,
-            step_size: step,
-        })
-        .collect();
+    let mut marks = decade_spacer(input);
     if hi - lo < 2.0 {
         for k in lo.floor() as i64..=hi.ceil() as i64 {
             for m in [2.0f64, 5.0] {
