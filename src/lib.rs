@@ -13,6 +13,7 @@ pub mod inference;
 pub mod io;
 pub mod kernel;
 pub mod model;
+pub mod run;
 pub mod runner;
 pub mod scenarios;
 pub mod viz;

@@ -493,7 +493,7 @@ impl eframe::App for App {
         }
         match self.dialog.poll() {
             Some((Purpose::SaveTree(text), Picked::Path(path))) => {
-                if let Err(e) = crate::io::results::write_atomic(&path, text.as_bytes()) {
+                if let Err(e) = crate::io::write_atomic(&path, text.as_bytes()) {
                     self.notices.error(e.to_string());
                 }
             }

@@ -7,7 +7,7 @@ use clap::Args;
 use super::OutputArgs;
 use crate::error::{Error, Result};
 use crate::inference::sosmp::basis::BasisKind;
-use crate::io::results::write_atomic;
+use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
 use crate::scenarios::sosmp::sweep::{SweepProgress, sweeps_csv};
 use crate::scenarios::sosmp::{

@@ -13,7 +13,7 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::inference::kbp::KbpUpdate;
-use crate::io::results::write_atomic;
+use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
 use crate::scenarios::denoise::sweep::measure;
 use crate::scenarios::denoise::{DenoiseAlgorithm, DenoiseConfig};

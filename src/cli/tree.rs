@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
 use crate::io::csv::{read_edge_list, write_csv};
-use crate::io::results::write_atomic;
+use crate::io::write_atomic;
 use crate::scenarios::tree::{
     BuiltinData, DataSource, NodeSpec, Topology, TreeConfig, TreeScenario, builtin,
 };

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::denoise::DenoiseArgs;
 use crate::error::{Error, Result};
-use crate::io::results::write_atomic;
+use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
 use crate::scenarios::denoise::{AutotuneSpec, autotune};
 

@@ -22,9 +22,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::sosmp::model::SlotLayout;
 use super::{Belief, EstimateKind, Estimates, Inference, StepReport};
 use crate::error::{Error, Result};
+use crate::model::SlotLayout;
 use crate::model::flow::FlowMrf;
 use crate::model::{NodeEvidence, NodeId};
 

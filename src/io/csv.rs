@@ -247,7 +247,7 @@ pub fn read_csv(path: &Path) -> Result<Dataset> {
 
 /// Writes a dataset as CSV, atomically.
 pub fn write_csv(path: &Path, data: &Dataset, decimals: usize) -> Result<()> {
-    super::results::write_atomic(path, data.to_csv(decimals).as_bytes())
+    super::write_atomic(path, data.to_csv(decimals).as_bytes())
 }
 
 /// One node of an edge-list file.
@@ -427,7 +427,7 @@ pub fn read_edge_list(path: &Path) -> Result<EdgeList> {
 
 /// Writes an edge-list file, atomically.
 pub fn write_edge_list(path: &Path, list: &EdgeList) -> Result<()> {
-    super::results::write_atomic(path, list.to_text().as_bytes())
+    super::write_atomic(path, list.to_text().as_bytes())
 }
 
 #[cfg(test)]

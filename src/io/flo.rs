@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::io::image_file::MAX_IMAGE_SIDE;
-use crate::io::results::write_atomic;
+use crate::io::write_atomic;
 
 /// The four tag bytes: `"PIEH"`, which read as a little-endian float32 is 202021.25.
 pub const FLO_TAG: [u8; 4] = *b"PIEH";

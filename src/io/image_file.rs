@@ -10,19 +10,7 @@ use crate::error::{Error, Result};
 /// Largest accepted width or height, in pixels.
 pub const MAX_IMAGE_SIDE: u32 = 4096;
 
-/// A gray-scale image as f64 values (0..255 for 8-bit inputs), row-major.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GrayImage {
-    pub width: usize,
-    pub height: usize,
-    pub pixels: Vec<f64>,
-}
-
-impl GrayImage {
-    pub fn get(&self, x: usize, y: usize) -> f64 {
-        self.pixels[y * self.width + x]
-    }
-}
+pub use crate::model::image::GrayImage;
 
 /// Loads any image the `image` crate reads and converts it to 8-bit gray (luma). Refuses files
 /// over [`MAX_IMAGE_SIDE`] on a side before decoding the pixels.

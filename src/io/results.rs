@@ -1,20 +1,11 @@
-//! Writing results.json and curves.csv. Files are written atomically (temp file, then rename)
-//! so an interrupted run never leaves half a file.
+//! Writing results.json and curves.csv, atomically (see [`super::atomic`]).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::scenarios::{IterationRecord, RunResults};
-
-/// Writes `contents` to `path` through a temporary file in the same folder and a rename.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp~");
-    std::fs::write(&tmp, contents)
-        .map_err(|e| Error::Io(format!("cannot write {}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, path)
-        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
-}
+use super::atomic::write_atomic;
+use crate::error::Result;
+use crate::run::{IterationRecord, RunResults};
 
 pub fn results_json(results: &RunResults) -> String {
     serde_json::to_string_pretty(results).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

@@ -52,7 +52,12 @@
 
 mod bandwidth;
 mod dense_cholesky;
-mod error;
+/// The toolkit's error type lives on the ground floor (`crate::error::kernel`), so that the
+/// crate's `Error` can wrap it without `error` importing `kernel`.
+mod error {
+    pub(crate) use crate::error::kernel::check_finite;
+    pub use crate::error::kernel::{KernelError, Result};
+}
 mod gram;
 mod hsic;
 mod incomplete_cholesky;

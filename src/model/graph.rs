@@ -11,34 +11,13 @@ use std::collections::BTreeSet;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 
 pub type NodeId = usize;
 pub type EdgeId = usize;
 /// A directed message id: `2 * edge` for `edge.0 -> edge.1`, `2 * edge + 1` for the reverse.
 pub type MsgId = usize;
 
-/// Why a graph was refused.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum GraphError {
-    #[error("the graph has no nodes")]
-    Empty,
-    #[error("edge ({a}, {b}) names node {node}, but the graph has only {n} nodes (ids 0..{n})")]
-    OutOfRange {
-        a: NodeId,
-        b: NodeId,
-        node: NodeId,
-        n: usize,
-    },
-    #[error("edge ({node}, {node}) is a self loop")]
-    SelfLoop { node: NodeId },
-    #[error("edge ({a}, {b}) appears twice")]
-    DuplicateEdge { a: NodeId, b: NodeId },
-    #[error("edge ({a}, {b}) closes a cycle, but a tree is needed")]
-    Cycle { a: NodeId, b: NodeId },
-    #[error("the graph is not connected: node {node} cannot be reached from node 0")]
-    Disconnected { node: NodeId },
-}
+pub use crate::error::graph::GraphError;
 
 /// One neighbour of a node, with the ids of the two messages on the shared edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

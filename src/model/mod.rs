@@ -3,6 +3,10 @@
 pub mod evidence;
 pub mod flow;
 pub mod graph;
+pub mod image;
+pub mod slot_layout;
 
 pub use evidence::NodeEvidence;
 pub use graph::{Graph, GraphError, MsgId, Neighbor, NodeId};
+pub use image::GrayImage;
+pub use slot_layout::SlotLayout;

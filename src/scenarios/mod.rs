@@ -11,14 +11,13 @@ pub mod tree;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::{MsgId, NodeId};
+pub use crate::run::{CancelFlag, FinalResults, IterationRecord, RunLog, RunResults};
 
 /// Every parameter of a run, defaults included; echoed into results.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,15 +103,6 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     ]
 }
 
-/// One row of the per-iteration log (the `iterations` array of results.json).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IterationRecord {
-    pub iter: usize,
-    pub seconds: f64,
-    pub residual: f64,
-    pub metrics: BTreeMap<String, f64>,
-}
-
 /// What the user is inspecting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Probe {
@@ -193,25 +183,6 @@ pub trait Scenario: Send {
     }
 }
 
-/// The document written as results.json; every scenario shares this outer shape.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResults {
-    pub scenario: String,
-    pub algorithm: String,
-    pub config: Value,
-    pub setup_seconds: f64,
-    pub iterations: Vec<IterationRecord>,
-    #[serde(rename = "final")]
-    pub final_results: FinalResults,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FinalResults {
-    pub metrics: BTreeMap<String, f64>,
-}
-
 impl RunResults {
     pub fn from_scenario(s: &dyn Scenario) -> RunResults {
         let config = s.config();
@@ -225,30 +196,6 @@ impl RunResults {
                 metrics: s.final_metrics(),
             },
             extra: s.extra_results(),
-        }
-    }
-}
-
-/// A shared flag that asks long computations to stop early.
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
-
-impl CancelFlag {
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-    pub fn reset(&self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-    /// `Err(Cancelled)` once cancelled; call inside long loops.
-    pub fn check(&self) -> Result<()> {
-        if self.is_cancelled() {
-            Err(Error::Cancelled)
-        } else {
-            Ok(())
         }
     }
 }

@@ -39,7 +39,7 @@ use crate::inference::gaussian_bp::GaussianTree;
 use crate::inference::tree_kbp::{
     NodeKernelSettings, TreeKbp, TreeKbpInput, TreeKbpModel, TreeKbpOptions, resolve_kernel,
 };
-use crate::io::results::write_atomic;
+use crate::io::write_atomic;
 use crate::kernel::Points;
 use crate::model::Graph;
 

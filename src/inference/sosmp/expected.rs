@@ -21,7 +21,7 @@ use super::reference::tree_message_order;
 use super::update::sampling_density;
 use crate::error::Result;
 use crate::model::MsgId;
-use crate::scenarios::CancelFlag;
+use crate::run::CancelFlag;
 
 /// The expected-update fixed point.
 #[derive(Debug, Clone)]

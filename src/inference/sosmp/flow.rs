@@ -32,7 +32,7 @@ use super::model::{GridMrf, NodePotentials};
 use super::potentials::PairPotential;
 use crate::error::Result;
 use crate::model::flow::FlowMrf;
-use crate::scenarios::CancelFlag;
+use crate::run::CancelFlag;
 
 /// The box grid of a flow MRF's labels.
 pub fn flow_grid(mrf: &FlowMrf) -> Result<BoxGrid> {

@@ -74,7 +74,7 @@ use self::update::PathState;
 use super::{Belief, EstimateKind, Estimates, Inference, StepReport};
 use crate::error::{Error, Result};
 use crate::model::{MsgId, NodeId};
-use crate::scenarios::CancelFlag;
+use crate::run::CancelFlag;
 
 /// Everything about a problem that does not change while SOSMP runs: the MRF, the basis on its
 /// grid, the γ/β tables and the buffer layout. Shared (`Arc`) by the engine, the reference, the

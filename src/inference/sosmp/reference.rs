@@ -20,7 +20,7 @@ use super::model::GridMrf;
 use super::update::normalise;
 use crate::error::{Error, Result};
 use crate::model::{Graph, MsgId};
-use crate::scenarios::CancelFlag;
+use crate::run::CancelFlag;
 
 /// Messages in an order where each one's inputs come earlier (a tree only): the upward
 /// messages deepest first, then the downward ones from the root. O(n).

@@ -448,7 +448,7 @@ impl Scenario for Denoise {
         }
         let error = viz::heat_rgba(w, h, &self.error_image(), 255.0);
         io::save_rgba_png(&dir.join("error.png"), &error)?;
-        io::results::write_atomic(
+        io::write_atomic(
             &dir.join("curves.csv"),
             curves_csv(&self.history).as_bytes(),
         )

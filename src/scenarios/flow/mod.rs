@@ -929,10 +929,10 @@ impl Scenario for FlowScenario {
                 &flow_rgba(o.width, o.height, &o.u, &o.v, coding, Some(max)),
             )?;
         }
-        io::results::write_atomic(
+        io::write_atomic(
             &dir.join("curves.csv"),
             io::results::curves_csv(&self.history).as_bytes(),
         )?;
-        io::results::write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
+        io::write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
     }
 }

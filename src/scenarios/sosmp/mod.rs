@@ -44,7 +44,7 @@ use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
 use crate::inference::sosmp::potentials::ClipReport;
 use crate::inference::sosmp::reference::{GridBp, grid_bp};
 use crate::inference::sosmp::{Sosmp, SosmpProblem, kernels};
-use crate::io::results::{curves_csv, write_atomic};
+use crate::io::{results::curves_csv, write_atomic};
 use crate::model::{MsgId, NodeId};
 
 /// Grid BP and the expected update stop when the largest change falls below this.

@@ -30,7 +30,7 @@ use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, Scenar
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianMarginal;
 use crate::inference::tree_kbp::{KernelKind, Message, NodeBelief, TreeKbp};
-use crate::io::results::{curves_csv, write_atomic};
+use crate::io::{results::curves_csv, write_atomic};
 use crate::model::NodeId;
 
 pub use builtin::{BuiltinData, ReferenceMarginal, TrueModel};

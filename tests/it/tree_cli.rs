@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod cli_common;
-use cli_common::{beliefscope, read_json, stderr};
+use crate::cli_common::{beliefscope, read_json, stderr};
 
 fn asset(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -2,12 +2,10 @@
 //! GPU). The engine runs on its own thread, so each test steps the harness until what it waits
 //! for appears. No saved window state is read or written (`App::with_config`).
 
-mod common;
-
+use crate::common::*;
 use beliefscope::app::App;
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::sosmp::SosmpConfig;
-use common::*;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 
@@ -41,7 +39,7 @@ fn the_lab_runs_and_inspects_a_message_and_a_node() {
     assert!(has_text(&harness, "floor e(a∞)/e_0"));
     assert!(has_text(&harness, "slope of log(mean − floor)"));
     // The distance to a_inf has its own fitted slope once t >= 10 has data: a number, not "–".
-    let numbers = common::text_containing(&harness, "(distance to a∞: ").unwrap();
+    let numbers = crate::common::text_containing(&harness, "(distance to a∞: ").unwrap();
     let after = numbers.split("(distance to a∞: ").nth(1).unwrap();
     assert!(after.starts_with('-'), "{numbers}");
 

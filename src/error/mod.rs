@@ -1,9 +1,12 @@
 //! The crate's error type: every failure a user can cause names the problem and the value.
 
+pub mod graph;
+pub mod kernel;
+
 use thiserror::Error;
 
-use crate::kernel::KernelError;
-use crate::model::GraphError;
+pub use graph::GraphError;
+pub use kernel::KernelError;
 
 #[derive(Debug, Error)]
 pub enum Error {

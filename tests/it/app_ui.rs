@@ -5,13 +5,11 @@
 
 use std::path::PathBuf;
 
-mod common;
-
+use crate::common::*;
 use beliefscope::app::App;
 use beliefscope::inference::kbp::KbpUpdate;
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig};
-use common::*;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 

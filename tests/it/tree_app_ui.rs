@@ -2,12 +2,10 @@
 //! belief shows, observing it with the evidence switch and moving its slider update the other
 //! nodes live (a control to the worker, not a rebuild), and the draw mode validates the drawing.
 
-mod common;
-
+use crate::common::*;
 use beliefscope::app::App;
 use beliefscope::scenarios::tree::{BuiltinData, DataSource, TreeConfig};
 use beliefscope::scenarios::{Probe, ScenarioConfig, ScenarioView};
-use common::*;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 

@@ -3,8 +3,7 @@
 
 use serde_json::Value;
 
-mod cli_common;
-use cli_common::{beliefscope, read_json, stderr};
+use crate::cli_common::{beliefscope, read_json, stderr};
 
 #[test]
 fn run_flow_on_the_built_in_pair_writes_the_files() {

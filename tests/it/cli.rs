@@ -5,8 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod cli_common;
-use cli_common::{beliefscope, read_json, stderr};
+use crate::cli_common::{beliefscope, read_json, stderr};
 
 #[test]
 fn list_names_the_scenarios() {

@@ -2,13 +2,11 @@
 //! GPU): a small built-in pair in compare mode runs to the end, a click on the flow image shows
 //! the pixel's beliefs; and how opened or dropped files become frames and ground truth.
 
-mod common;
-
+use crate::common::{has_text, texts, wait_for};
 use beliefscope::app::App;
 use beliefscope::app::panels::flow_params::{FlowOpen, open_flow_files};
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::flow::{FlowAlgorithm, FlowConfig};
-use common::{has_text, texts, wait_for};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 

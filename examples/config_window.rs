@@ -1,0 +1,39 @@
+//! Opens the explorer on a config given as JSON (the `config` object of a results.json with its
+//! `"scenario"` tag, or the file's whole `{"scenario": ..., "config": {...}}`), already playing,
+//! without reading or writing the saved window state. For measuring the window on long runs:
+//! `BELIEFSCOPE_FRAME_LOG=1 cargo run --release --example config_window -- run.json`.
+
+use beliefscope::app::App;
+use beliefscope::scenarios::ScenarioConfig;
+use eframe::egui;
+
+fn main() -> Result<(), String> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: config_window CONFIG.json")?;
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    // A results.json carries the tag beside the config; a bare config carries it inside.
+    let tagged = match (json.get("scenario"), json.get("config")) {
+        (Some(name), Some(serde_json::Value::Object(config))) => {
+            let mut config = config.clone();
+            config.insert("scenario".into(), name.clone());
+            serde_json::Value::Object(config)
+        }
+        _ => json,
+    };
+    let config: ScenarioConfig =
+        serde_json::from_value(tagged).map_err(|e| format!("{path}: {e}"))?;
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("beliefscope")
+            .with_inner_size([1360.0, 840.0]),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "beliefscope-config",
+        options,
+        Box::new(move |cc| Ok(Box::new(App::with_config(cc, config, true)))),
+    )
+    .map_err(|e| e.to_string())
+}

@@ -1,0 +1,306 @@
+//! The floor plan of ARCHITECTURE.md, checked: every `crate::` path in `src/` may name only the
+//! top-level modules its floor allows, and only `src/app/` and `src/main.rs` name egui or eframe.
+//! A failure names the file, the line and the forbidden module.
+
+use std::path::{Path, PathBuf};
+
+/// The floors from the bottom up: each top-level module and the modules it may name (itself
+/// always). `error` and `run` are the ground floor.
+const FLOORS: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("run", &["error"]),
+    ("model", &["error", "run"]),
+    ("kernel", &["error", "run", "model"]),
+    ("inference", &["error", "run", "model", "kernel"]),
+    ("io", &["error", "run", "model"]),
+    ("viz", &["error", "run", "model"]),
+    (
+        "scenarios",
+        &["error", "run", "model", "kernel", "inference", "io", "viz"],
+    ),
+    ("runner", &["error", "run", "model", "scenarios"]),
+    (
+        "cli",
+        &[
+            "error",
+            "run",
+            "model",
+            "kernel",
+            "inference",
+            "io",
+            "viz",
+            "scenarios",
+            "runner",
+        ],
+    ),
+    (
+        "app",
+        &[
+            "error",
+            "run",
+            "model",
+            "kernel",
+            "inference",
+            "io",
+            "viz",
+            "scenarios",
+            "runner",
+        ],
+    ),
+];
+
+/// A forbidden name found in a file.
+#[derive(Debug, PartialEq)]
+struct Violation {
+    file: String,
+    line: usize,
+    what: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.what)
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The source with every comment replaced by spaces (newlines kept, so byte offsets still give
+/// line numbers). String literals are left alone: import paths are never inside one.
+fn without_comments(source: &str) -> String {
+    let bytes = source.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        if bytes[i] == b'/' && bytes[i + 1] == b'/' {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                out[i] = b' ';
+                i += 1;
+            }
+        } else if bytes[i] == b'/' && bytes[i + 1] == b'*' {
+            while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
+                if bytes[i] != b'\n' {
+                    out[i] = b' ';
+                }
+                i += 1;
+            }
+            out[i] = b' ';
+            if i + 1 < out.len() {
+                out[i + 1] = b' ';
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("replacing ASCII by spaces keeps UTF-8")
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset].matches('\n').count() + 1
+}
+
+/// The identifier starting at `offset`.
+fn ident_at(text: &str, offset: usize) -> &str {
+    let rest = &text[offset..];
+    let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Every top-level module named through `crate::` (also each member of a `crate::{a, b::c}`
+/// group), with its line.
+fn crate_modules(source: &str) -> Vec<(usize, String)> {
+    let text = without_comments(source);
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("crate::") {
+        let start = from + i;
+        from = start + "crate::".len();
+        // `$crate::` in macros, and longer names ending in `crate`, are not paths of ours.
+        if text[..start]
+            .chars()
+            .last()
+            .is_some_and(|c| is_ident(c) || c == '$')
+        {
+            continue;
+        }
+        let after = text[from..].trim_start();
+        let at = text.len() - after.len();
+        if !after.starts_with('{') {
+            let name = ident_at(&text, at);
+            if !name.is_empty() {
+                found.push((line_of(&text, at), name.to_string()));
+            }
+            continue;
+        }
+        // A group: the first identifier of every member at depth 1.
+        let mut depth = 0;
+        let mut expect_member = false;
+        for (j, c) in text[at..].char_indices() {
+            let pos = at + j;
+            match c {
+                '{' => {
+                    depth += 1;
+                    expect_member = depth == 1;
+                }
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ',' if depth == 1 => expect_member = true,
+                c if is_ident(c) && expect_member => {
+                    let name = ident_at(&text, pos);
+                    found.push((line_of(&text, pos), name.to_string()));
+                    expect_member = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// Whether a line names egui or eframe as a crate path.
+fn names_egui(line: &str) -> bool {
+    ["egui", "eframe", "egui_plot", "egui_kittest"]
+        .iter()
+        .any(|name| {
+            line.match_indices(name).any(|(i, _)| {
+                let before = line[..i].chars().last();
+                let after = &line[i + name.len()..];
+                !before.is_some_and(|c| is_ident(c) || c == '.')
+                    && (after.starts_with("::") || after.starts_with(';'))
+            })
+        })
+}
+
+/// The library part of a file: unit tests (`#[cfg(test)]` to the end) may reach up a floor for
+/// fixtures, since they are not part of the library's module graph.
+fn library_part(source: &str) -> &str {
+    match source.find("\n#[cfg(test)]") {
+        Some(i) => &source[..i],
+        None => source,
+    }
+}
+
+/// The violations in one file, given its path below `src/`.
+fn check_file(relative: &Path, source: &str) -> Vec<Violation> {
+    let source = library_part(source);
+    let file = relative.display().to_string();
+    let top = relative
+        .components()
+        .next()
+        .and_then(|c| c.as_os_str().to_str())
+        .map(|s| s.trim_end_matches(".rs").to_string())
+        .unwrap_or_default();
+    let mut violations = Vec::new();
+    if let Some((_, allowed)) = FLOORS.iter().find(|(name, _)| *name == top) {
+        for (line, module) in crate_modules(source) {
+            let known = FLOORS.iter().any(|(name, _)| *name == module);
+            if known && module != top && !allowed.contains(&module.as_str()) {
+                violations.push(Violation {
+                    file: file.clone(),
+                    line,
+                    what: format!("`{top}` may not import `crate::{module}` (see ARCHITECTURE.md)"),
+                });
+            }
+        }
+    }
+    let egui_allowed = relative.starts_with("app") || relative == Path::new("main.rs");
+    if !egui_allowed {
+        let text = without_comments(source);
+        for (number, line) in text.lines().enumerate() {
+            if names_egui(line) {
+                violations.push(Violation {
+                    file: file.clone(),
+                    line: number + 1,
+                    what: "only src/app/ and src/main.rs may use egui".to_string(),
+                });
+            }
+        }
+    }
+    violations
+}
+
+#[test]
+fn every_import_points_down_a_floor() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut violations = Vec::new();
+    let mut checked = 0;
+    for path in &files {
+        let relative = path.strip_prefix(&src).expect("below src/");
+        let source = std::fs::read_to_string(path).expect("a readable source file");
+        violations.extend(check_file(relative, &source));
+        checked += 1;
+    }
+    assert!(checked > 50, "only {checked} files found under src/");
+    let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+    assert!(
+        list.is_empty(),
+        "imports that point up a floor:\n{}",
+        list.join("\n")
+    );
+}
+
+#[test]
+fn every_top_level_module_has_a_floor() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("src/lib.rs");
+    for line in lib.lines() {
+        if let Some(name) = line.trim().strip_prefix("pub mod ") {
+            let name = name.trim_end_matches(';');
+            assert!(
+                FLOORS.iter().any(|(floor, _)| *floor == name),
+                "src/lib.rs declares `{name}`, which has no floor in tests/it/layers.rs"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_checker_catches_wrong_imports() {
+    let upward = "use crate::error::Result;\nuse crate::scenarios::CancelFlag;\n";
+    assert_eq!(
+        check_file(Path::new("inference/sosmp/mod.rs"), upward),
+        vec![Violation {
+            file: "inference/sosmp/mod.rs".into(),
+            line: 2,
+            what: "`inference` may not import `crate::scenarios` (see ARCHITECTURE.md)".into(),
+        }]
+    );
+    let group = "use crate::{\n    error::Result,\n    runner::Runner,\n};\n";
+    let found = check_file(Path::new("io/results.rs"), group);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].line, 3);
+    let inline = "fn f() { let _ = crate::app::App::new; }";
+    assert_eq!(check_file(Path::new("model/graph.rs"), inline).len(), 1);
+    let commented = "// use crate::scenarios::X;\n/* crate::cli */ use crate::error::Error;";
+    assert!(check_file(Path::new("kernel/gram.rs"), commented).is_empty());
+    assert_eq!(
+        check_file(Path::new("scenarios/flow/mod.rs"), "use eframe::egui;\n").len(),
+        1
+    );
+    assert!(check_file(Path::new("app/mod.rs"), "use eframe::egui;\n").is_empty());
+    assert!(check_file(Path::new("viz/icon.rs"), "let legui = 1; // egui::Ui\n").is_empty());
+    let unit_test =
+        "use crate::error::Error;\n#[cfg(test)]\nmod tests {\n    use crate::scenarios::X;\n}\n";
+    assert!(check_file(Path::new("inference/kbp/engine.rs"), unit_test).is_empty());
+}

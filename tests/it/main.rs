@@ -1,0 +1,31 @@
+//! The integration tests, linked as one binary (`cargo test --release` links it once instead of
+//! once per file). Each module is one former test file; `common` and `cli_common` hold the
+//! helpers for window tests (egui_kittest) and command-line tests.
+
+mod app_ui;
+mod cli;
+mod cli_common;
+mod common;
+mod denoise;
+mod discrete_bp;
+mod flow_app;
+mod flow_cli;
+mod flow_engine;
+mod flow_io;
+mod kbp;
+mod kernel_bandwidth;
+mod kernel_gram;
+mod kernel_hsic;
+mod kernel_lowrank;
+mod kernel_solve;
+mod layers;
+mod sosmp_app;
+mod sosmp_diagnostics;
+mod sosmp_reference;
+mod sosmp_sampler;
+mod sosmp_scenario;
+mod sosmp_update;
+mod tree_app_ui;
+mod tree_cli;
+mod tree_kbp;
+mod tree_scenario;
