@@ -3,16 +3,23 @@
 //! between iterations (so Pause takes effect within one iteration) and sends an `Arc` snapshot at
 //! most about 60 times a second, calling the `notify` callback (the window's `request_repaint`)
 //! after each event. A panic inside the scenario becomes an [`Event::Error`]; the thread lives on.
+//!
+//! Every command gets a number when it is sent ([`Runner::send`] returns it), and every snapshot
+//! says which command it answers ([`Snapshot::answered`]), so the window never guesses whether
+//! a load or a Play has been dealt with. A snapshot carries only the iteration records that are
+//! new since the previous one ([`Snapshot::new_records`]); [`HistoryLog`] on the receiving side
+//! appends them, so a snapshot costs O(new iterations), not O(all iterations so far).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::scenarios::tasks::{Task, TaskResult};
 use crate::scenarios::{
     CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioControl, ScenarioView,
+    Task, TaskResult,
 };
 
 /// Shortest interval between two snapshots while playing (about 60 per second).
@@ -46,7 +53,8 @@ pub enum Command {
 /// What the worker reports.
 #[derive(Debug, Clone)]
 pub enum Event {
-    Snapshot(Arc<Snapshot>),
+    /// The state after a command or an iteration; complete it with [`HistoryLog::absorb`].
+    Snapshot(Box<Snapshot>),
     /// Something failed; the message names the problem. What was computed before is kept.
     Error(String),
     /// A slow operation started (e.g. a set-up); cleared by the next snapshot.
@@ -66,15 +74,48 @@ pub enum Event {
 pub struct Snapshot {
     /// Increases with every snapshot sent.
     pub seq: u64,
+    /// The number of the last command the worker had handled (see [`Runner::send`]).
+    pub answered: u64,
+    /// Increases with every scenario built (a load, a reset, a replay): the history starts over.
+    pub run: u64,
+    /// Index in the run's history of the first of `new_records`.
+    pub first_new: usize,
+    /// The iteration records that are new since the previous snapshot of the same run.
+    pub new_records: Vec<IterationRecord>,
     pub config: ScenarioConfig,
     pub algorithm: String,
     pub setup_seconds: f64,
     pub iteration: usize,
     pub playing: bool,
     pub finished: bool,
+    /// Every iteration of the run: empty as sent, filled by [`HistoryLog::absorb`].
     pub history: Arc<Vec<IterationRecord>>,
     pub view: ScenarioView,
     pub probe: Option<Probe>,
+}
+
+/// The receiving side's copy of the running scenario's history: each snapshot appends its new
+/// records. Keep the snapshots it returns only briefly (a frame): `absorb` appends in place when
+/// no older snapshot still shares the history, and copies it otherwise.
+#[derive(Debug, Default)]
+pub struct HistoryLog {
+    run: Option<u64>,
+    records: Arc<Vec<IterationRecord>>,
+}
+
+impl HistoryLog {
+    /// `snapshot` with its `history` set to every record of its run.
+    pub fn absorb(&mut self, mut snapshot: Snapshot) -> Snapshot {
+        if self.run != Some(snapshot.run) {
+            self.run = Some(snapshot.run);
+            self.records = Arc::new(Vec::new());
+        }
+        let records = Arc::make_mut(&mut self.records);
+        records.truncate(snapshot.first_new);
+        records.append(&mut snapshot.new_records);
+        snapshot.history = self.records.clone();
+        snapshot
+    }
 }
 
 /// Lowers the calling thread's scheduling priority (nice +10 on Linux, where nice is per
@@ -98,7 +139,9 @@ pub fn use_background_priority_for_engine_threads() {
 
 /// The window's handle on the worker thread. Dropping it shuts the worker down.
 pub struct Runner {
-    commands: Sender<Command>,
+    commands: Sender<(u64, Command)>,
+    /// The number of the last command sent.
+    sent: AtomicU64,
     events: Receiver<Event>,
     cancel: CancelFlag,
     thread: Option<JoinHandle<()>>,
@@ -112,6 +155,9 @@ impl Runner {
         let cancel = CancelFlag::default();
         let worker = Worker {
             commands: command_rx,
+            answered: 0,
+            run: 0,
+            records_sent: 0,
             events: event_tx,
             notify,
             cancel: cancel.clone(),
@@ -129,19 +175,23 @@ impl Runner {
                 worker.run()
             })
             .expect("cannot start the engine thread");
-        if let Some(config) = initial {
-            let _ = commands.send(Command::Load(config));
-            let _ = commands.send(Command::Play);
-        }
-        Runner {
+        let runner = Runner {
             commands,
+            sent: AtomicU64::new(0),
             events,
             cancel,
             thread: Some(thread),
+        };
+        if let Some(config) = initial {
+            runner.send(Command::Load(config));
+            runner.send(Command::Play);
         }
+        runner
     }
 
-    pub fn send(&self, command: Command) {
+    /// Sends `command` and returns its number; a snapshot with `answered >= number` comes after
+    /// the worker has dealt with it (a failed load also answers, with the old scenario).
+    pub fn send(&self, command: Command) -> u64 {
         if matches!(
             command,
             Command::Load(_) | Command::Shutdown | Command::Cancel
@@ -149,9 +199,18 @@ impl Runner {
             // Interrupt a long set-up or task that is still running.
             self.cancel.cancel();
         }
-        let _ = self.commands.send(command);
+        let number = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
+        let _ = self.commands.send((number, command));
+        number
     }
 
+    /// The number of the last command sent.
+    pub fn last_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+}
+
+impl Runner {
     /// Every event that has arrived, oldest first, without blocking.
     pub fn drain(&self) -> Vec<Event> {
         self.events.try_iter().collect()
@@ -173,7 +232,13 @@ impl Drop for Runner {
 }
 
 struct Worker {
-    commands: Receiver<Command>,
+    commands: Receiver<(u64, Command)>,
+    /// The number of the last command handled.
+    answered: u64,
+    /// Counts the scenarios built (see [`Snapshot::run`]).
+    run: u64,
+    /// How many records of the current run's history have been sent.
+    records_sent: usize,
     events: Sender<Event>,
     notify: Arc<dyn Fn() + Send + Sync>,
     cancel: CancelFlag,
@@ -210,8 +275,8 @@ impl Worker {
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             };
-            if let Some(command) = command {
-                if !self.handle(command) {
+            if let Some((number, command)) = command {
+                if !self.handle(number, command) {
                     return;
                 }
                 continue;
@@ -230,7 +295,8 @@ impl Worker {
     }
 
     /// Applies one command; false means shut down.
-    fn handle(&mut self, command: Command) -> bool {
+    fn handle(&mut self, number: u64, command: Command) -> bool {
+        self.answered = number;
         match command {
             Command::Shutdown => return false,
             Command::Load(config) => self.load(config),
@@ -261,19 +327,22 @@ impl Worker {
                 // command waits for the next loop turn.
                 let mut controls = vec![c];
                 let mut deferred = None;
-                while let Ok(next) = self.commands.try_recv() {
+                while let Ok((next_number, next)) = self.commands.try_recv() {
                     match next {
-                        Command::Control(c) => controls.push(c),
+                        Command::Control(c) => {
+                            self.answered = next_number;
+                            controls.push(c);
+                        }
                         other => {
-                            deferred = Some(other);
+                            deferred = Some((next_number, other));
                             break;
                         }
                     }
                 }
                 self.apply_controls(&controls);
-                if let Some(other) = deferred {
+                if let Some((next_number, other)) = deferred {
                     self.send_snapshot();
-                    return self.handle(other);
+                    return self.handle(next_number, other);
                 }
             }
             Command::Cancel => {}
@@ -292,8 +361,10 @@ impl Worker {
         let cancel = self.cancel.clone();
         match catch_unwind(AssertUnwindSafe(|| config.build(&cancel))) {
             Ok(Ok(scenario)) => {
+                // The probe stays: the views ignore one that names nothing in the new scenario.
                 self.scenario = Some(scenario);
-                self.probe = None;
+                self.run += 1;
+                self.records_sent = 0;
             }
             // A newer Load or a shutdown interrupted this one: nothing to report.
             Ok(Err(crate::error::Error::Cancelled)) => {}
@@ -397,20 +468,27 @@ impl Worker {
             }
         };
         self.seq += 1;
+        let history = scenario.history();
+        let first_new = self.records_sent.min(history.len());
+        self.records_sent = history.len();
         let snapshot = Snapshot {
             seq: self.seq,
+            answered: self.answered,
+            run: self.run,
+            first_new,
+            new_records: history[first_new..].to_vec(),
             config: scenario.config(),
             algorithm: scenario.algorithm(),
             setup_seconds: scenario.setup_seconds(),
             iteration: scenario.history().last().map_or(0, |r| r.iter),
             playing: self.playing,
             finished: scenario.finished(),
-            history: Arc::new(scenario.history().to_vec()),
+            history: Arc::default(),
             view,
             probe,
         };
         self.last_snapshot = Some(Instant::now());
-        self.emit(Event::Snapshot(Arc::new(snapshot)));
+        self.emit(Event::Snapshot(Box::new(snapshot)));
     }
 
     fn emit(&self, event: Event) {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
 
-use crate::scenarios::tasks::Task;
+use crate::scenarios::Task;
 use crate::scenarios::{Probe, ScenarioConfig, ScenarioControl};
 
 #[derive(Debug, Clone)]

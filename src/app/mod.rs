@@ -8,9 +8,11 @@
 
 pub mod commands;
 pub mod file_dialog;
+pub mod form;
 pub mod frame_timer;
 pub mod notices;
 pub mod panels;
+pub mod scenarios;
 pub mod state;
 pub mod textures;
 pub mod views;
@@ -20,16 +22,14 @@ use std::time::Instant;
 
 use eframe::egui;
 
-use crate::runner::{Command, Event, Runner, Snapshot};
-use crate::scenarios::tasks::TaskResult;
-use crate::scenarios::{Probe, ScenarioConfig};
+use crate::runner::{Command, Event, HistoryLog, Runner, Snapshot};
+use crate::scenarios::{Probe, ScenarioConfig, TaskResult};
 use commands::UiCommand;
 use file_dialog::{FileDialog, Picked, Purpose};
 use frame_timer::FrameTimer;
 use notices::Notices;
-use panels::controls::TaskInfo;
-use panels::flow_params::FlowOpen;
 use panels::status::{StatusInfo, TaskProgress};
+use scenarios::{InspectorHeights, OpenKind, Opened, RoomContext, Rooms};
 use state::State;
 
 /// Set (to anything) to start with continuous repainting on (View → Repaint continuously).
@@ -87,32 +87,22 @@ fn install_fonts(ctx: &egui::Context) {
     ctx.set_fonts(fonts);
 }
 
-/// The iteration limit of a config, for "iteration k / max" and the curves' x range.
-pub fn max_iters(config: &ScenarioConfig) -> Option<usize> {
-    match config {
-        ScenarioConfig::Denoise(c) => Some(c.max_iters),
-        // One step per message: the count depends on the tree, not on the config alone.
-        ScenarioConfig::Tree(_) => None,
-        ScenarioConfig::Retrieval(c) => Some(c.repeats),
-        ScenarioConfig::Sosmp(c) => Some(c.iters),
-        ScenarioConfig::Flow(c) => Some(c.total_iters()),
-    }
-}
-
 pub struct App {
     /// Persisted between sessions.
     state: State,
     /// False for tests and embedded uses: never read or write the user's saved state.
     persist: bool,
     runner: Runner,
-    /// The latest snapshot from the worker.
+    /// The latest snapshot from the worker, its history completed by `history`.
     snapshot: Option<Arc<Snapshot>>,
-    /// The config last sent to the worker.
+    history: HistoryLog,
+    /// The config last sent to the worker (what runs once the worker has caught up).
     applied: ScenarioConfig,
-    /// A Load sent but not yet seen in a snapshot.
-    loading: Option<ScenarioConfig>,
-    /// The worker reported an error while `loading` was set: the old scenario is still running.
-    load_failed: bool,
+    /// The number of the last Load sent, until a snapshot answers it.
+    pending_load: Option<u64>,
+    /// The last Play or Pause asked for, until a snapshot answers it: the buttons follow the
+    /// request, not a snapshot older than it.
+    pending_play: Option<(u64, bool)>,
     /// Loaded instead if the first config (a remembered one) cannot be loaded.
     fallback: Option<ScenarioConfig>,
     busy: Option<String>,
@@ -120,14 +110,12 @@ pub struct App {
     task: Option<TaskProgress>,
     /// What the last finished job produced (e.g. the auto-tune grid).
     last_task: Option<TaskResult>,
-    /// Play or Pause was asked for and no snapshot has answered yet (a set-up can take a while):
-    /// the buttons and the next Play/Pause follow the request, not the stale snapshot.
-    requested_playing: Option<bool>,
     /// What the user inspects; kept across rebuilds while it exists.
     selection: Option<Probe>,
     notices: Notices,
     dialog: FileDialog,
-    caches: views::ViewCaches,
+    /// Each scenario's room (its panels, views and caches).
+    rooms: Rooms,
     frames: FrameTimer,
     /// Paint frames back to back (to measure the frame rate).
     continuous: bool,
@@ -135,8 +123,6 @@ pub struct App {
     frame_log: Option<Instant>,
     /// Recorded while drawing, applied at the end of the frame.
     commands: Vec<UiCommand>,
-    /// Flow: frame 1 opened alone, waiting for frame 2.
-    flow_pending: Option<std::path::PathBuf>,
 }
 
 impl App {
@@ -179,32 +165,29 @@ impl App {
         install_fonts(&cc.egui_ctx);
         let ctx = cc.egui_ctx.clone();
         let runner = Runner::spawn(None, Arc::new(move || ctx.request_repaint()));
-        runner.send(Command::Load(state.config.clone()));
-        if autoplay {
-            runner.send(Command::Play);
-        }
+        let load = runner.send(Command::Load(state.config.clone()));
+        let play = autoplay.then(|| (runner.send(Command::Play), true));
         App {
             applied: state.config.clone(),
-            loading: Some(state.config.clone()),
+            pending_load: Some(load),
+            pending_play: play,
             state,
             persist,
             runner,
             snapshot: None,
-            load_failed: false,
+            history: HistoryLog::default(),
             fallback,
             busy: None,
             task: None,
             last_task: None,
-            requested_playing: autoplay.then_some(true),
             selection: None,
             notices: Notices::default(),
             dialog: FileDialog::default(),
-            caches: views::ViewCaches::default(),
+            rooms: Rooms::default(),
             frames: FrameTimer::default(),
             continuous: false,
             frame_log: None,
             commands: Vec::new(),
-            flow_pending: None,
         }
     }
 
@@ -236,41 +219,39 @@ impl App {
         match event {
             Event::Snapshot(s) => {
                 self.busy = None;
-                self.requested_playing = None;
-                if self.loading.as_ref() == Some(&s.config) {
-                    self.loading = None;
-                    self.load_failed = false;
+                // Drop the previous snapshot first, so the history grows in place.
+                self.snapshot = None;
+                let s = self.history.absorb(*s);
+                if self.pending_play.is_some_and(|(n, _)| s.answered >= n) {
+                    self.pending_play = None;
+                }
+                if let Some(load) = self.pending_load
+                    && s.answered >= load
+                {
+                    // The load is dealt with: it runs, or it failed and the old scenario runs.
+                    self.pending_load = None;
                     self.fallback = None;
-                } else if self.load_failed {
-                    // The load failed and the previous scenario is still running: show its
-                    // parameters again.
-                    self.loading = None;
-                    self.load_failed = false;
-                }
-                if self.loading.is_none() && s.config != self.applied {
-                    self.applied = s.config.clone();
-                    self.state.config = s.config.clone();
-                }
-                if let Some(sel) = self.selection {
-                    if !views::selection_is_valid(&s, sel) {
-                        // Gone with the old image (unless a rebuild is still on its way).
-                        if self.loading.is_none() {
-                            self.selection = None;
-                        }
-                    } else if s.probe != Some(sel) {
-                        // A rebuild forgets the probe; ask again.
-                        self.runner.send(Command::Probe(Some(sel)));
+                    let edited_since = self.state.config != self.applied;
+                    if !edited_since || s.config != self.applied {
+                        // Show what runs (the config as built, or the old one after a failure),
+                        // unless the user has edited further since the load was sent.
+                        self.state.config = s.config.clone();
                     }
+                    self.applied = s.config.clone();
                 }
-                self.snapshot = Some(s);
+                if let Some(sel) = self.selection
+                    && self.pending_load.is_none()
+                    && !self.rooms.get(s.config.name()).selection_is_valid(&s, sel)
+                {
+                    // Gone with the old image or tree.
+                    self.selection = None;
+                }
+                self.snapshot = Some(Arc::new(s));
             }
             Event::Error(message) => {
                 self.busy = None;
-                if self.task.take().is_some() {
-                    // The job failed or was cancelled; the scenario is untouched.
-                } else if self.loading.is_some() {
-                    self.load_failed = true;
-                }
+                // A failed job or set-up is also answered by the snapshot that follows it.
+                self.task = None;
                 self.notices.error(message);
                 if self.snapshot.is_none()
                     && let Some(config) = self.fallback.take()
@@ -288,8 +269,8 @@ impl App {
             }
             Event::TaskDone(result) => {
                 self.task = None;
-                if let TaskResult::SosmpSweep(sweep) = &result {
-                    self.caches.sosmp.add_sweep(sweep.clone());
+                for room in self.rooms.all_mut() {
+                    room.task_done(&result);
                 }
                 self.last_task = Some(result);
             }
@@ -299,50 +280,70 @@ impl App {
     /// Sends `config` to the worker as a rebuild. A run that was playing or had finished plays
     /// the new one (`play`), a paused run stays paused at iteration 0.
     fn apply(&mut self, config: ScenarioConfig, play: bool) {
-        self.runner.send(Command::Load(config.clone()));
+        self.pending_load = Some(self.runner.send(Command::Load(config.clone())));
         if play {
-            self.runner.send(Command::Play);
-            self.requested_playing = Some(true);
+            self.pending_play = Some((self.runner.send(Command::Play), true));
         }
-        self.applied = config.clone();
-        self.loading = Some(config);
-        self.load_failed = false;
+        self.applied = config;
     }
 
     fn should_play_after_load(&self) -> bool {
-        self.requested_playing.unwrap_or_else(|| {
-            self.snapshot
-                .as_ref()
-                .is_some_and(|s| s.playing || s.finished)
-        })
+        self.pending_play.map_or_else(
+            || {
+                self.snapshot
+                    .as_ref()
+                    .is_some_and(|s| s.playing || s.finished)
+            },
+            |(_, play)| play,
+        )
     }
 
     /// Playing as far as the user can tell: the last request, else the last snapshot.
     fn playing(&self) -> bool {
-        self.requested_playing
-            .unwrap_or_else(|| self.snapshot.as_ref().is_some_and(|s| s.playing))
+        self.pending_play.map_or_else(
+            || self.snapshot.as_ref().is_some_and(|s| s.playing),
+            |(_, play)| play,
+        )
+    }
+
+    /// Opens `paths` in the current scenario's room.
+    fn open_paths(&mut self, paths: &[std::path::PathBuf]) {
+        let room = self.rooms.get(self.state.config.name());
+        match room.open_paths(&self.state.config, paths) {
+            Opened::Apply(config) => {
+                self.state.config = config.clone();
+                self.selection = None;
+                let play = self.should_play_after_load();
+                self.apply(config, play);
+            }
+            Opened::Waiting(message) => self.notices.error(message),
+            Opened::Refused(message) => self.notices.error(message),
+        }
     }
 
     fn run_command(&mut self, ctx: &egui::Context, command: UiCommand) {
         match command {
             UiCommand::PlayPause => {
                 let playing = self.playing();
-                self.runner.send(if playing {
+                let n = self.runner.send(if playing {
                     Command::Pause
                 } else {
                     Command::Play
                 });
-                self.requested_playing = Some(!playing);
+                self.pending_play = Some((n, !playing));
             }
             UiCommand::Step => {
-                self.runner.send(Command::Step);
-                self.requested_playing = Some(false);
+                self.pending_play = Some((self.runner.send(Command::Step), false));
             }
-            UiCommand::Reset => self.runner.send(Command::Reset),
-            UiCommand::OpenImageDialog => match &self.state.config {
-                ScenarioConfig::Tree(_) => self.dialog.open_data(ctx),
-                _ => self.dialog.open_image(ctx),
-            },
+            UiCommand::Reset => {
+                self.runner.send(Command::Reset);
+            }
+            UiCommand::OpenImageDialog => {
+                match self.rooms.get(self.state.config.name()).open_kind() {
+                    OpenKind::Data => self.dialog.open_data(ctx),
+                    OpenKind::Image => self.dialog.open_image(ctx),
+                }
+            }
             UiCommand::ZoomIn => self.state.zoom.scale(1.25),
             UiCommand::ZoomOut => self.state.zoom.scale(0.8),
             UiCommand::ZoomFit => self.state.zoom.fit = true,
@@ -355,52 +356,10 @@ impl App {
                 let play = self.should_play_after_load();
                 self.apply(config, play);
             }
-            UiCommand::OpenImage(path) => {
-                match &mut self.state.config {
-                    ScenarioConfig::Denoise(c) => c.image = Some(path),
-                    ScenarioConfig::Tree(c) => {
-                        if let Err(e) = views::tree::open_file(c, &path) {
-                            self.notices.error(e);
-                            return;
-                        }
-                    }
-                    ScenarioConfig::Retrieval(_) => {
-                        self.notices.error(
-                            "the retrieval experiment generates its own data; switch to the \
-                             tree scenario to explore a file",
-                        );
-                        return;
-                    }
-                    ScenarioConfig::Sosmp(_) => {
-                        self.notices.error(
-                            "the sosmp scenario uses no image; choose the denoise scenario to load one",
-                        );
-                        return;
-                    }
-                    ScenarioConfig::Flow(c) => {
-                        let pending = self.flow_pending.take();
-                        match panels::flow_params::open_flow_files(c, pending.as_deref(), &[path]) {
-                            FlowOpen::Apply(config) => *c = *config,
-                            FlowOpen::Waiting(frame) => {
-                                self.notices.error(format!(
-                                    "frame 1 is {}: open frame 2 next",
-                                    frame.display()
-                                ));
-                                self.flow_pending = Some(frame);
-                                return;
-                            }
-                            FlowOpen::Error(message) => {
-                                self.notices.error(message);
-                                return;
-                            }
-                        }
-                    }
-                }
-                self.selection = None;
-                let play = self.should_play_after_load();
-                self.apply(self.state.config.clone(), play);
+            UiCommand::OpenImage(path) => self.open_paths(&[path]),
+            UiCommand::Control(c) => {
+                self.runner.send(Command::Control(c));
             }
-            UiCommand::Control(c) => self.runner.send(Command::Control(c)),
             UiCommand::SaveTree(text) => self.dialog.save_tree(ctx, text),
             UiCommand::Select(probe) => {
                 self.selection = Some(probe);
@@ -414,11 +373,12 @@ impl App {
                         done: 0,
                         total: 1,
                     });
-                    self.runner.send(Command::RunTask(task));
-                    self.requested_playing = Some(false);
+                    self.pending_play = Some((self.runner.send(Command::RunTask(task)), false));
                 }
             }
-            UiCommand::CancelTask => self.runner.send(Command::Cancel),
+            UiCommand::CancelTask => {
+                self.runner.send(Command::Cancel);
+            }
         }
     }
 
@@ -459,7 +419,7 @@ impl App {
         );
     }
 
-    fn drop_overlay(&self, ctx: &egui::Context) {
+    fn drop_overlay(&mut self, ctx: &egui::Context) {
         let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
         if !hovering {
             return;
@@ -473,16 +433,25 @@ impl App {
         painter.text(
             rect.center(),
             egui::Align2::CENTER_CENTER,
-            match self.state.config {
-                ScenarioConfig::Flow(_) => {
-                    "Drop two frames (and a .flo ground truth) to estimate their flow"
-                }
-                ScenarioConfig::Tree(_) => "Drop a CSV dataset or an edge-list tree file",
-                _ => "Drop an image to use it as the clean image",
-            },
+            self.rooms.get(self.state.config.name()).drop_hint(),
             egui::FontId::proportional(24.0),
             egui::Color32::WHITE,
         );
+    }
+}
+
+/// Three plots share the inspector's height; the belief plot gets a little more and a line of
+/// text.
+fn inspector_heights(ui: &egui::Ui) -> InspectorHeights {
+    let spacing = ui.spacing().item_spacing.y;
+    let caption = ui.text_style_height(&egui::TextStyle::Body) + spacing;
+    let free = (ui.available_height() - 4.0 * caption - 24.0).max(300.0);
+    let curve = (free * 0.3).max(100.0);
+    let belief = (free - 2.0 * curve - 12.0).max(120.0);
+    InspectorHeights {
+        curve,
+        belief,
+        free,
     }
 }
 
@@ -508,21 +477,9 @@ impl eframe::App for App {
                 .map(|f| f.path().to_path_buf())
                 .collect()
         });
-        match (&self.state.config, dropped.len()) {
-            (_, 0) => {}
-            // Frames (and a .flo) dropped together on the flow scenario: one load.
-            (ScenarioConfig::Flow(c), n) if n > 1 => {
-                match panels::flow_params::open_flow_files(c, None, &dropped) {
-                    FlowOpen::Apply(config) => {
-                        self.flow_pending = None;
-                        self.commands
-                            .push(UiCommand::Apply(ScenarioConfig::Flow(*config)));
-                    }
-                    FlowOpen::Waiting(frame) => self.flow_pending = Some(frame),
-                    FlowOpen::Error(message) => self.notices.error(message),
-                }
-            }
-            _ => self.commands.push(UiCommand::OpenImage(dropped[0].clone())),
+        if !dropped.is_empty() {
+            // Files dropped together are opened together (e.g. two frames and a .flo).
+            self.open_paths(&dropped);
         }
         self.commands.extend(commands::pressed_shortcuts(ctx));
     }
@@ -543,36 +500,45 @@ impl eframe::App for App {
                 &mut self.commands,
             );
         });
+        let running_room = snapshot.as_ref().map(|s| s.config.name());
         egui::Panel::bottom("status").show(ui, |ui| {
+            let extras = match (&snapshot, running_room) {
+                (Some(s), Some(name)) => self.rooms.get(name).status(s),
+                _ => Vec::new(),
+            };
             let info = StatusInfo {
                 snapshot: snapshot.as_deref(),
                 busy: self.busy.as_deref(),
                 task: self.task,
-                max_iters: snapshot.as_ref().and_then(|s| max_iters(&s.config)),
-                extras: snapshot.as_deref().map(views::status).unwrap_or_default(),
+                max_iters: snapshot.as_ref().and_then(|s| s.config.max_iters()),
+                extras,
                 frame: self.frames.stats(Instant::now()),
                 continuous: self.continuous,
             };
             panels::status::show(ui, &info, &mut self.commands);
         });
+        let task_running = self.task.is_some();
         if self.state.show_controls {
+            // The room of the config being edited (it may differ from the running one until
+            // a new choice has loaded).
+            let mut config = std::mem::take(&mut self.state.config);
+            let room = self.rooms.get(config.name());
+            let mut cx = RoomContext {
+                snapshot: snapshot.as_deref(),
+                state: &mut self.state,
+                selection: self.selection,
+                task_running,
+                last_task: self.last_task.as_ref(),
+                commands: &mut self.commands,
+            };
             egui::Panel::left("controls")
                 .resizable(true)
                 .default_size(300.0)
                 .size_range(240.0..=480.0)
                 .show(ui, |ui| {
-                    panels::controls::show(
-                        ui,
-                        &mut self.state.config,
-                        snapshot.as_deref(),
-                        playing,
-                        &TaskInfo {
-                            running: self.task.is_some(),
-                            last: self.last_task.as_ref(),
-                        },
-                        &mut self.commands,
-                    );
+                    panels::controls::show(ui, &mut config, room, playing, &mut cx);
                 });
+            self.state.config = config;
         }
         if self.state.show_inspector {
             egui::Panel::right("inspector")
@@ -580,21 +546,37 @@ impl eframe::App for App {
                 .default_size(420.0)
                 .size_range(280.0..=800.0)
                 .show(ui, |ui| match &snapshot {
-                    Some(s) => views::inspector(ui, s, &mut self.state, &mut self.caches),
+                    Some(s) => {
+                        let heights = inspector_heights(ui);
+                        let mut cx = RoomContext {
+                            snapshot: Some(s),
+                            state: &mut self.state,
+                            selection: self.selection,
+                            task_running,
+                            last_task: self.last_task.as_ref(),
+                            commands: &mut self.commands,
+                        };
+                        self.rooms
+                            .get(s.config.name())
+                            .inspector(ui, s, &mut cx, heights);
+                    }
                     None => {
                         ui.spinner();
                     }
                 });
         }
         egui::CentralPanel::default().show(ui, |ui| match &snapshot {
-            Some(s) => views::central(
-                ui,
-                s,
-                &mut self.caches,
-                &mut self.state,
-                self.selection,
-                &mut self.commands,
-            ),
+            Some(s) => {
+                let mut cx = RoomContext {
+                    snapshot: Some(s),
+                    state: &mut self.state,
+                    selection: self.selection,
+                    task_running,
+                    last_task: self.last_task.as_ref(),
+                    commands: &mut self.commands,
+                };
+                self.rooms.get(s.config.name()).central(ui, s, &mut cx);
+            }
             None => {
                 ui.centered_and_justified(|ui| {
                     ui.spinner();

@@ -1,12 +1,16 @@
 //! Scenarios: a problem, its data and ground truth, an algorithm running on it, its metrics and
-//! the data its views need. The runner (GUI) and the CLI drive every scenario through
-//! [`Scenario`]; [`ScenarioConfig`] is the serde config that rebuilds one exactly.
+//! the data its views need. Each scenario lives in its own folder (config, engine glue, view
+//! data, command-line flags) and is listed once in [`registry`]; the runner (GUI) and the CLI
+//! drive every scenario through [`Scenario`], and [`ScenarioConfig`] is the serde config that
+//! rebuilds one exactly.
 
 pub mod denoise;
 pub mod flow;
+pub mod output;
+pub mod params;
+pub mod registry;
 pub mod retrieval;
 pub mod sosmp;
-pub mod tasks;
 pub mod tree;
 
 use std::collections::BTreeMap;
@@ -18,17 +22,11 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::model::{MsgId, NodeId};
 pub use crate::run::{CancelFlag, FinalResults, IterationRecord, RunLog, RunResults};
-
-/// Every parameter of a run, defaults included; echoed into results.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "scenario", rename_all = "lowercase")]
-pub enum ScenarioConfig {
-    Denoise(denoise::DenoiseConfig),
-    Tree(tree::TreeConfig),
-    Retrieval(retrieval::RetrievalConfig),
-    Sosmp(sosmp::SosmpConfig),
-    Flow(flow::FlowConfig),
-}
+pub use output::OutputArgs;
+pub use registry::{
+    Control, KINDS, Kind, NoControl, NoTask, ScenarioConfig, ScenarioControl, ScenarioDef,
+    ScenarioTask, ScenarioView, Task, TaskResult, Verb,
+};
 
 impl Default for ScenarioConfig {
     fn default() -> Self {
@@ -37,31 +35,6 @@ impl Default for ScenarioConfig {
 }
 
 impl ScenarioConfig {
-    /// The scenario's name as used on the command line and in results.json.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ScenarioConfig::Denoise(_) => "denoise",
-            ScenarioConfig::Tree(_) => "tree",
-            ScenarioConfig::Retrieval(_) => "retrieval",
-            ScenarioConfig::Sosmp(_) => "sosmp",
-            ScenarioConfig::Flow(_) => "flow",
-        }
-    }
-
-    /// Checks every parameter, generates or loads the data and sets the algorithm up. May be slow
-    /// (kernel set-ups); `cancel` is polled inside long set-ups.
-    pub fn build(&self, cancel: &CancelFlag) -> Result<Box<dyn Scenario>> {
-        match self {
-            ScenarioConfig::Denoise(c) => Ok(Box::new(denoise::Denoise::new(c.clone(), cancel)?)),
-            ScenarioConfig::Tree(c) => Ok(Box::new(tree::TreeScenario::new(c.clone(), cancel)?)),
-            ScenarioConfig::Retrieval(c) => {
-                Ok(Box::new(retrieval::Retrieval::new(c.clone(), cancel)?))
-            }
-            ScenarioConfig::Sosmp(c) => Ok(Box::new(sosmp::SosmpScenario::new(c.clone(), cancel)?)),
-            ScenarioConfig::Flow(c) => Ok(Box::new(flow::FlowScenario::new(c.clone(), cancel)?)),
-        }
-    }
-
     /// The config as JSON (the `config` field of results.json, without the tag).
     pub fn to_json(&self) -> Value {
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
@@ -70,37 +43,19 @@ impl ScenarioConfig {
         }
         v
     }
+
+    /// The registry entry of this config's scenario.
+    pub fn kind(&self) -> &'static Kind {
+        registry::kind(self.name()).expect("every config variant is registered")
+    }
 }
 
-/// The scenarios and algorithms this build knows, for `beliefscope list` and the GUI.
-pub fn catalogue() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
-    vec![
-        (
-            "denoise",
-            "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)",
-            vec!["kbp-constant", "kbp-linear", "kbp-full", "discrete"],
-        ),
-        (
-            "tree",
-            "tree kernel BP on a dataset (Song et al. 2010, Alg. 1): CSV or built-in, chain/star/binary/Chow-Liu/drawn tree, evidence, beliefs",
-            vec!["tree-kbp", "gaussian-bp", "reference (built-ins)"],
-        ),
-        (
-            "retrieval",
-            "recall@k of chain tails given heads, 9 variables in R^5 (Song et al. 2010, Sec. 6.1 protocol)",
-            vec!["tree-kbp", "gaussian-bp", "nearest-neighbour"],
-        ),
-        (
-            "sosmp",
-            "stochastic orthogonal-series message passing on a chain, tree or grid: error against 1/t and the floor (Noorshams & Wainwright 2013, Figs. 5-8)",
-            vec!["sosmp"],
-        ),
-        (
-            "flow",
-            "optical flow on a 4-connected grid MRF: 2-D SOSMP against discrete BP, EPE and AAE against ground truth (Noorshams & Wainwright 2013, Sec. 5.2)",
-            vec!["sosmp", "discrete"],
-        ),
-    ]
+/// The registered scenarios as (name, summary, algorithms), for `beliefscope list`.
+pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str])> {
+    KINDS
+        .iter()
+        .map(|k| (k.name, k.summary, k.algorithms))
+        .collect()
 }
 
 /// What the user is inspecting.
@@ -110,60 +65,32 @@ pub enum Probe {
     Message(MsgId),
 }
 
-/// The data a scenario's views draw, produced on the worker and sent inside a snapshot.
-// One view per snapshot (at most ~60 a second) inside an `Arc`: the size of the largest
-// variant costs nothing worth boxing it for.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum ScenarioView {
-    Denoise(denoise::DenoiseView),
-    Tree(Box<tree::TreeView>),
-    Retrieval(retrieval::RetrievalView),
-    Sosmp(sosmp::SosmpView),
-    Flow(Box<flow::FlowView>),
-}
-
-/// A live change to the running scenario that does not rebuild it (for example the evidence
-/// slider of the tree explorer). Sent by the window through the runner.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScenarioControl {
-    Tree(tree::TreeControl),
-}
-
-impl ScenarioControl {
-    /// Whether applying `self` right after `earlier` makes `earlier` irrelevant (the same
-    /// evidence slider moved twice), so a queue of slider moves can skip to the last.
-    pub fn supersedes(&self, earlier: &ScenarioControl) -> bool {
-        match (self, earlier) {
-            (
-                ScenarioControl::Tree(tree::TreeControl::SetEvidence { node: a, .. }),
-                ScenarioControl::Tree(tree::TreeControl::SetEvidence { node: b, .. }),
-            ) => a == b,
-            _ => false,
-        }
-    }
-}
-
 /// A problem with an algorithm running on it.
 pub trait Scenario: Send {
     /// The config this scenario was built from (rebuilds it exactly).
     fn config(&self) -> ScenarioConfig;
     /// Name of the algorithm running (e.g. "discrete").
     fn algorithm(&self) -> String;
+    /// The set-up time and the iterations so far.
+    fn log(&self) -> &RunLog;
     /// Seconds spent building the problem and setting up the algorithm.
-    fn setup_seconds(&self) -> f64;
+    fn setup_seconds(&self) -> f64 {
+        self.log().setup_seconds()
+    }
+    /// Every iteration so far.
+    fn history(&self) -> &[IterationRecord] {
+        self.log().history()
+    }
     /// One iteration, with its metrics. Divergence is an error and leaves the state as it was
     /// after the last good iteration where the algorithm allows it.
     fn step(&mut self) -> Result<IterationRecord>;
-    /// Every iteration so far.
-    fn history(&self) -> &[IterationRecord];
     /// True once the maximum number of iterations or the tolerance is reached.
     fn finished(&self) -> bool;
     /// View data for the window; `probe` selects what the inspector shows.
     fn view(&self, probe: Option<Probe>) -> ScenarioView;
     /// The `final.metrics` object of results.json.
     fn final_metrics(&self) -> BTreeMap<String, f64>;
-    /// Scenario-specific top-level fields of results.json.
+    /// Scenario-specific top-level fields of results.json (a typed report, serialised).
     fn extra_results(&self) -> Map<String, Value> {
         Map::new()
     }
@@ -197,5 +124,14 @@ impl RunResults {
             },
             extra: s.extra_results(),
         }
+    }
+}
+
+/// A typed report as the top-level fields of results.json.
+pub fn report_fields<T: Serialize>(report: &T) -> Map<String, Value> {
+    match serde_json::to_value(report) {
+        Ok(Value::Object(map)) => map,
+        Ok(other) => Map::from_iter([("report".to_string(), other)]),
+        Err(e) => Map::from_iter([("report_error".to_string(), Value::String(e.to_string()))]),
     }
 }

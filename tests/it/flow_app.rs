@@ -4,8 +4,8 @@
 
 use crate::common::{has_text, texts, wait_for};
 use beliefscope::app::App;
-use beliefscope::app::panels::flow_params::{FlowOpen, open_flow_files};
 use beliefscope::scenarios::ScenarioConfig;
+use beliefscope::scenarios::flow::open::{FlowOpen, open_flow_files};
 use beliefscope::scenarios::flow::{FlowAlgorithm, FlowConfig};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;

@@ -1,7 +1,9 @@
 //! The `sosmp` scenario: results.json fields, views, sweeps and the CLI.
 
-use beliefscope::cli::{Cli, Command, RunScenario, SweepScenario};
+use beliefscope::cli::{Cli, Command};
 use beliefscope::inference::sosmp::grid::StateGrid;
+use beliefscope::scenarios::Verb;
+use beliefscope::scenarios::sosmp::cli::SosmpSweepArgs;
 use beliefscope::scenarios::sosmp::sweep::{SweepParameter, sweeps_csv};
 use beliefscope::scenarios::sosmp::{
     PotentialKind, SosmpConfig, SosmpScenario, SweepSpec, fit_slope, run_sweep, slope_windows,
@@ -254,13 +256,12 @@ fn cli_parses_run_and_sweep() {
         "--domain=-4,4",
     ])
     .unwrap();
-    let Some(Command::Run {
-        scenario: RunScenario::Sosmp(args),
-    }) = cli.command
-    else {
+    let Some(Command::Run { scenario }) = cli.command else {
         panic!("not run sosmp")
     };
-    let c = args.into_config().unwrap();
+    let Ok((ScenarioConfig::Sosmp(c), _)) = scenario.run_config() else {
+        panic!("not run sosmp")
+    };
     assert_eq!(c.nodes, 20);
     assert_eq!(c.potentials, PotentialKind::Kernel);
     assert_eq!(c.alpha, 0.1);
@@ -278,23 +279,20 @@ fn cli_parses_run_and_sweep() {
         "3",
     ])
     .unwrap();
-    let Some(Command::Sweep {
-        scenario: SweepScenario::Sosmp(args),
-    }) = cli.command
-    else {
+    let Some(Command::Sweep { scenario }) = cli.command else {
         panic!("not sweep sosmp")
     };
+    assert_eq!(scenario.name, "sosmp");
+    let args: SosmpSweepArgs = Verb::args(&scenario.matches).unwrap();
     let (base, specs) = args.plan().unwrap();
     assert_eq!(base.samples, 3);
     assert_eq!(specs.len(), 1);
     assert_eq!(specs[0].values, vec![2.0, 3.0, 5.0, 10.0]);
     let cli = Cli::try_parse_from(["beliefscope", "sweep", "sosmp", "--samples", "3"]).unwrap();
-    let Some(Command::Sweep {
-        scenario: SweepScenario::Sosmp(args),
-    }) = cli.command
-    else {
+    let Some(Command::Sweep { scenario }) = cli.command else {
         panic!()
     };
+    let args: SosmpSweepArgs = Verb::args(&scenario.matches).unwrap();
     assert!(
         args.plan().is_err(),
         "a sweep needs a flag with several values"

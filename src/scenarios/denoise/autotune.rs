@@ -45,6 +45,25 @@ pub struct AutotuneResult {
     pub noisy_rmse: f64,
 }
 
+/// The auto-tune grid as a job for the worker.
+#[derive(Debug, Clone)]
+pub struct AutotuneTask {
+    pub config: DenoiseConfig,
+    pub spec: AutotuneSpec,
+}
+
+impl crate::scenarios::ScenarioTask for AutotuneTask {
+    type Output = AutotuneResult;
+
+    fn label(&self) -> &'static str {
+        "auto-tune"
+    }
+
+    fn run(&self, cancel: &CancelFlag, progress: &dyn Fn(usize, usize)) -> Result<AutotuneResult> {
+        autotune(&self.config, &self.spec, cancel, progress)
+    }
+}
+
 /// Runs the grid search for `config`'s kernel-BP settings. `progress(done, total)` is called
 /// after every candidate; `cancel` stops between candidates and inside set-ups.
 pub fn autotune(

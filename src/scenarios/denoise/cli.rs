@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::OutputArgs;
 use crate::error::Result;
 use crate::inference::kbp::{Bandwidth, KbpSettings, KbpUpdate};
 use crate::inference::{EstimateKind, Schedule};
+use crate::scenarios::OutputArgs;
 use crate::scenarios::denoise::{AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig};
 
 #[derive(Debug, Clone, Args)]
@@ -116,6 +116,9 @@ impl DenoiseArgs {
             tolerance: self.tolerance.unwrap_or(d.tolerance),
             estimate: self.estimate.unwrap_or(d.estimate),
         };
+        let config = self
+            .output
+            .apply_sets(config, crate::scenarios::denoise::PARAMS)?;
         config.check()?;
         Ok(config)
     }

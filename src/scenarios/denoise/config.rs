@@ -4,9 +4,39 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result, check_positive, check_range};
+use crate::error::{Result, check_positive};
 use crate::inference::kbp::{KbpSettings, KbpUpdate};
 use crate::inference::{Damping, EstimateKind, Schedule};
+use crate::scenarios::params::{Param, check_table};
+
+/// The tunable numbers of a denoise run, described once (ranges, units, scales).
+pub const PARAMS: &[Param] = &[
+    Param::int("width", "width", 2.0, 4096.0)
+        .unit("pixels")
+        .help("Width of the built-in sunset (a loaded image keeps its own)."),
+    Param::int("height", "height", 2.0, 4096.0)
+        .unit("pixels")
+        .help("Height of the built-in sunset (a loaded image keeps its own)."),
+    Param::int("colors", "gray levels C", 2.0, 256.0).help("Number of gray levels C."),
+    Param::real("noise", "noise σ", 1e-6, 1e4)
+        .unit("gray levels")
+        .help("Standard deviation of the Gaussian noise."),
+    Param::real("damping", "damping", 0.0, 0.99).help("new = d old + (1 - d) update."),
+    Param::real("tolerance", "tolerance", 0.0, 1e6)
+        .log()
+        .help("Stop when the residual falls below this."),
+    Param::int("max_iters", "iterations", 1.0, 1e7).help("Maximum number of iterations."),
+    Param::real("kbp.lambda", "λ", 1e-12, 10.0)
+        .log()
+        .help("Kernel-BP regulariser, Gram form L + λ m I."),
+    Param::real("kbp.epsilon", "ε", 1e-12, 0.999)
+        .log()
+        .help("Incomplete-Cholesky tolerance."),
+    Param::int("kbp.max_rank", "max rank", 1.0, 2000.0).help("Largest incomplete-Cholesky rank."),
+    Param::real("kbp.multiplier", "bandwidth ×", 1e-6, 1e6)
+        .log()
+        .help("Multiplier of the median-heuristic bandwidths."),
+];
 
 /// Added to the test seed to get the training pair's noise seed, so the two never coincide.
 pub const TRAINING_SEED_OFFSET: u64 = 1_000_003;
@@ -193,28 +223,9 @@ impl DenoiseConfig {
 
     /// Checks every parameter before any data is made.
     pub fn check(&self) -> Result<()> {
-        if self.image.is_none() {
-            for (name, v) in [("width", self.width), ("height", self.height)] {
-                if !(2..=4096).contains(&v) {
-                    return Err(Error::param(
-                        name,
-                        format!("must be between 2 and 4096 pixels, got {v}"),
-                    ));
-                }
-            }
-        }
-        if !(2..=256).contains(&self.colors) {
-            return Err(Error::param(
-                "colors",
-                format!("must be between 2 and 256, got {}", self.colors),
-            ));
-        }
+        check_table(self, PARAMS)?;
         check_positive("noise", self.noise)?;
         Damping(self.damping).check()?;
-        check_range("tolerance", self.tolerance, 0.0, 1e6)?;
-        if self.max_iters == 0 {
-            return Err(Error::param("max_iters", "must be at least 1"));
-        }
         if self.algorithm == DenoiseAlgorithm::Kbp
             || self
                 .compare

@@ -11,11 +11,14 @@
 //! estimates and the RMSE.
 
 pub mod autotune;
+pub mod cli;
 pub mod config;
 pub mod data;
 pub mod potentials;
 pub mod sunset;
 pub mod sweep;
+pub mod sweep_cli;
+pub mod tune_cli;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -25,7 +28,10 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+use super::{
+    CancelFlag, IterationRecord, NoControl, OutputArgs, Probe, RunLog, Scenario, ScenarioConfig,
+    ScenarioDef, ScenarioView, Verb,
+};
 use crate::error::Result;
 use crate::inference::discrete::DiscreteBp;
 use crate::inference::kbp::{KbpEngine, KbpModel, KbpTraining};
@@ -33,9 +39,9 @@ use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::viz;
 
-pub use autotune::{AutotuneResult, AutotuneSpec, autotune};
+pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
-    AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, TRAINING_SEED_OFFSET,
+    AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, PARAMS, TRAINING_SEED_OFFSET,
     VALIDATION_SEED_OFFSET,
 };
 pub use data::{DenoiseData, KbpTemplates};
@@ -152,8 +158,7 @@ pub struct Denoise {
     noisy_rmse: f64,
     /// The primary algorithm first, then the compared one.
     runs: Vec<AlgorithmRun>,
-    history: Vec<IterationRecord>,
-    setup_seconds: f64,
+    log: RunLog,
 }
 
 impl Denoise {
@@ -174,8 +179,7 @@ impl Denoise {
             noisy: Arc::new(data.noisy),
             noisy_rmse,
             runs,
-            history: Vec::new(),
-            setup_seconds: start.elapsed().as_secs_f64(),
+            log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
         })
     }
@@ -269,8 +273,8 @@ impl Scenario for Denoise {
         self.config.algorithm.label().to_string()
     }
 
-    fn setup_seconds(&self) -> f64 {
-        self.setup_seconds
+    fn log(&self) -> &RunLog {
+        &self.log
     }
 
     fn step(&mut self) -> Result<IterationRecord> {
@@ -302,19 +306,12 @@ impl Scenario for Denoise {
             residual: report.residual,
             metrics,
         };
-        self.history.push(record.clone());
-        Ok(record)
-    }
-
-    fn history(&self) -> &[IterationRecord] {
-        &self.history
+        Ok(self.log.push(record))
     }
 
     fn finished(&self) -> bool {
-        match self.history.last() {
-            None => false,
-            Some(r) => r.iter >= self.config.max_iters || r.residual < self.config.tolerance,
-        }
+        self.log
+            .reached(self.config.max_iters, self.config.tolerance)
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {
@@ -450,8 +447,67 @@ impl Scenario for Denoise {
         io::save_rgba_png(&dir.join("error.png"), &error)?;
         io::write_atomic(
             &dir.join("curves.csv"),
-            curves_csv(&self.history).as_bytes(),
+            curves_csv(self.log.history()).as_bytes(),
         )
+    }
+}
+
+impl ScenarioDef for Denoise {
+    const NAME: &'static str = "denoise";
+    const SUMMARY: &'static str =
+        "image denoising on a 4-connected grid MRF (Song et al. 2011, Sec. 7 sunset)";
+    const ALGORITHMS: &'static [&'static str] =
+        &["kbp-constant", "kbp-linear", "kbp-full", "discrete"];
+    type Config = DenoiseConfig;
+    type View = DenoiseView;
+    type Control = NoControl;
+    type Task = AutotuneTask;
+    type RunArgs = cli::DenoiseArgs;
+
+    fn build(config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
+        Denoise::new(config, cancel)
+    }
+
+    fn max_iters(config: &DenoiseConfig) -> Option<usize> {
+        Some(config.max_iters)
+    }
+
+    fn params() -> &'static [crate::scenarios::params::Param] {
+        config::PARAMS
+    }
+
+    fn check(config: &DenoiseConfig) -> Result<()> {
+        config.check()
+    }
+
+    fn run_config(args: cli::DenoiseArgs) -> Result<(DenoiseConfig, OutputArgs)> {
+        let output = args.output.clone();
+        Ok((args.into_config()?, output))
+    }
+
+    fn verbs() -> &'static [Verb] {
+        &[
+            Verb {
+                group: "sweep",
+                command: || {
+                    Verb::command::<sweep_cli::DenoiseSweepArgs>(
+                        "denoise",
+                        "RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.",
+                    )
+                },
+                run: |m| sweep_cli::run(Verb::args(m)?),
+            },
+            Verb {
+                group: "tune",
+                command: || {
+                    Verb::command::<tune_cli::DenoiseTuneArgs>(
+                        "denoise",
+                        "Grid search of kernel-BP lambda x bandwidth multiplier on a held-out noisy copy of the training image.",
+                    )
+                },
+                run: |m| tune_cli::run(Verb::args(m)?),
+            },
+        ]
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use clap::Args;
 
-use super::denoise::DenoiseArgs;
+use super::cli::DenoiseArgs;
 use crate::error::{Error, Result};
 use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::OutputArgs;
 use crate::error::Result;
 use crate::inference::EstimateKind;
+use crate::scenarios::OutputArgs;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig};
 
 #[derive(Debug, Clone, Args)]
@@ -103,6 +103,7 @@ impl FlowArgs {
             estimate: self.estimate.unwrap_or(d.estimate),
             snapshots: d.snapshots,
         };
+        let c = self.output.apply_sets(c, crate::scenarios::flow::PARAMS)?;
         c.check()?;
         Ok(c)
     }

@@ -4,11 +4,39 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result, check_positive, check_range};
+use crate::error::{Error, Result, check_positive};
 use crate::inference::EstimateKind;
 use crate::inference::sosmp::SosmpParams;
 use crate::inference::sosmp::basis::MAX_TENSOR_SIDE;
 use crate::model::flow::FlowLabels;
+use crate::scenarios::params::{Param, check_table};
+
+/// The tunable numbers of a flow run, described once.
+pub const PARAMS: &[Param] = &[
+    Param::int("width", "width", 8.0, MAX_SYNTHETIC_SIDE as f64)
+        .unit("pixels")
+        .help("Width of the built-in pair (loaded frames keep their own)."),
+    Param::int("height", "height", 8.0, MAX_SYNTHETIC_SIDE as f64)
+        .unit("pixels")
+        .help("Height of the built-in pair (loaded frames keep their own)."),
+    Param::real("damping", "damping", 0.0, 0.99).help("Discrete BP: new = d old + (1 - d) update."),
+    Param::int("iters", "iterations per level", 1.0, 100_000.0)
+        .help("Iterations at each pyramid level."),
+    Param::int("levels", "pyramid levels", 1.0, MAX_LEVELS as f64)
+        .help("Coarse-to-fine levels (1 = the paper's setting)."),
+    Param::real("max_displacement", "max displacement d", 0.25, 64.0)
+        .unit("px")
+        .help("Search range per level."),
+    Param::real("sigma_data", "σ data", 1e-6, 1e6)
+        .log()
+        .help("Brightness-constancy noise."),
+    Param::real("sigma_smooth", "σ smooth", 1e-6, 1e6)
+        .log()
+        .help("Smoothness of neighbouring flows."),
+    Param::real("presmooth", "pre-smoothing", 0.0, 20.0)
+        .unit("px")
+        .help("Gaussian blur of the frames before matching."),
+];
 
 /// The algorithms the flow scenario runs on the same MRF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -144,35 +172,14 @@ impl FlowConfig {
                 "a .flo file goes with the user's frames; the built-in pair has its own",
             ));
         }
-        if self.frame1.is_none() {
-            for (name, v) in [("width", self.width), ("height", self.height)] {
-                if !(8..=MAX_SYNTHETIC_SIDE).contains(&v) {
-                    return Err(Error::param(
-                        name,
-                        format!("must be between 8 and {MAX_SYNTHETIC_SIDE}, got {v}"),
-                    ));
-                }
-            }
-        }
+        check_table(self, PARAMS)?;
         self.side()?;
         self.sosmp_params().check()?;
-        check_range("damping", self.damping, 0.0, 0.99)?;
-        if !(1..=100_000).contains(&self.iters) {
-            return Err(Error::param(
-                "iters",
-                format!("must be between 1 and 100000, got {}", self.iters),
-            ));
-        }
+
         FlowLabels::new(self.max_displacement, self.subpixel)?;
-        if !(1..=MAX_LEVELS).contains(&self.levels) {
-            return Err(Error::param(
-                "levels",
-                format!("must be between 1 and {MAX_LEVELS}, got {}", self.levels),
-            ));
-        }
+
         check_positive("sigma data", self.sigma_data)?;
         check_positive("sigma smooth", self.sigma_smooth)?;
-        check_range("presmooth", self.presmooth, 0.0, 20.0)?;
         if self.compare == Some(self.algorithm) {
             return Err(Error::param(
                 "compare",

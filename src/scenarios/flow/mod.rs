@@ -28,8 +28,10 @@
 //! Cost per iteration: the engine's (O(pixels · 4 (n √r + k r)) for SOSMP with n labels, O(pixels
 //! · 4 n · 2√n) for discrete BP) plus O(pixels · n) for the read-out and O(pixels) for the metrics.
 
+pub mod cli;
 pub mod config;
 pub mod metrics;
+pub mod open;
 pub mod synthetic;
 
 use std::collections::BTreeMap;
@@ -40,9 +42,12 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-pub use self::config::{FlowAlgorithm, FlowConfig};
+pub use self::config::{FlowAlgorithm, FlowConfig, PARAMS};
 use self::metrics::{FlowErrors, flow_errors};
-use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+use super::{
+    CancelFlag, IterationRecord, NoControl, NoTask, OutputArgs, Probe, RunLog, Scenario,
+    ScenarioConfig, ScenarioDef, ScenarioView,
+};
 use crate::error::{Error, Result};
 use crate::inference::flow_bp::FlowBp;
 use crate::inference::sosmp::Sosmp;
@@ -545,8 +550,7 @@ pub struct FlowScenario {
     zero_errors: Option<FlowErrors>,
     pyramid: Pyramid,
     runs: Vec<FlowRun>,
-    history: Vec<IterationRecord>,
-    setup_seconds: f64,
+    log: RunLog,
     cancel: CancelFlag,
 }
 
@@ -586,8 +590,7 @@ impl FlowScenario {
             data: Arc::new(data),
             pyramid,
             runs,
-            history: Vec::new(),
-            setup_seconds: start.elapsed().as_secs_f64(),
+            log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
             cancel: cancel.clone(),
         })
@@ -670,6 +673,38 @@ impl FlowScenario {
     }
 }
 
+impl ScenarioDef for FlowScenario {
+    const NAME: &'static str = "flow";
+    const SUMMARY: &'static str = "optical flow on a 4-connected grid MRF: 2-D SOSMP against discrete BP, EPE and AAE against ground truth (Noorshams & Wainwright 2013, Sec. 5.2)";
+    const ALGORITHMS: &'static [&'static str] = &["sosmp", "discrete"];
+    type Config = FlowConfig;
+    type View = Box<FlowView>;
+    type Control = NoControl;
+    type Task = NoTask;
+    type RunArgs = cli::FlowArgs;
+
+    fn build(config: FlowConfig, cancel: &CancelFlag) -> Result<Self> {
+        FlowScenario::new(config, cancel)
+    }
+
+    fn max_iters(config: &FlowConfig) -> Option<usize> {
+        Some(config.total_iters())
+    }
+
+    fn params() -> &'static [super::params::Param] {
+        PARAMS
+    }
+
+    fn check(config: &FlowConfig) -> Result<()> {
+        config.check()
+    }
+
+    fn run_config(args: cli::FlowArgs) -> Result<(FlowConfig, OutputArgs)> {
+        let output = args.output.clone();
+        Ok((args.into_config()?, output))
+    }
+}
+
 impl Scenario for FlowScenario {
     fn config(&self) -> ScenarioConfig {
         ScenarioConfig::Flow(self.config.clone())
@@ -679,8 +714,8 @@ impl Scenario for FlowScenario {
         self.config.algorithm.label().to_string()
     }
 
-    fn setup_seconds(&self) -> f64 {
-        self.setup_seconds
+    fn log(&self) -> &RunLog {
+        &self.log
     }
 
     fn step(&mut self) -> Result<IterationRecord> {
@@ -710,12 +745,7 @@ impl Scenario for FlowScenario {
             residual: primary.1,
             metrics,
         };
-        self.history.push(record.clone());
-        Ok(record)
-    }
-
-    fn history(&self) -> &[IterationRecord] {
-        &self.history
+        Ok(self.log.push(record))
     }
 
     fn finished(&self) -> bool {
@@ -931,7 +961,7 @@ impl Scenario for FlowScenario {
         }
         io::write_atomic(
             &dir.join("curves.csv"),
-            io::results::curves_csv(&self.history).as_bytes(),
+            io::results::curves_csv(self.log.history()).as_bytes(),
         )?;
         io::write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
     }

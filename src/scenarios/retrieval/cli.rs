@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::OutputArgs;
 use crate::error::{Error, Result};
+use crate::scenarios::OutputArgs;
 use crate::scenarios::retrieval::RetrievalConfig;
 
 #[derive(Debug, Clone, Args)]
@@ -80,6 +80,9 @@ impl RetrievalArgs {
                 ..d.kernel
             },
         };
+        let config = self
+            .output
+            .apply_sets(config, crate::scenarios::retrieval::PARAMS)?;
         config.check()?;
         Ok(config)
     }

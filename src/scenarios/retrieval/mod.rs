@@ -19,6 +19,8 @@
 //! over repeats. One `step()` is one repeat (all lengths and methods). Cost per repeat:
 //! O(Σ_L (L m³ + pool · L m²)) for kernel BP with m = 100.
 
+pub mod cli;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -33,7 +35,10 @@ use serde_json::{Map, Value, json};
 
 use super::tree::builtin::{RETRIEVAL_DIM, RetrievalModel};
 use super::tree::data::draw_rows;
-use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+use super::{
+    CancelFlag, IterationRecord, NoControl, NoTask, OutputArgs, Probe, RunLog, Scenario,
+    ScenarioConfig, ScenarioDef, ScenarioView,
+};
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianTree;
 use crate::inference::tree_kbp::{
@@ -42,6 +47,19 @@ use crate::inference::tree_kbp::{
 use crate::io::write_atomic;
 use crate::kernel::Points;
 use crate::model::Graph;
+use crate::scenarios::params::{Param, check_table};
+
+/// The tunable numbers of the retrieval experiment, described once.
+pub const PARAMS: &[Param] = &[
+    Param::int("repeats", "repeats", 1.0, 10_000.0).help("Repeats with fresh data, averaged."),
+    Param::int("pool", "pool", 2.0, 100_000.0)
+        .log()
+        .help("Candidates each query ranks."),
+    Param::int("samples_per_edge", "samples per edge m", 2.0, 100_000.0)
+        .log()
+        .help("Training pairs per edge (at most the pool)."),
+    Param::int("max_k", "largest k", 1.0, 100_000.0).help("recall@k for k up to this."),
+];
 
 /// The three methods, in output order.
 pub const METHODS: [&str; 3] = ["kbp", "gaussian_bp", "nearest_neighbour"];
@@ -92,15 +110,7 @@ impl RetrievalConfig {
                 format!("chain lengths must be in 2..=9, got {:?}", self.lengths),
             ));
         }
-        if self.repeats == 0 {
-            return Err(Error::param("repeats", "must be at least 1"));
-        }
-        if self.pool < 2 || self.pool > 100_000 {
-            return Err(Error::param(
-                "pool",
-                format!("must be between 2 and 100000, got {}", self.pool),
-            ));
-        }
+        check_table(self, PARAMS)?;
         if self.samples_per_edge < 2 || self.samples_per_edge > self.pool {
             return Err(Error::param(
                 "samples per edge",
@@ -109,9 +119,6 @@ impl RetrievalConfig {
                     self.pool, self.samples_per_edge
                 ),
             ));
-        }
-        if self.max_k == 0 {
-            return Err(Error::param("max_k", "must be at least 1"));
         }
         self.kernel.check()
     }
@@ -135,8 +142,7 @@ pub struct Retrieval {
     config: RetrievalConfig,
     model: RetrievalModel,
     sums: Curves,
-    history: Vec<IterationRecord>,
-    setup_seconds: f64,
+    log: RunLog,
 }
 
 /// The rank (1-based) of candidate `truth` under `scores`: 1 + the number of other candidates
@@ -271,13 +277,12 @@ impl Retrieval {
             model: RetrievalModel::fixed(9),
             config,
             sums: BTreeMap::new(),
-            history: Vec::new(),
-            setup_seconds: start.elapsed().as_secs_f64(),
+            log: RunLog::new(start.elapsed().as_secs_f64()),
         })
     }
 
     fn repeats_done(&self) -> usize {
-        self.history.len()
+        self.log.history().len()
     }
 
     /// Mean recall@1..=max_k over the repeats so far.
@@ -325,6 +330,38 @@ impl Retrieval {
     }
 }
 
+impl ScenarioDef for Retrieval {
+    const NAME: &'static str = "retrieval";
+    const SUMMARY: &'static str = "recall@k of chain tails given heads, 9 variables in R^5 (Song et al. 2010, Sec. 6.1 protocol)";
+    const ALGORITHMS: &'static [&'static str] = &["tree-kbp", "gaussian-bp", "nearest-neighbour"];
+    type Config = RetrievalConfig;
+    type View = RetrievalView;
+    type Control = NoControl;
+    type Task = NoTask;
+    type RunArgs = cli::RetrievalArgs;
+
+    fn build(config: RetrievalConfig, cancel: &CancelFlag) -> Result<Self> {
+        Retrieval::new(config, cancel)
+    }
+
+    fn max_iters(config: &RetrievalConfig) -> Option<usize> {
+        Some(config.repeats)
+    }
+
+    fn params() -> &'static [super::params::Param] {
+        PARAMS
+    }
+
+    fn check(config: &RetrievalConfig) -> Result<()> {
+        config.check()
+    }
+
+    fn run_config(args: cli::RetrievalArgs) -> Result<(RetrievalConfig, OutputArgs)> {
+        let output = args.output.clone();
+        Ok((args.into_config()?, output))
+    }
+}
+
 impl Scenario for Retrieval {
     fn config(&self) -> ScenarioConfig {
         ScenarioConfig::Retrieval(self.config.clone())
@@ -334,8 +371,8 @@ impl Scenario for Retrieval {
         "tree-kbp vs gaussian-bp vs nearest-neighbour".into()
     }
 
-    fn setup_seconds(&self) -> f64 {
-        self.setup_seconds
+    fn log(&self) -> &RunLog {
+        &self.log
     }
 
     fn step(&mut self) -> Result<IterationRecord> {
@@ -368,12 +405,7 @@ impl Scenario for Retrieval {
             residual: 0.0,
             metrics,
         };
-        self.history.push(record.clone());
-        Ok(record)
-    }
-
-    fn history(&self) -> &[IterationRecord] {
-        &self.history
+        Ok(self.log.push(record))
     }
 
     fn finished(&self) -> bool {

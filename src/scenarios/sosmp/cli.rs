@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::OutputArgs;
 use crate::error::{Error, Result};
 use crate::inference::sosmp::basis::BasisKind;
 use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
+use crate::scenarios::OutputArgs;
 use crate::scenarios::sosmp::sweep::{SweepProgress, sweeps_csv};
 use crate::scenarios::sosmp::{
     GraphKind, PotentialKind, SosmpConfig, SweepParameter, SweepSpec, run_sweep,
@@ -107,6 +107,7 @@ impl SosmpArgs {
         c.alpha = self.alpha.unwrap_or(d.alpha);
         c.coefficients = self.coefficients.unwrap_or(d.coefficients);
         c.samples = self.samples.unwrap_or(d.samples);
+        let c = self.output.apply_sets(c, crate::scenarios::sosmp::PARAMS)?;
         c.check()?;
         Ok(c)
     }

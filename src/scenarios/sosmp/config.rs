@@ -7,7 +7,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result, check_range};
+use crate::error::{Error, Result};
 use crate::inference::sosmp::basis::{BasisKind, GridBasis};
 use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
 use crate::inference::sosmp::model::GridMrf;
@@ -19,6 +19,29 @@ use crate::inference::sosmp::update::{MODEL_STREAM, stream_key};
 use crate::inference::sosmp::{SosmpParams, SosmpProblem};
 use crate::model::Graph;
 use crate::scenarios::CancelFlag;
+use crate::scenarios::params::{Param, check_table};
+
+/// The tunable numbers of an SOSMP run, described once.
+pub const PARAMS: &[Param] = &[
+    Param::int("nodes", "nodes", 2.0, 100_000.0).help("Nodes of the chain, tree or grid."),
+    Param::real("alpha", "α", 0.0, 10.0).help("Kernel eigenvalue decay (eq. 39)."),
+    Param::int("kernel_terms", "kernel terms", 1.0, 100_000.0)
+        .log()
+        .help("Terms of the kernel sum (eq. 39)."),
+    Param::int("coefficients", "coefficients r", 1.0, 200.0)
+        .help("Basis coefficients per message."),
+    Param::int("samples", "samples k", 1.0, 10_000.0)
+        .log()
+        .help("Samples per update."),
+    Param::int("paths", "paths", 1.0, 1000.0).help("Independent sample paths."),
+    Param::int("iters", "iterations T", 1.0, 1e7)
+        .log()
+        .help("Iterations."),
+    Param::real("step_gamma", "step γ", 1e-3, 1.999).help("Step size 1/(γ (t+1))."),
+    Param::real("points_per_unit", "points per unit", 1.0, 2000.0)
+        .log()
+        .help("Quadrature points per unit length."),
+];
 
 /// The graph an SOSMP run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -208,19 +231,7 @@ impl SosmpConfig {
                 format!("must be between 2 and 100000, got {}", self.nodes),
             ));
         }
-        check_range("alpha", self.alpha, 0.0, 10.0)?;
-        if !(1..=100_000).contains(&self.kernel_terms) {
-            return Err(Error::param(
-                "kernel_terms",
-                format!("must be between 1 and 100000, got {}", self.kernel_terms),
-            ));
-        }
-        if self.iters == 0 || self.iters > 10_000_000 {
-            return Err(Error::param(
-                "iters",
-                format!("must be between 1 and 10000000, got {}", self.iters),
-            ));
-        }
+        check_table(self, PARAMS)?;
         let [a, b] = self.domain;
         if !(a.is_finite() && b.is_finite() && a < b) {
             return Err(Error::param(
@@ -236,7 +247,6 @@ impl SosmpConfig {
                 ),
             ));
         }
-        check_range("points_per_unit", self.points_per_unit, 1.0, 2000.0)?;
         self.params().check()?;
         if self.coefficients == 0 {
             return Err(Error::param("coefficients", "must be at least 1"));

@@ -23,6 +23,7 @@
 //! [`reference`]: crate::inference::sosmp::reference
 //! [`expected`]: crate::inference::sosmp::expected
 
+pub mod cli;
 pub mod config;
 pub mod sweep;
 
@@ -34,9 +35,14 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-pub use self::config::{GraphKind, ModelDescription, PotentialKind, SosmpConfig, build_problem};
-pub use self::sweep::{SweepCurve, SweepParameter, SweepResult, SweepSpec, run_sweep};
-use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+pub use self::config::{
+    GraphKind, ModelDescription, PARAMS, PotentialKind, SosmpConfig, build_problem,
+};
+pub use self::sweep::{SweepCurve, SweepParameter, SweepResult, SweepSpec, SweepTask, run_sweep};
+use super::{
+    CancelFlag, IterationRecord, NoControl, OutputArgs, Probe, RunLog, Scenario, ScenarioConfig,
+    ScenarioDef, ScenarioView, Verb,
+};
 use crate::error::Result;
 use crate::inference::Inference;
 use crate::inference::sosmp::expected::{ExpectedFixedPoint, expected_fixed_point};
@@ -273,13 +279,12 @@ pub struct SosmpScenario {
     model: Arc<ModelDescription>,
     baselines: Arc<Baselines>,
     curves: Arc<ErrorCurves>,
-    history: Vec<IterationRecord>,
+    log: RunLog,
     grid_points: Arc<Vec<f64>>,
     node_potentials: Arc<Vec<f64>>,
     edge_potential_slices: Arc<Vec<f64>>,
     directed_edges: Arc<Vec<[NodeId; 2]>>,
     edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
-    setup_seconds: f64,
     run_seconds: f64,
 }
 
@@ -332,8 +337,7 @@ impl SosmpScenario {
             model: Arc::new(model),
             baselines: Arc::new(baselines),
             curves: Arc::new(curves),
-            history: Vec::new(),
-            setup_seconds: start.elapsed().as_secs_f64(),
+            log: RunLog::new(start.elapsed().as_secs_f64()),
             run_seconds: 0.0,
         })
     }
@@ -553,6 +557,51 @@ impl SosmpScenario {
     }
 }
 
+impl ScenarioDef for SosmpScenario {
+    const NAME: &'static str = "sosmp";
+    const SUMMARY: &'static str = "stochastic orthogonal-series message passing on a chain, tree or grid: error against 1/t and the floor (Noorshams & Wainwright 2013, Figs. 5-8)";
+    const ALGORITHMS: &'static [&'static str] = &["sosmp"];
+    type Config = SosmpConfig;
+    type View = SosmpView;
+    type Control = NoControl;
+    type Task = SweepTask;
+    type RunArgs = cli::SosmpArgs;
+
+    fn build(config: SosmpConfig, cancel: &CancelFlag) -> Result<Self> {
+        SosmpScenario::new(config, cancel)
+    }
+
+    fn max_iters(config: &SosmpConfig) -> Option<usize> {
+        Some(config.iters)
+    }
+
+    fn params() -> &'static [super::params::Param] {
+        PARAMS
+    }
+
+    fn check(config: &SosmpConfig) -> Result<()> {
+        config.check()
+    }
+
+    fn run_config(args: cli::SosmpArgs) -> Result<(SosmpConfig, OutputArgs)> {
+        let output = args.output.clone();
+        Ok((args.into_config()?, output))
+    }
+
+    fn verbs() -> &'static [Verb] {
+        &[Verb {
+            group: "sweep",
+            command: || {
+                Verb::command::<cli::SosmpSweepArgs>(
+                    "sosmp",
+                    "SOSMP error curves over r (--coefficients 2,3,5,10), k (--samples 1,2,5,10) or alpha (--alpha 0.1,1).",
+                )
+            },
+            run: |m| Verb::args::<cli::SosmpSweepArgs>(m)?.execute(),
+        }]
+    }
+}
+
 impl Scenario for SosmpScenario {
     fn config(&self) -> ScenarioConfig {
         ScenarioConfig::Sosmp(self.config.clone())
@@ -562,8 +611,8 @@ impl Scenario for SosmpScenario {
         "sosmp".to_string()
     }
 
-    fn setup_seconds(&self) -> f64 {
-        self.setup_seconds
+    fn log(&self) -> &RunLog {
+        &self.log
     }
 
     fn step(&mut self) -> Result<IterationRecord> {
@@ -595,12 +644,7 @@ impl Scenario for SosmpScenario {
                 ("error_raw".to_string(), mean_raw),
             ]),
         };
-        self.history.push(record.clone());
-        Ok(record)
-    }
-
-    fn history(&self) -> &[IterationRecord] {
-        &self.history
+        Ok(self.log.push(record))
     }
 
     fn finished(&self) -> bool {
@@ -804,7 +848,7 @@ impl Scenario for SosmpScenario {
     fn write_outputs(&self, dir: &Path) -> Result<()> {
         write_atomic(
             &dir.join("curves.csv"),
-            curves_csv(&self.history).as_bytes(),
+            curves_csv(self.log.history()).as_bytes(),
         )?;
         write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
     }

@@ -191,6 +191,32 @@ pub enum SweepProgress {
     },
 }
 
+/// A sweep as a job for the worker (the window overlays its curves).
+#[derive(Debug, Clone)]
+pub struct SweepTask {
+    pub config: SosmpConfig,
+    pub spec: SweepSpec,
+}
+
+impl crate::scenarios::ScenarioTask for SweepTask {
+    type Output = SweepResult;
+
+    fn label(&self) -> &'static str {
+        "sweep"
+    }
+
+    /// Progress in iterations over all runs.
+    fn run(&self, cancel: &CancelFlag, progress: &dyn Fn(usize, usize)) -> Result<SweepResult> {
+        let total = self.spec.values.len() * self.config.iters;
+        let mut report = |p: SweepProgress| {
+            if let SweepProgress::Iteration { index, iter, iters } = p {
+                progress(index * iters + iter, total);
+            }
+        };
+        run_sweep(&self.config, &self.spec, cancel, &mut report)
+    }
+}
+
 /// Runs `spec` from `base` (one full run per value) and returns the curves. Cancellable between
 /// iterations.
 pub fn run_sweep(

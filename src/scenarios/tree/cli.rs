@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 
-use super::OutputArgs;
 use crate::error::{Error, Result};
 use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
 use crate::io::csv::{read_edge_list, write_csv};
 use crate::io::write_atomic;
+use crate::scenarios::OutputArgs;
 use crate::scenarios::tree::{
     BuiltinData, DataSource, NodeSpec, Topology, TreeConfig, TreeScenario, builtin,
 };
@@ -252,6 +252,9 @@ impl TreeArgs {
         };
         config.grid = self.grid.unwrap_or(config.grid);
         config.chow_liu_rows = self.chow_liu_rows.unwrap_or(config.chow_liu_rows);
+        let config = self
+            .output
+            .apply_sets(config, crate::scenarios::tree::PARAMS)?;
         config.check()?;
         Ok(config)
     }

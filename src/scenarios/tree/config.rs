@@ -8,6 +8,17 @@ use serde::{Deserialize, Serialize};
 use super::builtin::BuiltinData;
 use crate::error::{Error, Result};
 use crate::inference::tree_kbp::NodeKernelSettings;
+use crate::scenarios::params::{Param, check_table};
+
+/// The tunable numbers of a tree run, described once.
+pub const PARAMS: &[Param] = &[
+    Param::int("samples_per_edge", "samples per edge m", 2.0, 20_000.0)
+        .log()
+        .help("Joint samples per edge (each edge factorises an m x m matrix)."),
+    Param::int("grid", "grid points", 3.0, 100_000.0).help("Points of the belief grid."),
+    Param::int("chow_liu_rows", "Chow-Liu rows", 10.0, 1e9)
+        .help("Rows used to learn a Chow-Liu tree."),
+];
 
 /// Where the rows come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -153,33 +164,7 @@ impl TreeConfig {
 
     /// Checks the numbers (names are checked against the data when the problem is built).
     pub fn check(&self) -> Result<()> {
-        if self.samples_per_edge < 2 {
-            return Err(Error::param(
-                "samples per edge",
-                format!("must be at least 2, got {}", self.samples_per_edge),
-            ));
-        }
-        if self.samples_per_edge > 20_000 {
-            return Err(Error::param(
-                "samples per edge",
-                format!(
-                    "at most 20000 (each edge factorises an m x m matrix), got {}",
-                    self.samples_per_edge
-                ),
-            ));
-        }
-        if !(3..=100_000).contains(&self.grid) {
-            return Err(Error::param(
-                "grid",
-                format!("must be between 3 and 100000 points, got {}", self.grid),
-            ));
-        }
-        if self.chow_liu_rows < 10 {
-            return Err(Error::param(
-                "Chow-Liu rows",
-                format!("must be at least 10, got {}", self.chow_liu_rows),
-            ));
-        }
+        check_table(self, PARAMS)?;
         self.kernel.check()?;
         for (name, k) in &self.node_kernels {
             k.check()

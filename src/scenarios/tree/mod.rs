@@ -13,9 +13,11 @@
 //! of every node, O(Σ_t deg(t) (G + m) m).
 
 pub mod builtin;
+pub mod cli;
 pub mod config;
 pub mod data;
 pub mod draft;
+pub mod open;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -26,7 +28,10 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::{CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioView};
+use super::{
+    CancelFlag, Control, IterationRecord, NoTask, OutputArgs, Probe, RunLog, Scenario,
+    ScenarioConfig, ScenarioDef, ScenarioView, Verb,
+};
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianMarginal;
 use crate::inference::tree_kbp::{KernelKind, Message, NodeBelief, TreeKbp};
@@ -34,7 +39,7 @@ use crate::io::{results::curves_csv, write_atomic};
 use crate::model::NodeId;
 
 pub use builtin::{BuiltinData, ReferenceMarginal, TrueModel};
-pub use config::{DataSource, NodeSpec, Topology, TreeConfig};
+pub use config::{DataSource, NodeSpec, PARAMS, Topology, TreeConfig};
 pub use data::TreeProblem;
 pub use draft::{DraftNode, DraftProblem, TreeDraft, tidy_layout, wide_layout};
 pub use view::{
@@ -59,6 +64,64 @@ pub enum TreeControl {
     SetRoot(NodeId),
     /// Compute every remaining message now.
     RunAll,
+}
+
+impl Control for TreeControl {
+    /// The same evidence slider moved again: only the last position matters.
+    fn supersedes(&self, earlier: &TreeControl) -> bool {
+        matches!(
+            (self, earlier),
+            (TreeControl::SetEvidence { node: a, .. }, TreeControl::SetEvidence { node: b, .. })
+                if a == b
+        )
+    }
+}
+
+impl ScenarioDef for TreeScenario {
+    const NAME: &'static str = "tree";
+    const SUMMARY: &'static str = "tree kernel BP on a dataset (Song et al. 2010, Alg. 1): CSV or built-in, chain/star/binary/Chow-Liu/drawn tree, evidence, beliefs";
+    const ALGORITHMS: &'static [&'static str] =
+        &["tree-kbp", "gaussian-bp", "reference (built-ins)"];
+    type Config = TreeConfig;
+    type View = Box<TreeView>;
+    type Control = TreeControl;
+    type Task = NoTask;
+    type RunArgs = cli::TreeArgs;
+
+    fn build(config: TreeConfig, cancel: &CancelFlag) -> Result<Self> {
+        TreeScenario::new(config, cancel)
+    }
+
+    /// One step per message: the count depends on the tree, not on the config alone.
+    fn max_iters(_: &TreeConfig) -> Option<usize> {
+        None
+    }
+
+    fn params() -> &'static [super::params::Param] {
+        PARAMS
+    }
+
+    fn check(config: &TreeConfig) -> Result<()> {
+        config.check()
+    }
+
+    fn run_config(args: cli::TreeArgs) -> Result<(TreeConfig, OutputArgs)> {
+        let output = args.output.clone();
+        Ok((args.into_config()?, output))
+    }
+
+    fn verbs() -> &'static [Verb] {
+        &[Verb {
+            group: "sweep",
+            command: || {
+                Verb::command::<cli::TreeSweepArgs>(
+                    "tree",
+                    "Errors of tree kernel BP against the reference over samples per edge, lambda and the bandwidth multiplier (built-in datasets).",
+                )
+            },
+            run: |m| cli::run_sweep(Verb::args(m)?),
+        }]
+    }
 }
 
 /// A 1-D node's grid spacing (1 for delta-kernel nodes, whose "grid" is their values).
@@ -150,8 +213,7 @@ pub struct TreeScenario {
     gaussian: Vec<GaussianMarginal>,
     reference: Option<Vec<Option<ReferenceMarginal>>>,
     beliefs: Vec<NodeBelief>,
-    history: Vec<IterationRecord>,
-    setup_seconds: f64,
+    log: RunLog,
     query_seconds: f64,
     query_timings: BTreeMap<String, f64>,
     evidence_warnings: Vec<String>,
@@ -167,8 +229,7 @@ impl TreeScenario {
             gaussian: Vec::new(),
             reference: None,
             beliefs: Vec::new(),
-            history: Vec::new(),
-            setup_seconds: 0.0,
+            log: RunLog::new(0.0),
             query_seconds: 0.0,
             query_timings: BTreeMap::new(),
             evidence_warnings: Vec::new(),
@@ -186,7 +247,7 @@ impl TreeScenario {
         }
         s.refresh_baselines()?;
         s.refresh_beliefs()?;
-        s.setup_seconds = start.elapsed().as_secs_f64();
+        s.log = RunLog::new(start.elapsed().as_secs_f64());
         Ok(s)
     }
 
@@ -551,7 +612,7 @@ impl TreeScenario {
             shared_samples: self.config.shared_samples,
             query_seconds: self.query_seconds,
             query_timings: self.query_timings.clone(),
-            setup_seconds: self.setup_seconds,
+            setup_seconds: self.log.setup_seconds(),
             lambda_convention: LAMBDA_CONVENTION,
             metrics: self.metrics(),
             warnings,
@@ -645,8 +706,8 @@ impl Scenario for TreeScenario {
         "tree-kbp".into()
     }
 
-    fn setup_seconds(&self) -> f64 {
-        self.setup_seconds
+    fn log(&self) -> &RunLog {
+        &self.log
     }
 
     fn step(&mut self) -> Result<IterationRecord> {
@@ -665,12 +726,7 @@ impl Scenario for TreeScenario {
             residual: pending as f64 / total as f64,
             metrics: self.metrics(),
         };
-        self.history.push(record.clone());
-        Ok(record)
-    }
-
-    fn history(&self) -> &[IterationRecord] {
-        &self.history
+        Ok(self.log.push(record))
     }
 
     fn finished(&self) -> bool {
@@ -688,7 +744,9 @@ impl Scenario for TreeScenario {
     }
 
     fn control(&mut self, control: &super::ScenarioControl) -> Result<()> {
-        let super::ScenarioControl::Tree(c) = control;
+        let super::ScenarioControl::Tree(c) = control else {
+            return Err(Error::Other("not a control of the tree scenario".into()));
+        };
         match c {
             TreeControl::SetEvidence { node, value } => {
                 if *node >= self.problem.names.len() {
@@ -813,7 +871,7 @@ impl Scenario for TreeScenario {
         write_atomic(&dir.join("beliefs.csv"), self.beliefs_csv().as_bytes())?;
         write_atomic(
             &dir.join("curves.csv"),
-            curves_csv(&self.history).as_bytes(),
+            curves_csv(self.log.history()).as_bytes(),
         )?;
         let draft = TreeDraft::from_tree(
             &self.problem.names,

@@ -6,22 +6,19 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
+use crate::app::form::{row_label, section};
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
+use crate::scenarios::Task;
 use crate::scenarios::denoise::{
-    AlgorithmChoice, AutotuneResult, AutotuneSpec, Candidates, DenoiseAlgorithm, DenoiseConfig,
-    DenoiseView,
+    AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, Candidates, DenoiseAlgorithm,
+    DenoiseConfig, DenoiseView,
 };
-use crate::scenarios::tasks::Task;
 
 /// Widest sunset the panel offers (larger sizes work from the command line).
 const MAX_SUNSET_SIDE: usize = 1024;
 
 /// A label in the grid's first column; returns its id to label the widget beside it.
-fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
-    ui.label(text).on_hover_text(hint).id
-}
-
 pub fn ui(
     ui: &mut egui::Ui,
     c: &mut DenoiseConfig,
@@ -231,10 +228,10 @@ fn autotune_section(
             spec.iterations
         ));
     if start.clicked() {
-        commands.push(UiCommand::RunTask(Task::DenoiseAutotune {
+        commands.push(UiCommand::RunTask(Task::Denoise(AutotuneTask {
             config: c.clone(),
             spec,
-        }));
+        })));
     }
     let Some(r) = result else {
         return;
@@ -438,11 +435,4 @@ fn estimate_label(e: EstimateKind) -> &'static str {
         EstimateKind::Map => "MAP (most probable level)",
         EstimateKind::Mean => "posterior mean",
     }
-}
-
-/// A section heading with a little space above it.
-pub fn section(ui: &mut egui::Ui, title: &str) {
-    ui.add_space(8.0);
-    ui.label(RichText::new(title).strong().size(15.0));
-    ui.add_space(2.0);
 }

@@ -5,12 +5,12 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
 
-use super::belief::{Marker, belief_plot};
-use super::curves::{Reference, Series, metrics_plot, residual_plot};
-use super::image_panes::{self, ColorBar, Pane};
 use crate::app::commands::UiCommand;
 use crate::app::state::{InspectorTab, State};
 use crate::app::textures::{CachedTexture, Source};
+use crate::app::views::belief::{Marker, belief_plot};
+use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
+use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::inference::{Belief, EstimateKind};
 use crate::runner::Snapshot;
 use crate::scenarios::Probe;
@@ -418,7 +418,7 @@ fn messages_plot(ui: &mut egui::Ui, p: &PixelProbe, k: &KbpProbe, height: f32) {
             );
             plot.line(
                 Line::new("belief", curve(&k.belief))
-                    .color(super::belief::BELIEF_COLOR)
+                    .color(crate::app::views::belief::BELIEF_COLOR)
                     .width(2.5),
             );
             plot.vline(VLine::new(format!("clean {:.0}", p.clean), p.clean).color(CLEAN_COLOR));

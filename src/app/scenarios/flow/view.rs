@@ -10,11 +10,11 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText, Stroke};
 use egui_plot::{HoverPosition, Legend, MarkerShape, Plot, PlotImage, PlotPoint, Points};
 
-use super::curves::{Reference, Series, metrics_plot, residual_plot};
-use super::image_panes::{self, ColorBar, Pane};
 use crate::app::commands::UiCommand;
 use crate::app::state::State;
 use crate::app::textures::{CachedTexture, Source};
+use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
+use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::inference::EstimateKind;
 use crate::io::{FlowField, GrayImage};
 use crate::scenarios::Probe;

@@ -5,7 +5,7 @@
 use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use super::tree::{GAUSSIAN_COLOR, PARZEN_COLOR};
+use crate::app::scenarios::tree::view::{GAUSSIAN_COLOR, PARZEN_COLOR};
 use crate::scenarios::retrieval::RetrievalView;
 
 const NN_COLOR: Color32 = Color32::from_rgb(255, 167, 38);

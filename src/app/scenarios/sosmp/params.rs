@@ -5,15 +5,11 @@
 
 use eframe::egui::{self, RichText};
 
-use super::denoise_params::section;
+use crate::app::form::{row_label, section};
 use crate::inference::sosmp::basis::BasisKind;
 use crate::scenarios::sosmp::{GraphKind, PotentialKind, SosmpConfig, SosmpView};
 
 /// A label in the grid's first column; returns its id to label the widget beside it.
-fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
-    ui.label(text).on_hover_text(hint).id
-}
-
 fn basis_label(b: Option<BasisKind>) -> &'static str {
     match b {
         None => "auto",

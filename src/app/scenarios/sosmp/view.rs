@@ -15,14 +15,15 @@ use egui_plot::{
     PlotPoints, Points,
 };
 
-use super::curves::{decade_spacer, power_of_ten_label};
 use crate::app::commands::UiCommand;
+use crate::app::views::curves::{decade_spacer, power_of_ten_label};
 use crate::scenarios::Probe;
+use crate::scenarios::Task;
+use crate::scenarios::sosmp::SweepTask;
 use crate::scenarios::sosmp::sweep::SweepParameter;
 use crate::scenarios::sosmp::{
     EdgeInspection, NodeInspection, SosmpConfig, SosmpView, SweepResult, SweepSpec,
 };
-use crate::scenarios::tasks::Task;
 
 const MEAN_COLOR: Color32 = Color32::from_rgb(66, 165, 245);
 const PATH_COLOR: Color32 = Color32::from_rgb(144, 164, 174);
@@ -169,10 +170,10 @@ fn sweep_button(
         config.iters
     ));
     if b.clicked() {
-        commands.push(UiCommand::RunTask(Task::SosmpSweep {
+        commands.push(UiCommand::RunTask(Task::Sosmp(SweepTask {
             config: config.clone(),
             spec,
-        }));
+        })));
     }
 }
 

@@ -6,20 +6,15 @@
 
 use eframe::egui::{self, RichText};
 
-use super::denoise_params::section;
 use crate::app::commands::UiCommand;
+use crate::app::form::{row_label, section};
 use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
-use crate::scenarios::retrieval::RetrievalConfig;
 use crate::scenarios::tree::{BuiltinData, DataSource, Topology, TreeConfig, TreeView};
 use crate::scenarios::{Probe, ScenarioControl};
 
-fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
-    ui.label(text).on_hover_text(hint).id
-}
-
 /// The kernel widgets for one settings block (`salt` keeps the ids apart).
-fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, median: Option<f64>) {
+pub fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, median: Option<f64>) {
     egui::Grid::new(("kernel", salt))
         .num_columns(2)
         .spacing([8.0, 6.0])
@@ -305,40 +300,4 @@ pub fn tree_ui(
             )));
         }
     }
-}
-
-pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
-    ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
-    section(ui, "Experiment");
-    ui.label(
-        RichText::new(
-            "9 variables in R⁵; chains of the last L variables, evidence at the head, \
-             all pool tails ranked (Song et al. 2010, Sec. 6.1).",
-        )
-        .small()
-        .weak(),
-    );
-    egui::Grid::new("retrieval")
-        .num_columns(2)
-        .spacing([8.0, 6.0])
-        .show(ui, |ui| {
-            let id = row_label(ui, "Repeats", "Pools and edge samples drawn anew");
-            ui.add(egui::DragValue::new(&mut c.repeats).range(1..=100))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "Pool", "Tuples: queries and candidates");
-            ui.add(egui::DragValue::new(&mut c.pool).range(20..=2000))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "Per edge m", "Sample pairs per edge");
-            let max = c.pool;
-            ui.add(egui::DragValue::new(&mut c.samples_per_edge).range(10..=max))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "Seed", "Seed of the first repeat");
-            ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
-            ui.end_row();
-        });
-    section(ui, "Kernel (every node)");
-    kernel_rows(ui, &mut c.kernel, "retrieval", None);
 }

@@ -7,19 +7,15 @@
 //! drag from one node to another to connect them, assign columns, apply, save or load.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Align2, Color32, FontId, Pos2, Rect, RichText, Sense, Stroke, Vec2};
 use egui_plot::{Bar, BarChart, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
-use super::curves::{Series, metrics_plot};
 use crate::app::commands::UiCommand;
-use crate::io::csv::parse_edge_list;
+use crate::app::views::curves::{Series, metrics_plot};
 use crate::runner::Snapshot;
-use crate::scenarios::tree::{
-    DataSource, DraftProblem, NodeSpec, Topology, TreeConfig, TreeControl, TreeDraft, TreeView,
-};
+use crate::scenarios::tree::{DraftProblem, TreeConfig, TreeControl, TreeDraft, TreeView};
 use crate::scenarios::{Probe, ScenarioConfig, ScenarioControl};
 
 pub const PARZEN_COLOR: Color32 = Color32::from_rgb(66, 165, 245);
@@ -52,51 +48,6 @@ pub struct TreeCache {
     drag_from: Option<usize>,
     /// A refused edit, shown (and its edge or node highlighted) for a few seconds.
     flash: Option<(DraftProblem, String, Instant)>,
-}
-
-/// Uses a dropped or picked file in a tree config: an edge-list file (`.edges`) becomes the
-/// tree (its nodes and their columns), anything else is read as a CSV dataset.
-pub fn open_file(config: &mut TreeConfig, path: &Path) -> Result<(), String> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    if ext == "edges" {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let list =
-            parse_edge_list(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
-        let draft = TreeDraft::from_edge_list(&list);
-        apply_draft_to(config, &draft);
-        Ok(())
-    } else {
-        config.data = DataSource::Csv {
-            path: path.to_path_buf(),
-        };
-        config.nodes.clear();
-        config.topology = Topology::Chain;
-        config.evidence.clear();
-        config.queries.clear();
-        config.node_kernels.clear();
-        config.root = None;
-        Ok(())
-    }
-}
-
-/// The config with the drawing's nodes and edges (evidence on nodes that no longer exist is
-/// dropped; the root goes back to the first node).
-fn apply_draft_to(config: &mut TreeConfig, draft: &TreeDraft) {
-    let (nodes, topology): (Vec<NodeSpec>, Topology) = draft.to_config();
-    config
-        .evidence
-        .retain(|name, _| nodes.iter().any(|n| &n.name == name));
-    config
-        .node_kernels
-        .retain(|name, _| nodes.iter().any(|n| &n.name == name));
-    config.queries.clear();
-    config.root = None;
-    config.nodes = nodes;
-    config.topology = topology;
 }
 
 fn selected_node(view: &TreeView, selection: Option<Probe>) -> Option<usize> {
@@ -609,7 +560,7 @@ fn draw_mode(
             && let Some(c) = config
         {
             let mut c = c.clone();
-            apply_draft_to(&mut c, draft);
+            crate::scenarios::tree::open::apply_draft_to(&mut c, draft);
             commands.push(UiCommand::Apply(ScenarioConfig::Tree(c)));
             cache.mode = Mode::Explore;
         }

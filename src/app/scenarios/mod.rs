@@ -1,0 +1,212 @@
+//! One room per scenario: everything the window knows about a scenario (its parameter panel,
+//! central view, inspector, status numbers, which files it opens) is one [`ScenarioUi`]
+//! implementation in `src/app/scenarios/<name>/`, listed once in [`rooms`]. A registered
+//! scenario without a room of its own gets [`GenericRoom`]: a form from its parameter table and
+//! its metric curves. The app never matches on scenario names.
+
+pub mod denoise;
+pub mod flow;
+pub mod retrieval;
+pub mod sosmp;
+pub mod tree;
+
+use std::path::PathBuf;
+
+use eframe::egui;
+
+use super::commands::UiCommand;
+use super::form;
+use super::state::State;
+use super::views::curves;
+use crate::runner::Snapshot;
+use crate::scenarios::{Probe, ScenarioConfig, TaskResult};
+
+/// The app's rooms, one per scenario that has its own UI (the UI registry line).
+pub fn rooms() -> Vec<Box<dyn ScenarioUi>> {
+    vec![
+        Box::new(denoise::DenoiseRoom::default()),
+        Box::new(tree::TreeRoom::default()),
+        Box::new(retrieval::RetrievalRoom::default()),
+        Box::new(sosmp::SosmpRoom::default()),
+        Box::new(flow::FlowRoom::default()),
+    ]
+}
+
+/// What the shared panels lend a room while it draws.
+pub struct RoomContext<'a> {
+    /// The latest snapshot (None before the first one arrives).
+    pub snapshot: Option<&'a Snapshot>,
+    /// Zoom, error scale, inspector tab: what the window remembers.
+    pub state: &'a mut State,
+    /// The inspected node or message.
+    pub selection: Option<Probe>,
+    /// A long job is running on the worker (no second one can start).
+    pub task_running: bool,
+    /// What the last finished job produced.
+    pub last_task: Option<&'a TaskResult>,
+    /// Commands recorded while drawing, applied at the end of the frame.
+    pub commands: &'a mut Vec<UiCommand>,
+}
+
+/// Heights the inspector shares out between its plots.
+#[derive(Debug, Clone, Copy)]
+pub struct InspectorHeights {
+    /// Each convergence curve.
+    pub curve: f32,
+    /// The belief plot.
+    pub belief: f32,
+    /// Everything available.
+    pub free: f32,
+}
+
+/// What the Open dialog asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenKind {
+    Image,
+    Data,
+}
+
+/// What opening files does to the scenario's config.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opened {
+    /// Run this config.
+    Apply(ScenarioConfig),
+    /// Kept for later (e.g. frame 1 waiting for frame 2); the text says what to do next.
+    Waiting(String),
+    /// The files do not fit this scenario; the text says why.
+    Refused(String),
+}
+
+/// A scenario's room in the window.
+pub trait ScenarioUi {
+    /// The registry name of the scenario it draws.
+    fn name(&self) -> &'static str;
+    /// The parameter panel under the scenario selector; edits go into `config`.
+    fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>);
+    /// The central area.
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>);
+    /// The right-hand inspector: curves and the selected node or message.
+    fn inspector(
+        &mut self,
+        ui: &mut egui::Ui,
+        snapshot: &Snapshot,
+        cx: &mut RoomContext<'_>,
+        heights: InspectorHeights,
+    );
+    /// Numbers for the status bar.
+    fn status(&self, snapshot: &Snapshot) -> Vec<String> {
+        let _ = snapshot;
+        Vec::new()
+    }
+    /// Whether `selection` names something in this snapshot.
+    fn selection_is_valid(&self, snapshot: &Snapshot, selection: Probe) -> bool {
+        let _ = (snapshot, selection);
+        false
+    }
+    /// What the Open dialog asks for.
+    fn open_kind(&self) -> OpenKind {
+        OpenKind::Image
+    }
+    /// Opening (or dropping) `paths` on this scenario.
+    fn open_paths(&mut self, config: &ScenarioConfig, paths: &[PathBuf]) -> Opened {
+        let _ = (config, paths);
+        Opened::Refused(format!("the {} scenario opens no files", self.name()))
+    }
+    /// The text shown while files are dragged over the window.
+    fn drop_hint(&self) -> &'static str {
+        "This scenario opens no files"
+    }
+    /// A job of this scenario finished on the worker.
+    fn task_done(&mut self, result: &TaskResult) {
+        let _ = result;
+    }
+}
+
+/// The rooms of the app, with a generic room for scenarios that have none.
+pub struct Rooms {
+    rooms: Vec<Box<dyn ScenarioUi>>,
+    generic: GenericRoom,
+}
+
+impl Default for Rooms {
+    fn default() -> Self {
+        Rooms {
+            rooms: rooms(),
+            generic: GenericRoom,
+        }
+    }
+}
+
+impl Rooms {
+    /// The room of the scenario named `name`.
+    pub fn get(&mut self, name: &str) -> &mut dyn ScenarioUi {
+        match self.rooms.iter_mut().find(|r| r.name() == name) {
+            Some(room) => room.as_mut(),
+            None => &mut self.generic,
+        }
+    }
+
+    /// Every room, for events that concern whichever room they belong to.
+    pub fn all_mut(&mut self) -> impl Iterator<Item = &mut Box<dyn ScenarioUi>> {
+        self.rooms.iter_mut()
+    }
+}
+
+/// The room of a registered scenario without a UI of its own: its parameter table as a form,
+/// its metrics as curves.
+pub struct GenericRoom;
+
+impl ScenarioUi for GenericRoom {
+    fn name(&self) -> &'static str {
+        "generic"
+    }
+
+    fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, _: &mut RoomContext<'_>) {
+        form::section(ui, "Parameters");
+        let table = config.params();
+        let mut json = serde_json::to_value(&*config).unwrap_or_default();
+        let before = json.clone();
+        form::param_grid(ui, "generic_params", &mut json, table);
+        if json != before
+            && let Ok(edited) = serde_json::from_value::<ScenarioConfig>(json)
+        {
+            *config = edited;
+        }
+    }
+
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
+        let h = ui.available_height() - 8.0;
+        curves::metrics_plot(
+            ui,
+            "generic_curves",
+            &snapshot.history,
+            &curves::all_metrics(&snapshot.history),
+            &[],
+            snapshot.config.max_iters(),
+            h,
+        );
+    }
+
+    fn inspector(
+        &mut self,
+        ui: &mut egui::Ui,
+        snapshot: &Snapshot,
+        _: &mut RoomContext<'_>,
+        heights: InspectorHeights,
+    ) {
+        ui.label(format!(
+            "{}: iteration {}",
+            snapshot.config.name(),
+            snapshot.iteration
+        ));
+        curves::residual_plot(
+            ui,
+            "generic_residual",
+            &snapshot.history,
+            &[curves::Series::residual("residual")],
+            None,
+            snapshot.config.max_iters(),
+            heights.curve,
+        );
+    }
+}

@@ -1,0 +1,38 @@
+//! Where a headless run's results go; shared by every `run` subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::params::{self, Param};
+use crate::error::Result;
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct OutputArgs {
+    /// Write results.json, images and CSVs into this folder (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print results.json to stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Set any parameter by its results.json name, e.g. --set kbp.lambda=1e-4 (repeatable;
+    /// applied after the other flags).
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
+    pub set: Vec<String>,
+}
+
+impl OutputArgs {
+    /// `config` with every `--set key=value` applied, in order (ranges from `table`).
+    pub fn apply_sets<C: Serialize + DeserializeOwned>(
+        &self,
+        config: C,
+        table: &[Param],
+    ) -> Result<C> {
+        self.set.iter().try_fold(config, |c, assignment| {
+            let (key, value) = params::split_assignment(assignment)?;
+            params::set(&c, key, value, table)
+        })
+    }
+}

@@ -1,0 +1,309 @@
+//! The scenario registry: the one list of scenarios. Each line names a type implementing
+//! [`ScenarioDef`] (its name, summary, config, view, live controls, long tasks and command-line
+//! verbs); the macro turns the list into the closed enums the runner, the CLI and the window
+//! pass around ([`ScenarioConfig`], [`ScenarioView`], [`ScenarioControl`], [`Task`],
+//! [`TaskResult`]) and into [`KINDS`], so that no other file matches on scenario names.
+//! Adding a scenario: see ARCHITECTURE.md, "How to add a scenario".
+
+use std::fmt::Debug;
+
+use clap::{ArgMatches, FromArgMatches};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::params::{self, Param};
+use super::{OutputArgs, Scenario};
+use crate::error::{Error, Result};
+use crate::run::CancelFlag;
+
+/// A scenario as the registry sees it. Implemented once, in the scenario's own folder.
+pub trait ScenarioDef: Scenario + Sized + 'static {
+    /// The name on the command line, in results.json and in the window's selector.
+    const NAME: &'static str;
+    /// One line for `beliefscope list` and the selector's tooltip.
+    const SUMMARY: &'static str;
+    /// The algorithms it can run, for `beliefscope list`.
+    const ALGORITHMS: &'static [&'static str];
+    /// Every parameter of a run, defaults included (echoed into results.json).
+    type Config: Clone
+        + PartialEq
+        + Debug
+        + Default
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static;
+    /// What the window draws, made on the worker.
+    type View: Clone + Debug + Send + Sync + 'static;
+    /// Live changes that do not rebuild the scenario ([`NoControl`] where there are none).
+    type Control: Control;
+    /// Long jobs the worker runs beside the scenario ([`NoTask`] where there are none).
+    type Task: ScenarioTask;
+    /// The flags of `beliefscope run NAME`.
+    type RunArgs: clap::Args + FromArgMatches;
+
+    /// Checks the config, makes or loads the data and sets the algorithm up (may be slow;
+    /// polls `cancel`).
+    fn build(config: Self::Config, cancel: &CancelFlag) -> Result<Self>;
+    /// The iteration limit, where the config alone fixes it.
+    fn max_iters(config: &Self::Config) -> Option<usize>;
+    /// The parameter table: every tunable number, described once (see [`params`]).
+    fn params() -> &'static [Param] {
+        &[]
+    }
+    /// Checks every parameter (the table's ranges and the rules between parameters).
+    fn check(config: &Self::Config) -> Result<()>;
+    /// The config and the output folder from the flags of `run NAME`.
+    fn run_config(args: Self::RunArgs) -> Result<(Self::Config, OutputArgs)>;
+    /// Further verbs (`sweep NAME`, `tune NAME`).
+    fn verbs() -> &'static [Verb] {
+        &[]
+    }
+}
+
+/// A command-line verb a scenario adds, e.g. `sweep denoise`.
+pub struct Verb {
+    /// The group it belongs to: "sweep" or "tune".
+    pub group: &'static str,
+    /// The subcommand (named after the scenario) with its flags.
+    pub command: fn() -> clap::Command,
+    pub run: fn(&ArgMatches) -> Result<()>,
+}
+
+impl Verb {
+    /// The subcommand `name` with the flags of `A`.
+    pub fn command<A: clap::Args>(name: &'static str, about: &'static str) -> clap::Command {
+        A::augment_args(clap::Command::new(name).about(about))
+    }
+
+    /// The parsed flags of `A`.
+    pub fn args<A: FromArgMatches>(matches: &ArgMatches) -> Result<A> {
+        A::from_arg_matches(matches).map_err(|e| Error::Other(e.to_string()))
+    }
+}
+
+/// A live change to a running scenario.
+pub trait Control: Clone + Debug + PartialEq + Send + Sync + 'static {
+    /// Whether applying `self` right after `earlier` makes `earlier` irrelevant (the same
+    /// slider moved twice), so a queue of slider moves can skip to the last.
+    fn supersedes(&self, earlier: &Self) -> bool {
+        let _ = earlier;
+        false
+    }
+}
+
+/// The control of a scenario that has none (no value exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoControl {}
+
+impl Control for NoControl {}
+
+/// A long job on the worker (auto-tune, sweeps): progress, cancel, a result.
+pub trait ScenarioTask: Clone + Debug + Send + 'static {
+    type Output: Debug + Send + Sync + 'static;
+    fn label(&self) -> &'static str;
+    /// Runs the job; `progress(done, total)` after each step.
+    fn run(&self, cancel: &CancelFlag, progress: &dyn Fn(usize, usize)) -> Result<Self::Output>;
+}
+
+/// The task of a scenario that has none (no value exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoTask {}
+
+impl ScenarioTask for NoTask {
+    type Output = NoTask;
+    fn label(&self) -> &'static str {
+        match *self {}
+    }
+    fn run(&self, _: &CancelFlag, _: &dyn Fn(usize, usize)) -> Result<NoTask> {
+        match *self {}
+    }
+}
+
+/// What the registry knows of one scenario without its types (for `list`, the CLI and the
+/// window's selector).
+pub struct Kind {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub algorithms: &'static [&'static str],
+    pub default_config: fn() -> ScenarioConfig,
+    pub params: fn() -> &'static [Param],
+    /// The `run NAME` subcommand with its flags.
+    pub run_command: fn() -> clap::Command,
+    /// Its parsed flags as a config and an output folder.
+    pub run_config: fn(&ArgMatches) -> Result<(ScenarioConfig, OutputArgs)>,
+    pub verbs: fn() -> &'static [Verb],
+}
+
+fn run_command<S: ScenarioDef>() -> clap::Command {
+    <S::RunArgs as clap::Args>::augment_args(clap::Command::new(S::NAME).about(S::SUMMARY))
+}
+
+fn run_config<S: ScenarioDef>(matches: &ArgMatches) -> Result<(ScenarioConfig, OutputArgs)>
+where
+    ScenarioConfig: From<S::Config>,
+{
+    let args = S::RunArgs::from_arg_matches(matches).map_err(|e| Error::Other(e.to_string()))?;
+    let (config, output) = S::run_config(args)?;
+    S::check(&config)?;
+    Ok((config.into(), output))
+}
+
+/// The registry entry named `name`.
+pub fn kind(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|k| k.name == name)
+}
+
+/// Turns the list of scenarios into the enums and [`KINDS`]. One line per scenario:
+/// `Variant => path::Type`; the variant's lowercase name must equal `Type::NAME` (a test checks).
+macro_rules! registry {
+    ($($variant:ident => $ty:ty),* $(,)?) => {
+        /// Every parameter of a run, defaults included; echoed into results.json.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "scenario", rename_all = "lowercase")]
+        pub enum ScenarioConfig {
+            $($variant(<$ty as ScenarioDef>::Config),)*
+        }
+
+        /// The data a scenario's views draw, produced on the worker and sent in a snapshot.
+        // One view per snapshot (at most ~60 a second) inside an `Arc`: the size of the
+        // largest variant costs nothing worth boxing it for.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Debug, Clone)]
+        pub enum ScenarioView {
+            $($variant(<$ty as ScenarioDef>::View),)*
+        }
+
+        /// A live change to the running scenario that does not rebuild it.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ScenarioControl {
+            $($variant(<$ty as ScenarioDef>::Control),)*
+        }
+
+        /// A long job for the worker.
+        #[derive(Debug, Clone)]
+        pub enum Task {
+            $($variant(<$ty as ScenarioDef>::Task),)*
+        }
+
+        /// What a finished task produced.
+        #[derive(Debug, Clone)]
+        pub enum TaskResult {
+            $($variant(std::sync::Arc<<<$ty as ScenarioDef>::Task as ScenarioTask>::Output>),)*
+        }
+
+        /// The registered scenarios, in the selector's order.
+        pub static KINDS: &[Kind] = &[
+            $(Kind {
+                name: <$ty as ScenarioDef>::NAME,
+                summary: <$ty as ScenarioDef>::SUMMARY,
+                algorithms: <$ty as ScenarioDef>::ALGORITHMS,
+                default_config: || ScenarioConfig::$variant(Default::default()),
+                params: <$ty as ScenarioDef>::params,
+                run_command: run_command::<$ty>,
+                run_config: run_config::<$ty>,
+                verbs: <$ty as ScenarioDef>::verbs,
+            },)*
+        ];
+
+        $(impl From<<$ty as ScenarioDef>::Config> for ScenarioConfig {
+            fn from(config: <$ty as ScenarioDef>::Config) -> Self {
+                ScenarioConfig::$variant(config)
+            }
+        })*
+
+        impl ScenarioConfig {
+            /// The scenario's name as used on the command line and in results.json.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(ScenarioConfig::$variant(_) => <$ty as ScenarioDef>::NAME,)*
+                }
+            }
+
+            /// Checks every parameter, makes or loads the data and sets the algorithm up. May
+            /// be slow (kernel set-ups); `cancel` is polled inside long set-ups.
+            pub fn build(&self, cancel: &CancelFlag) -> Result<Box<dyn Scenario>> {
+                match self {
+                    $(ScenarioConfig::$variant(c) => {
+                        Ok(Box::new(<$ty as ScenarioDef>::build(c.clone(), cancel)?))
+                    })*
+                }
+            }
+
+            /// Checks every parameter.
+            pub fn check(&self) -> Result<()> {
+                match self {
+                    $(ScenarioConfig::$variant(c) => <$ty as ScenarioDef>::check(c),)*
+                }
+            }
+
+            /// The parameter table of this config's scenario.
+            pub fn params(&self) -> &'static [Param] {
+                match self {
+                    $(ScenarioConfig::$variant(_) => <$ty as ScenarioDef>::params(),)*
+                }
+            }
+
+            /// This config with `key` (its results.json name) set from `text`, checked.
+            pub fn set(&self, key: &str, text: &str) -> Result<ScenarioConfig> {
+                match self {
+                    $(ScenarioConfig::$variant(c) => {
+                        let c = params::set(c, key, text, <$ty as ScenarioDef>::params())?;
+                        <$ty as ScenarioDef>::check(&c)?;
+                        Ok(ScenarioConfig::$variant(c))
+                    })*
+                }
+            }
+
+            /// The iteration limit, where the config alone fixes it.
+            pub fn max_iters(&self) -> Option<usize> {
+                match self {
+                    $(ScenarioConfig::$variant(c) => <$ty as ScenarioDef>::max_iters(c),)*
+                }
+            }
+        }
+
+        impl ScenarioControl {
+            /// Whether applying `self` right after `earlier` makes `earlier` irrelevant.
+            pub fn supersedes(&self, earlier: &ScenarioControl) -> bool {
+                #[allow(unreachable_patterns)]
+                match (self, earlier) {
+                    $((ScenarioControl::$variant(a), ScenarioControl::$variant(b)) => {
+                        a.supersedes(b)
+                    })*
+                    _ => false,
+                }
+            }
+        }
+
+        impl Task {
+            pub fn label(&self) -> &'static str {
+                match self {
+                    $(Task::$variant(t) => t.label(),)*
+                }
+            }
+
+            /// Runs the task; `progress(done, total)` after each step.
+            pub fn run(
+                &self,
+                cancel: &CancelFlag,
+                progress: &dyn Fn(usize, usize),
+            ) -> Result<TaskResult> {
+                match self {
+                    $(Task::$variant(t) => {
+                        Ok(TaskResult::$variant(std::sync::Arc::new(t.run(cancel, progress)?)))
+                    })*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Denoise => super::denoise::Denoise,
+    Tree => super::tree::TreeScenario,
+    Retrieval => super::retrieval::Retrieval,
+    Sosmp => super::sosmp::SosmpScenario,
+    Flow => super::flow::FlowScenario,
+}
