@@ -19,6 +19,7 @@ mod kernel_hsic;
 mod kernel_lowrank;
 mod kernel_solve;
 mod layers;
+mod registry;
 mod sosmp_app;
 mod sosmp_diagnostics;
 mod sosmp_reference;

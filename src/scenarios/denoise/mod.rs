@@ -15,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod data;
 pub mod potentials;
+pub mod report;
 pub mod sunset;
 pub mod sweep;
 pub mod sweep_cli;
@@ -26,11 +27,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::{
     CancelFlag, IterationRecord, NoControl, OutputArgs, Probe, RunLog, Scenario, ScenarioConfig,
-    ScenarioDef, ScenarioView, Verb,
+    ScenarioDef, ScenarioView, Verb, report_fields,
 };
 use crate::error::Result;
 use crate::inference::discrete::DiscreteBp;
@@ -369,69 +370,7 @@ impl Scenario for Denoise {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("image_size".into(), json!([self.width, self.height]));
-        m.insert(
-            "training_seed".into(),
-            json!(self.config.seed.wrapping_add(TRAINING_SEED_OFFSET)),
-        );
-        m.insert("update".into(), json!(self.runs[0].choice.label()));
-        let mut runs = Vec::new();
-        for run in &self.runs {
-            let mut r = json!({
-                "algorithm": run.choice.label(),
-                "setup_seconds": run.setup_seconds,
-            });
-            match &run.engine {
-                Engine::Discrete(_) => {
-                    r["model"] = json!({
-                        "states": "the C true gray levels (oracle discretisation)",
-                        "node_potential": "P(a) N(y; a, noise^2), the true likelihood",
-                        "edge_potential": "P(a,b)/(P(a)P(b)) from 4-neighbour co-occurrences of the clean training image",
-                        "cooccurrence_smoothing": potentials::COOCCURRENCE_SMOOTHING,
-                    });
-                }
-                Engine::Kbp(e) => {
-                    let model = e.model();
-                    let d = &model.diagnostics;
-                    let tensor: Map<String, Value> = d
-                        .tensor_ranks
-                        .iter()
-                        .map(|(p, r)| (p.to_string(), json!(r)))
-                        .collect();
-                    r["ranks"] = json!({"feature": d.feature_rank, "tensor": tensor});
-                    r["bandwidths"] = json!({
-                        "hidden": model.sigma_hidden,
-                        "observed": model.sigma_observed,
-                        "convention": "RBF exp(-(x-y)^2 / (2 sigma^2)), sigma in gray levels",
-                    });
-                    r["lambda"] = json!({
-                        "value": model.lambda,
-                        "convention": "Gram form: L + lambda * m * I (m = template pairs; n = observation pairs for the evidence)",
-                    });
-                    r["condition_numbers"] = json!(d.condition_numbers);
-                    r["setup_timings"] = json!(d.setup_timings);
-                    r["template"] = json!({
-                        "pairs": d.template_pairs,
-                        "observation_pairs": d.observation_pairs,
-                        "distinct_values": d.distinct_values,
-                        "collapsed": "repeated values collapsed exactly with multiplicities (no subsampling)",
-                    });
-                    r["candidates"] = json!(e.candidates().len());
-                }
-            }
-            runs.push(r);
-        }
-        // The primary run's kernel read-outs also at top level, where scripts look first.
-        if let Some(Value::Object(first)) = runs.first() {
-            for key in ["ranks", "bandwidths", "lambda"] {
-                if let Some(v) = first.get(key) {
-                    m.insert(key.into(), v.clone());
-                }
-            }
-        }
-        m.insert("runs".into(), Value::Array(runs));
-        m
+        report_fields(&self.report())
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
@@ -508,6 +447,23 @@ impl ScenarioDef for Denoise {
                 run: |m| tune_cli::run(Verb::args(m)?),
             },
         ]
+    }
+}
+
+impl Denoise {
+    /// The scenario's fields of results.json.
+    fn report(&self) -> report::DenoiseReport {
+        let runs: Vec<report::RunReport> = self.runs.iter().map(report::RunReport::of).collect();
+        let first = runs.first().and_then(|r| r.kernel.as_ref());
+        report::DenoiseReport {
+            image_size: [self.width, self.height],
+            training_seed: self.config.seed.wrapping_add(TRAINING_SEED_OFFSET),
+            update: self.runs[0].choice.label(),
+            ranks: first.map(|k| k.ranks.clone()),
+            bandwidths: first.map(|k| k.bandwidths.clone()),
+            lambda: first.map(|k| k.lambda.clone()),
+            runs,
+        }
     }
 }
 

@@ -128,7 +128,7 @@ impl RetrievalConfig {
 type Curves = BTreeMap<&'static str, BTreeMap<usize, Vec<f64>>>;
 
 /// What the retrieval view draws: mean recall@k so far per method and length.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RetrievalView {
     pub repeats_done: usize,
     pub repeats: usize,

@@ -1,0 +1,144 @@
+//! The scenario registry: one entry per scenario, whose name, serde tag, default config,
+//! parameter table and command-line verbs agree, and `--set` reaching every field.
+
+use beliefscope::cli::{Cli, Command};
+use beliefscope::runner::{HistoryLog, Snapshot};
+use beliefscope::scenarios::params::{self, lookup};
+use beliefscope::scenarios::{KINDS, ScenarioConfig, catalogue};
+use clap::{CommandFactory, Parser};
+
+#[test]
+fn every_entry_names_itself_consistently_and_its_defaults_pass_their_checks() {
+    assert!(KINDS.len() >= 5);
+    for kind in KINDS {
+        let config = (kind.default_config)();
+        assert_eq!(config.name(), kind.name);
+        let tagged = serde_json::to_value(&config).unwrap();
+        assert_eq!(tagged["scenario"], kind.name, "serde tag of {}", kind.name);
+        config
+            .check()
+            .unwrap_or_else(|e| panic!("{}: default fails: {e}", kind.name));
+        // The table describes fields that exist, with defaults inside their ranges.
+        let json = config.to_json();
+        for p in (kind.params)() {
+            let v = lookup(&json, p.key)
+                .and_then(|v| v.as_f64())
+                .unwrap_or_else(|| panic!("{}: no number at {}", kind.name, p.key));
+            p.check(v).unwrap();
+            assert!(p.min <= p.max && !p.label.is_empty());
+        }
+    }
+    let names: Vec<&str> = catalogue().iter().map(|(n, _, _)| *n).collect();
+    assert_eq!(names, ["denoise", "tree", "retrieval", "sosmp", "flow"]);
+}
+
+#[test]
+fn the_command_line_is_built_from_the_registry() {
+    Cli::command().debug_assert();
+    let run = Cli::command();
+    let run = run.find_subcommand("run").unwrap();
+    for kind in KINDS {
+        assert!(
+            run.find_subcommand(kind.name).is_some(),
+            "run {}",
+            kind.name
+        );
+    }
+    let cli = Cli::try_parse_from([
+        "beliefscope",
+        "run",
+        "denoise",
+        "--iters",
+        "7",
+        "--set",
+        "kbp.lambda=1e-4",
+        "--set",
+        "noise=12.5",
+    ])
+    .unwrap();
+    let Some(Command::Run { scenario }) = cli.command else {
+        panic!("not a run")
+    };
+    let (ScenarioConfig::Denoise(c), _) = scenario.run_config().unwrap() else {
+        panic!("not denoise")
+    };
+    assert_eq!((c.max_iters, c.kbp.lambda, c.noise), (7, 1e-4, 12.5));
+    // Unknown keys and out-of-range values name the problem.
+    let cli = Cli::try_parse_from(["beliefscope", "run", "sosmp", "--set", "nodez=5"]).unwrap();
+    let Some(Command::Run { scenario }) = cli.command else {
+        panic!()
+    };
+    let e = scenario.run_config().unwrap_err().to_string();
+    assert!(
+        e.contains("unknown parameter 'nodez'") && e.contains("nodes"),
+        "{e}"
+    );
+    let cli = Cli::try_parse_from(["beliefscope", "run", "flow", "--set", "levels=99"]).unwrap();
+    let Some(Command::Run { scenario }) = cli.command else {
+        panic!()
+    };
+    let e = scenario.run_config().unwrap_err().to_string();
+    assert!(e.contains("levels") && e.contains("between 1 and"), "{e}");
+    assert!(Cli::try_parse_from(["beliefscope", "run", "nosuch"]).is_err());
+    assert!(Cli::try_parse_from(["beliefscope", "tune", "sosmp"]).is_err());
+    assert!(Cli::try_parse_from(["beliefscope", "sweep", "sosmp", "--samples", "1,2"]).is_ok());
+}
+
+#[test]
+fn set_on_a_config_changes_one_field_and_keeps_the_rest() {
+    let c = ScenarioConfig::default();
+    let d = c.set("max_iters", "33").unwrap();
+    let (a, b) = (c.to_json(), d.to_json());
+    assert_eq!(b["max_iters"], 33);
+    let changed: Vec<String> = params::keys(&a)
+        .into_iter()
+        .filter(|k| lookup(&a, k) != lookup(&b, k))
+        .collect();
+    assert_eq!(changed, ["max_iters"]);
+    assert!(c.set("max_iters", "0").is_err());
+}
+
+fn record(iter: usize) -> beliefscope::run::IterationRecord {
+    beliefscope::run::IterationRecord {
+        iter,
+        seconds: 0.0,
+        residual: 1.0 / iter as f64,
+        metrics: Default::default(),
+    }
+}
+
+fn snapshot(run: u64, first_new: usize, iters: std::ops::Range<usize>) -> Snapshot {
+    Snapshot {
+        seq: 0,
+        answered: 0,
+        run,
+        first_new,
+        new_records: iters.map(record).collect(),
+        config: ScenarioConfig::default(),
+        algorithm: String::new(),
+        setup_seconds: 0.0,
+        iteration: 0,
+        playing: false,
+        finished: false,
+        history: Default::default(),
+        view: beliefscope::scenarios::ScenarioView::Retrieval(Default::default()),
+        probe: None,
+    }
+}
+
+#[test]
+fn the_history_log_appends_new_records_and_starts_over_with_a_new_run() {
+    let mut log = HistoryLog::default();
+    let s = log.absorb(snapshot(1, 0, 1..4));
+    assert_eq!(s.history.len(), 3);
+    drop(s);
+    let s = log.absorb(snapshot(1, 3, 4..6));
+    let iters: Vec<usize> = s.history.iter().map(|r| r.iter).collect();
+    assert_eq!(iters, [1, 2, 3, 4, 5]);
+    // A new run (a reset or a new load) replaces the history.
+    let s = log.absorb(snapshot(2, 0, 1..2));
+    assert_eq!(s.history.len(), 1);
+    // An older snapshot still held does not see later records.
+    let t = log.absorb(snapshot(2, 1, 2..3));
+    assert_eq!((s.history.len(), t.history.len()), (1, 2));
+}
