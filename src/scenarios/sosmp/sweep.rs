@@ -276,6 +276,13 @@ pub fn run_sweep(
                 iters,
                 cancel,
             )?;
+            // Distances at rounding level (a message exact from t = 1, as on two nodes) are
+            // zero, not a curve to fit.
+            let tiny = 1e-20 * b.e0;
+            let dist: Vec<f64> = dist
+                .into_iter()
+                .map(|d| if d < tiny { 0.0 } else { d })
+                .collect();
             fit_slope(&dist, 0.0, SLOPE_FROM)
         } else {
             None
