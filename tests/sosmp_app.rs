@@ -46,7 +46,10 @@ fn the_lab_runs_and_inspects_a_message_and_a_node() {
     assert!(after.starts_with('-'), "{numbers}");
     // Beside the slope, why it is not -1: Theorem 1's bound and this chain's measured gains.
     let why = common::text_containing(&harness, "apart from logarithmic factors").unwrap();
-    assert!(why.contains("Theorem 1") && why.contains("(5 edges here)"), "{why}");
+    assert!(
+        why.contains("Theorem 1") && why.contains("(5 edges here)"),
+        "{why}"
+    );
     assert!(why.contains("have median "), "{why}");
     // The error plot starts on eq. 38 (Fig. 5) and names it.
     assert!(has_widget(&harness, "mean of 2 paths (eq. 38)"));

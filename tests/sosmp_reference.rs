@@ -112,7 +112,10 @@ fn forward_backward_on_a_chain(form: MixtureForm) {
                 .fold(0.0, f64::max);
             // Same sums in a different order: agreement to rounding (values are O(1)); a wrong
             // orientation of ψ or a missing/extra incoming message is off by O(0.1-1).
-            assert!(worst < 1e-10, "{form:?} message {id}: max difference {worst}");
+            assert!(
+                worst < 1e-10,
+                "{form:?} message {id}: max difference {worst}"
+            );
         }
     }
     // Beliefs: ψ_u × forward × backward.
@@ -194,14 +197,22 @@ fn reference_message_follows_eq37_as_written() {
     let (eq37, model, xs, w) = message_0_to_1(MixtureForm::Eq37);
     let by_eq37 = integral(&model, &xs, &w, false);
     let by_density = integral(&model, &xs, &w, true);
-    assert!(max_diff(&eq37, &by_eq37) < 1e-12, "{}", max_diff(&eq37, &by_eq37));
+    assert!(
+        max_diff(&eq37, &by_eq37) < 1e-12,
+        "{}",
+        max_diff(&eq37, &by_eq37)
+    );
     // The two forms differ visibly on this edge (the issue measured 0.17).
     let gap = max_diff(&by_eq37, &by_density);
     assert!(gap > 0.1, "eq. 37 and normalised differ by only {gap}");
     let peak = |m: &[f64]| m.iter().copied().fold(0.0, f64::max);
     // The issue's peaks: 0.33 for eq. 37, 0.50 for the normalised densities.
     assert!((peak(&by_eq37) - 0.33).abs() < 0.01, "{}", peak(&by_eq37));
-    assert!((peak(&by_density) - 0.50).abs() < 0.01, "{}", peak(&by_density));
+    assert!(
+        (peak(&by_density) - 0.50).abs() < 0.01,
+        "{}",
+        peak(&by_density)
+    );
     let (normalised, model_n, _, _) = message_0_to_1(MixtureForm::Normalised);
     // Same draw of parameters, only the form differs.
     assert_eq!(model_n.node_mixtures[0].means, model.node_mixtures[0].means);

@@ -363,7 +363,10 @@ fn results_json_has_the_l2_error_and_the_gains() {
     let e0_l2 = v["e0_l2"].as_f64().unwrap();
     // The L2 floor counts eq. 38's floor and the truncation (Fourier: orthonormal on the grid).
     let expect = v["floor_raw"].as_f64().unwrap() + v["truncation"].as_f64().unwrap();
-    assert!((floor_l2 - expect).abs() < 1e-12, "{floor_l2} against {expect}");
+    assert!(
+        (floor_l2 - expect).abs() < 1e-12,
+        "{floor_l2} against {expect}"
+    );
     assert!((v["floor_l2_normalised"].as_f64().unwrap() - floor_l2 / e0_l2).abs() < 1e-15);
     let l2: Vec<f64> = serde_json::from_value(v["mean_error_l2"].clone()).unwrap();
     let l2_raw: Vec<f64> = serde_json::from_value(v["mean_error_l2_raw"].clone()).unwrap();
@@ -376,7 +379,10 @@ fn results_json_has_the_l2_error_and_the_gains() {
     assert!(gains["median"].as_f64().unwrap() > 0.0);
     assert_eq!(v["diameter"], 7);
     let text = v["slope_explanation"].as_str().unwrap();
-    assert!(text.contains("Theorem 1") && text.contains("median"), "{text}");
+    assert!(
+        text.contains("Theorem 1") && text.contains("median"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -406,7 +412,9 @@ fn the_l2_curve_is_the_quadrature_distance_of_every_path() {
             for m in 0..p.num_messages() {
                 p.basis.evaluate(s.engine().coefficients(path, m), &mut f);
                 let target = &s.baselines().reference.messages[m * n..(m + 1) * n];
-                total += (0..n).map(|i| w[i] * (f[i] - target[i]).powi(2)).sum::<f64>();
+                total += (0..n)
+                    .map(|i| w[i] * (f[i] - target[i]).powi(2))
+                    .sum::<f64>();
             }
         }
         let direct = total / (paths * p.num_messages()) as f64;
@@ -473,11 +481,20 @@ fn cli_takes_the_mixture_form_and_a_list_of_nodes() {
     let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap().command;
     let Some(Command::Run {
         scenario: RunScenario::Sosmp(args),
-    }) = parse(&["beliefscope", "run", "sosmp", "--mixture-form", "normalised"])
+    }) = parse(&[
+        "beliefscope",
+        "run",
+        "sosmp",
+        "--mixture-form",
+        "normalised",
+    ])
     else {
         panic!("not run sosmp")
     };
-    assert_eq!(args.into_config().unwrap().mixture_form, MixtureForm::Normalised);
+    assert_eq!(
+        args.into_config().unwrap().mixture_form,
+        MixtureForm::Normalised
+    );
     let Some(Command::Run {
         scenario: RunScenario::Sosmp(args),
     }) = parse(&["beliefscope", "run", "sosmp"])
@@ -491,7 +508,12 @@ fn cli_takes_the_mixture_form_and_a_list_of_nodes() {
     else {
         panic!("not run sosmp")
     };
-    assert!(args.into_config().unwrap_err().to_string().contains("nodes"));
+    assert!(
+        args.into_config()
+            .unwrap_err()
+            .to_string()
+            .contains("nodes")
+    );
     let Some(Command::Sweep {
         scenario: SweepScenario::Sosmp(args),
     }) = parse(&[

@@ -282,7 +282,12 @@ pub fn lab(
         .sweeps
         .iter()
         .rev()
-        .find(|s| matches!(s.parameter, SweepParameter::Coefficients | SweepParameter::Nodes))
+        .find(|s| {
+            matches!(
+                s.parameter,
+                SweepParameter::Coefficients | SweepParameter::Nodes
+            )
+        })
         .cloned();
     let bottom = 190.0;
     let plot_h = (ui.available_height() - bottom).max(200.0);
@@ -516,11 +521,10 @@ fn final_against_r(ui: &mut egui::Ui, sweep: &SweepResult, l2: bool, height: f32
 /// The depth sweep: the fitted slope (and the noise-free iteration's) against the chain length,
 /// log x axis, with the −1 and −0.5 levels.
 fn slope_against_depth(ui: &mut egui::Ui, sweep: &SweepResult, height: f32) {
-    ui.strong("Slope against chain length n")
-        .on_hover_text(
-            "Slope of log(mean e_t/e_0 − floor) over t ∈ [10, T] (eq. 38) for each chain length, and \
+    ui.strong("Slope against chain length n").on_hover_text(
+        "Slope of log(mean e_t/e_0 − floor) over t ∈ [10, T] (eq. 38) for each chain length, and \
              that of the noise-free iteration a ← (1 − η_t) a + η_t G(a) (its distance to a∞)",
-        );
+    );
     let pts = |f: &dyn Fn(&crate::scenarios::sosmp::SweepCurve) -> Option<f64>| -> Vec<[f64; 2]> {
         sweep
             .curves
@@ -537,7 +541,11 @@ fn slope_against_depth(ui: &mut egui::Ui, sweep: &SweepResult, height: f32) {
         .x_grid_spacer(decades)
         .x_axis_formatter(|m, _| {
             let l = log_label(m.value);
-            if l.is_empty() { l } else { format!("{:.0}", 10f64.powf(m.value)) }
+            if l.is_empty() {
+                l
+            } else {
+                format!("{:.0}", 10f64.powf(m.value))
+            }
         })
         .x_axis_label("nodes n")
         .include_y(-1.5)

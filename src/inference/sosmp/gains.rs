@@ -41,8 +41,16 @@ pub fn jacobian_block<'a, G: StateGrid>(
     let basis = &problem.basis;
     let (n, r) = (grid.len(), basis.len());
     let (v, u) = (graph.source(out), graph.target(out));
-    assert_eq!(graph.target(input), v, "the input must arrive at the output's source");
-    assert_ne!(graph.source(input), u, "the output's own reverse message is not an input");
+    assert_eq!(
+        graph.target(input),
+        v,
+        "the input must arrive at the output's source"
+    );
+    assert_ne!(
+        graph.source(input),
+        u,
+        "the output's own reverse message is not an input"
+    );
     let mut eval = vec![0.0; n];
     let mut base = problem.tables.beta(&problem.mrf, out, &mut eval).to_vec();
     for nb in graph.neighbors(v) {
@@ -151,7 +159,10 @@ pub fn edge_gains<G: StateGrid>(
         .collect();
     let without_mass = per.iter().flatten().filter(|g| g.is_none()).count();
     let gains: Vec<EdgeGain> = per.into_iter().flatten().flatten().collect();
-    let summary = summarise(&gains.iter().map(|g| g.gain).collect::<Vec<_>>(), without_mass);
+    let summary = summarise(
+        &gains.iter().map(|g| g.gain).collect::<Vec<_>>(),
+        without_mass,
+    );
     (gains, summary)
 }
 

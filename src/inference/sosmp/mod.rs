@@ -55,8 +55,8 @@
 pub mod basis;
 pub mod box_grid;
 pub mod expected;
-pub mod gains;
 pub mod flow;
+pub mod gains;
 pub mod grid;
 pub mod kernels;
 pub mod model;

@@ -452,7 +452,12 @@ mod tests {
         assert!((m.eval(4.0) - 0.7).abs() < 1e-15);
         let two_pi = 2.0 * std::f64::consts::PI;
         let mass = 0.3 * (two_pi * 0.2).sqrt() + 0.7 * (two_pi * 0.05).sqrt();
-        let s: f64 = m.on_grid(&g).iter().zip(g.weights()).map(|(a, w)| a * w).sum();
+        let s: f64 = m
+            .on_grid(&g)
+            .iter()
+            .zip(g.weights())
+            .map(|(a, w)| a * w)
+            .sum();
         assert!((s - mass).abs() < 1e-10, "{s} against {mass}");
         // The normalised form is the same mixture with each bump divided by √(2πσ²).
         let n = GaussianMixture {

@@ -273,7 +273,11 @@ impl L2Error {
         let basis = &problem.basis;
         let mut gram = vec![0.0; r * r];
         for j in 0..r {
-            let wj: Vec<f64> = weights.iter().zip(basis.column(j)).map(|(w, v)| w * v).collect();
+            let wj: Vec<f64> = weights
+                .iter()
+                .zip(basis.column(j))
+                .map(|(w, v)| w * v)
+                .collect();
             for l in 0..r {
                 gram[j * r + l] = kernels::dot(&wj, basis.column(l));
             }

@@ -12,7 +12,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{GraphKind, PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope, fit_slope_points};
+use super::{
+    GraphKind, PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope, fit_slope_points,
+};
 use crate::error::{Error, Result};
 use crate::inference::sosmp::expected::noise_free_iteration;
 use crate::scenarios::{CancelFlag, Scenario};
@@ -97,7 +99,9 @@ impl std::str::FromStr for SweepParameter {
         SweepParameter::ALL
             .into_iter()
             .find(|p| p.label() == s)
-            .ok_or_else(|| format!("unknown sweep '{s}' (expected coefficients, samples, alpha or nodes)"))
+            .ok_or_else(|| {
+                format!("unknown sweep '{s}' (expected coefficients, samples, alpha or nodes)")
+            })
     }
 }
 
@@ -201,7 +205,9 @@ impl SweepCurve {
 
     /// The final mean squared L2 error, raw.
     pub fn final_error_l2_raw(&self) -> f64 {
-        self.mean_error_l2.last().map_or(f64::NAN, |e| e * self.e0_l2)
+        self.mean_error_l2
+            .last()
+            .map_or(f64::NAN, |e| e * self.e0_l2)
     }
 }
 
