@@ -33,8 +33,12 @@ fn edge_gains_of_the_default_chain() {
     let s = SosmpScenario::new(config, &CancelFlag::default()).unwrap();
     let p = s.problem();
     let g = &p.mrf.graph;
+    let start = std::time::Instant::now();
     let (gains, summary) = edge_gains(p, &s.baselines().floor.coefficients);
-    println!("all (output, input) pairs: {summary:?}");
+    println!(
+        "all (output, input) pairs ({:.3} s): {summary:?}",
+        start.elapsed().as_secs_f64()
+    );
     let mut forward: Vec<f64> = gains
         .iter()
         .filter(|e| g.target(e.output) > g.source(e.output))
