@@ -439,7 +439,8 @@ mod tests {
 
     #[test]
     fn eq37_mixture_has_bumps_of_height_pi() {
-        let g = IntervalGrid::with_density(-5.0, 5.0, 100.0).unwrap();
+        // [-10, 10]: both bumps lie 6 (> 13 sd) inside, so the grid holds all their mass.
+        let g = IntervalGrid::with_density(-10.0, 10.0, 100.0).unwrap();
         // Far-apart components: the value at each mean is its weight (plus a negligible tail
         // of the other, exp(-8² / 0.4) < 1e-69), and the integral is Σ π_c √(2π σ_c²).
         let m = GaussianMixture {
