@@ -22,6 +22,7 @@ mod layers;
 mod registry;
 mod sosmp_app;
 mod sosmp_diagnostics;
+mod sosmp_gains;
 mod sosmp_reference;
 mod sosmp_sampler;
 mod sosmp_scenario;

@@ -42,6 +42,15 @@ fn the_lab_runs_and_inspects_a_message_and_a_node() {
     let numbers = crate::common::text_containing(&harness, "(distance to a∞: ").unwrap();
     let after = numbers.split("(distance to a∞: ").nth(1).unwrap();
     assert!(after.starts_with('-'), "{numbers}");
+    // Beside the slope, why it is not -1: Theorem 1's bound and this chain's measured gains.
+    let why = crate::common::text_containing(&harness, "apart from logarithmic factors").unwrap();
+    assert!(
+        why.contains("Theorem 1") && why.contains("(5 edges here)"),
+        "{why}"
+    );
+    assert!(why.contains("have median "), "{why}");
+    // The error plot starts on eq. 38 (Fig. 5) and names it.
+    assert!(has_widget(&harness, "mean of 2 paths (eq. 38)"));
 
     harness.get_by_label("Inspect message").click();
     wait_for(&mut harness, "the message inspector", |h| {
@@ -74,4 +83,31 @@ fn a_sweep_runs_on_the_worker_and_is_overlaid() {
     wait_for(&mut harness, "the sweep", |h| !clear(h));
     harness.get_by_label("Clear overlays").click();
     wait_for(&mut harness, "the overlays cleared", |h| clear(h));
+}
+
+#[test]
+fn an_r_sweep_switches_the_plots_to_l2_and_the_depth_sweep_plots_slopes() {
+    let mut harness = app(false);
+    wait_for(&mut harness, "the error plot", |h| {
+        has_text(h, "Normalised error e_t / e_0 (eq. 38)")
+    });
+    harness.get_by_label("r ∈ {2, 3, 5, 10}").click();
+    // With an r sweep shown, the plots use the L2 error (Fig. 6a, Fig. 8) and say so.
+    wait_for(&mut harness, "the r sweep in L2", |h| {
+        has_text(h, "Final error against r (Fig. 8)")
+    });
+    assert!(has_text(&harness, "(L2), log-log"));
+    assert!(has_widget(&harness, "r = 2 (L2)"));
+    assert!(has_widget(&harness, "final ‖m_T − m*‖² (L2)"));
+    harness.get_by_label("depth: n ∈ {2 … 100}").click();
+    wait_for(&mut harness, "the depth sweep", |h| {
+        has_text(h, "Slope against chain length n")
+    });
+    assert!(has_widget(&harness, "fitted slope (eq. 38)"));
+    assert!(has_widget(&harness, "noise-free iteration"));
+}
+
+/// A widget (a plot's legend entry is a check box) whose label contains `part`.
+fn has_widget(harness: &Harness<'_, App>, part: &str) -> bool {
+    harness.query_all_by_label_contains(part).next().is_some()
 }

@@ -1,7 +1,12 @@
 //! Diagnostics behind the convergence numbers, not checks: run with
 //! `cargo test --release --test sosmp_diagnostics -- --ignored --nocapture`; the settings come
 //! from `SOSMP_NODES`, `SOSMP_PATHS`, `SOSMP_ITERS`, `SOSMP_K`, `SOSMP_R`, `SOSMP_SEED` and
-//! `SOSMP_POTENTIALS` when set (`SOSMP_TOP=1` also lists the worst messages).
+//! `SOSMP_POTENTIALS` and `SOSMP_FORM` (eq37 or normalised mixtures) when set (`SOSMP_TOP=1`
+//! also lists the worst messages).
+//!
+//! The gains and the noise-free iteration themselves live in the engine
+//! (`inference::sosmp::gains`, `expected::noise_free_iteration`) and are tested in
+//! `tests/sosmp_gains.rs`; results.json reports the gains' summary as `gains`.
 //!
 //! SOSMP's `1/(t+1)` steps give `E‖a_t - a_∞‖² ~ 1/t` only once the linearised expected update
 //! has contracted the errors flowing in from upstream; on a tree the Jacobian is nilpotent, so
@@ -11,58 +16,46 @@
 //! and the noise-free damped iteration `a <- (1 - η_t) a + η_t G(a)`, whose transient is what
 //! the paths' mean follows.
 
-use beliefscope::inference::sosmp::expected::{ExpectedScratch, expected_update};
-use beliefscope::inference::sosmp::grid::StateGrid;
+use beliefscope::inference::sosmp::expected::noise_free_iteration;
+use beliefscope::inference::sosmp::gains::edge_gains;
 use beliefscope::scenarios::sosmp::{SosmpConfig, SosmpScenario};
 use beliefscope::scenarios::{CancelFlag, Scenario};
-use nalgebra::DMatrix;
 
 #[test]
 #[ignore = "diagnostic: prints the per-edge gains of the expected update"]
 fn edge_gains_of_the_default_chain() {
+    // The engine's gains (what results.json's `gains` and the window report), here split by
+    // direction on a chain: v -> v+1 with respect to v-1 -> v, and the reverse.
     let config = SosmpConfig {
         iters: 1,
         ..config_from_env()
     };
     let s = SosmpScenario::new(config, &CancelFlag::default()).unwrap();
     let p = s.problem();
-    let r = p.r();
-    let a = s.baselines().floor.coefficients.clone();
     let g = &p.mrf.graph;
-    let mut sc = ExpectedScratch::new(p.mrf.grid.len());
-    let mut gains = Vec::new();
-    // ∂G_{v -> v+1} / ∂a_{v-1 -> v} at a_∞ by central differences; its largest singular value.
-    for v in 1..g.num_nodes() - 1 {
-        let out = g.message_between(v, v + 1).unwrap();
-        let inp = g.message_between(v - 1, v).unwrap();
-        let mut jac = DMatrix::<f64>::zeros(r, r);
-        let eps = 1e-6;
-        for j in 0..r {
-            let mut plus = a.clone();
-            plus[inp * r + j] += eps;
-            let mut minus = a.clone();
-            minus[inp * r + j] -= eps;
-            let (mut gp, mut gm) = (vec![0.0; r], vec![0.0; r]);
-            expected_update(p, |w| &plus[w * r..(w + 1) * r], out, &mut sc, &mut gp);
-            expected_update(p, |w| &minus[w * r..(w + 1) * r], out, &mut sc, &mut gm);
-            for i in 0..r {
-                jac[(i, j)] = (gp[i] - gm[i]) / (2.0 * eps);
-            }
-        }
-        gains.push(jac.singular_values()[0]);
-    }
-    gains.sort_by(|x, y| x.partial_cmp(y).unwrap());
-    let q = |f: f64| gains[((gains.len() - 1) as f64 * f) as usize];
-    let geo = (gains.iter().map(|x| x.ln()).sum::<f64>() / gains.len() as f64).exp();
+    let start = std::time::Instant::now();
+    let (gains, summary) = edge_gains(p, &s.baselines().floor.coefficients);
     println!(
-        "gain of v -> v+1 with respect to v-1 -> v (spectral norm, coefficient space): \
-         min {:.3} q25 {:.3} median {:.3} q75 {:.3} max {:.3}, geometric mean {geo:.3}",
-        q(0.0),
-        q(0.25),
-        q(0.5),
-        q(0.75),
-        q(1.0)
+        "all (output, input) pairs ({:.3} s): {summary:?}",
+        start.elapsed().as_secs_f64()
     );
+    let mut forward: Vec<f64> = gains
+        .iter()
+        .filter(|e| g.target(e.output) > g.source(e.output))
+        .map(|e| e.gain)
+        .collect();
+    forward.sort_by(f64::total_cmp);
+    if !forward.is_empty() {
+        let q = |f: f64| forward[((forward.len() - 1) as f64 * f) as usize];
+        println!(
+            "forward v -> v+1 only: min {:.3} q25 {:.3} median {:.3} q75 {:.3} max {:.3}",
+            q(0.0),
+            q(0.25),
+            q(0.5),
+            q(0.75),
+            q(1.0)
+        );
+    }
 }
 
 #[test]
@@ -86,8 +79,9 @@ fn slope_against_chain_length() {
     }
 }
 
-/// The default config with SOSMP_NODES, SOSMP_PATHS, SOSMP_ITERS, SOSMP_K, SOSMP_R, SOSMP_SEED and
-/// SOSMP_POTENTIALS (mixture or kernel) from the environment when set.
+/// The default config with SOSMP_NODES, SOSMP_PATHS, SOSMP_ITERS, SOSMP_K, SOSMP_R, SOSMP_SEED,
+/// SOSMP_POTENTIALS (mixture or kernel) and SOSMP_FORM (eq37 or normalised) from the environment
+/// when set.
 fn config_from_env() -> SosmpConfig {
     let d = SosmpConfig::default();
     SosmpConfig {
@@ -98,6 +92,7 @@ fn config_from_env() -> SosmpConfig {
         coefficients: env_or("SOSMP_R", d.coefficients),
         seed: env_or("SOSMP_SEED", d.seed),
         potentials: env_or("SOSMP_POTENTIALS", d.potentials),
+        mixture_form: env_or("SOSMP_FORM", d.mixture_form),
         ..d
     }
 }
@@ -300,29 +295,18 @@ fn deterministic_damped_iteration() {
         ..config_from_env()
     };
     let s = SosmpScenario::new(config.clone(), &CancelFlag::default()).unwrap();
-    let p = s.problem().clone();
-    let (r, msgs, n) = (p.r(), p.num_messages(), p.mrf.grid.len());
-    let a_inf = s.baselines().floor.coefficients.clone();
-    let mut a = vec![1.0 / r as f64; msgs * r];
-    let mut next = a.clone();
-    let mut sc = ExpectedScratch::new(n);
-    let mut g = vec![0.0; r];
-    let mut dist = Vec::with_capacity(iters);
-    for t in 0..iters {
-        let eta = 1.0 / (t as f64 + 1.0);
-        for m in 0..msgs {
-            expected_update(&p, |w| &a[w * r..(w + 1) * r], m, &mut sc, &mut g);
-            for j in 0..r {
-                next[m * r + j] = (1.0 - eta) * a[m * r + j] + eta * g[j];
-            }
-        }
-        std::mem::swap(&mut a, &mut next);
-        let dd: f64 = a.iter().zip(&a_inf).map(|(x, y)| (x - y) * (x - y)).sum();
-        dist.push(dd / msgs as f64);
-    }
+    let dist = noise_free_iteration(
+        s.problem(),
+        &s.baselines().floor.coefficients,
+        config.step_gamma,
+        iters,
+        &CancelFlag::default(),
+    )
+    .unwrap();
     println!(
-        "noise-free damped iteration, n = {}, r = {r}, seed = {}: floor e(a_inf) = {:.4e}",
+        "noise-free damped iteration, n = {}, r = {}, seed = {}: floor e(a_inf) = {:.4e}",
         config.nodes,
+        config.coefficients,
         config.seed,
         s.baselines().floor_raw
     );

@@ -1,7 +1,9 @@
 //! The `sosmp` scenario: results.json fields, views, sweeps and the CLI.
 
 use beliefscope::cli::{Cli, Command};
+use beliefscope::inference::sosmp::basis::BasisKind;
 use beliefscope::inference::sosmp::grid::StateGrid;
+use beliefscope::inference::sosmp::potentials::MixtureForm;
 use beliefscope::scenarios::Verb;
 use beliefscope::scenarios::sosmp::cli::SosmpSweepArgs;
 use beliefscope::scenarios::sosmp::sweep::{SweepParameter, sweeps_csv};
@@ -345,4 +347,184 @@ fn bad_parameters_are_refused_with_their_name() {
             .to_string();
         assert!(err.contains(name), "{err}");
     }
+}
+
+#[test]
+fn results_json_has_the_l2_error_and_the_gains() {
+    let config = ScenarioConfig::Sosmp(small());
+    let mut s = config.build(&CancelFlag::default()).unwrap();
+    while !s.finished() {
+        s.step().unwrap();
+    }
+    let v = serde_json::to_value(RunResults::from_scenario(s.as_ref())).unwrap();
+    let floor_l2 = v["floor_l2"].as_f64().unwrap();
+    let e0_l2 = v["e0_l2"].as_f64().unwrap();
+    // The L2 floor counts eq. 38's floor and the truncation (Fourier: orthonormal on the grid).
+    let expect = v["floor_raw"].as_f64().unwrap() + v["truncation"].as_f64().unwrap();
+    assert!(
+        (floor_l2 - expect).abs() < 1e-12,
+        "{floor_l2} against {expect}"
+    );
+    assert!((v["floor_l2_normalised"].as_f64().unwrap() - floor_l2 / e0_l2).abs() < 1e-15);
+    let l2: Vec<f64> = serde_json::from_value(v["mean_error_l2"].clone()).unwrap();
+    let l2_raw: Vec<f64> = serde_json::from_value(v["mean_error_l2_raw"].clone()).unwrap();
+    assert_eq!((l2.len(), l2_raw.len()), (40, 40));
+    assert!((l2[39] * e0_l2 - l2_raw[39]).abs() < 1e-15);
+    assert_eq!(v["final"]["metrics"]["floor_l2"].as_f64(), Some(floor_l2));
+    let gains = &v["gains"];
+    // A chain of 8: every message but the two leaving a leaf has one input.
+    assert_eq!(gains["count"], 12);
+    assert!(gains["median"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["diameter"], 7);
+    let text = v["slope_explanation"].as_str().unwrap();
+    assert!(
+        text.contains("Theorem 1") && text.contains("median"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_l2_curve_is_the_quadrature_distance_of_every_path() {
+    // mean_l2_raw[t] against ‖Σ_j a_j φ_j - m*‖² by quadrature, path by path, for an
+    // orthonormal basis (the eq. 38 + truncation shortcut) and for Legendre (the Gram form).
+    for basis in [BasisKind::Fourier, BasisKind::Legendre] {
+        let config = SosmpConfig {
+            basis: Some(basis),
+            ..small()
+        };
+        let mut s = SosmpScenario::new(config, &CancelFlag::default()).unwrap();
+        for _ in 0..5 {
+            s.step().unwrap();
+        }
+        assert_eq!(
+            s.baselines().orthonormal_basis(),
+            basis == BasisKind::Fourier
+        );
+        let p = s.problem().clone();
+        let (n, r) = (p.mrf.grid.len(), p.r());
+        let w = p.mrf.grid.weights();
+        let mut f = vec![0.0; n];
+        let mut total = 0.0;
+        let paths = s.engine().num_paths();
+        for path in 0..paths {
+            for m in 0..p.num_messages() {
+                p.basis.evaluate(s.engine().coefficients(path, m), &mut f);
+                let target = &s.baselines().reference.messages[m * n..(m + 1) * n];
+                total += (0..n)
+                    .map(|i| w[i] * (f[i] - target[i]).powi(2))
+                    .sum::<f64>();
+            }
+        }
+        let direct = total / (paths * p.num_messages()) as f64;
+        let got = s.curves().mean_l2_raw[4];
+        assert!(
+            (got - direct).abs() < 1e-12 * direct,
+            "{basis:?}: {got} against {direct}"
+        );
+        assert!((s.curves().mean_l2[4] * s.baselines().e0_l2 - got).abs() < 1e-15);
+        assert_eq!(s.curves().paths_l2.len(), paths);
+        let _ = r;
+    }
+}
+
+#[test]
+fn the_depth_sweep_varies_the_chain_length() {
+    let base = SosmpConfig {
+        iters: 30,
+        paths: 2,
+        points_per_unit: 20.0,
+        ..SosmpConfig::default()
+    };
+    let result = run_sweep(
+        &base,
+        &SweepSpec {
+            parameter: SweepParameter::Nodes,
+            values: vec![2.0, 6.0],
+        },
+        &CancelFlag::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(result.curves.len(), 2);
+    let (two, six) = (&result.curves[0], &result.curves[1]);
+    // Two nodes: no message has an input (no gain), and the noise-free iteration is exact
+    // from t = 1 (no slope to fit).
+    assert_eq!(two.median_gain, None);
+    assert_eq!(two.noise_free_slope, None);
+    assert!(six.median_gain.unwrap() > 0.0);
+    let nf = six.noise_free_slope.unwrap();
+    assert!(nf < 0.0, "{nf}");
+    assert_eq!(six.mean_error_l2.len(), 30);
+    assert!(six.floor_l2 > 0.0 && six.e0_l2 > six.floor_l2);
+    // A grid base becomes a chain for the depth sweep.
+    let grid = SosmpConfig {
+        graph: beliefscope::scenarios::sosmp::GraphKind::Grid,
+        nodes: 9,
+        ..base
+    };
+    let c = SweepParameter::Nodes.apply(&grid, 5.0).unwrap();
+    assert_eq!(
+        (c.graph, c.nodes),
+        (beliefscope::scenarios::sosmp::GraphKind::Chain, 5)
+    );
+    let csv = sweeps_csv(&[result]);
+    assert!(csv.starts_with(
+        "parameter,value,iter,mean_error,mean_error_raw,floor,floor_raw,mean_error_l2,floor_l2\n"
+    ));
+    assert!(csv.contains("\nnodes,6,30,"));
+}
+
+#[test]
+fn cli_takes_the_mixture_form_and_a_list_of_nodes() {
+    let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap().command;
+    let run_config = |args: &[&str]| {
+        let Some(Command::Run { scenario }) = parse(args) else {
+            panic!("not run sosmp")
+        };
+        scenario.run_config().map(|(c, _)| match c {
+            ScenarioConfig::Sosmp(c) => c,
+            _ => panic!("not sosmp"),
+        })
+    };
+    assert_eq!(
+        run_config(&[
+            "beliefscope",
+            "run",
+            "sosmp",
+            "--mixture-form",
+            "normalised",
+        ])
+        .unwrap()
+        .mixture_form,
+        MixtureForm::Normalised
+    );
+    assert_eq!(
+        run_config(&["beliefscope", "run", "sosmp"])
+            .unwrap()
+            .mixture_form,
+        MixtureForm::Eq37
+    );
+    assert!(
+        run_config(&["beliefscope", "run", "sosmp", "--nodes", "2,5"])
+            .unwrap_err()
+            .to_string()
+            .contains("nodes")
+    );
+    let Some(Command::Sweep { scenario }) = parse(&[
+        "beliefscope",
+        "sweep",
+        "sosmp",
+        "--nodes",
+        "2,5,10,20,50,100",
+        "--iters",
+        "300",
+    ]) else {
+        panic!("not sweep sosmp")
+    };
+    let args: SosmpSweepArgs = Verb::args(&scenario.matches).unwrap();
+    let (base, specs) = args.plan().unwrap();
+    assert_eq!(base.iters, 300);
+    assert_eq!(specs.len(), 1);
+    assert_eq!(specs[0].parameter, SweepParameter::Nodes);
+    assert_eq!(specs[0].values, SweepSpec::depth().values);
 }

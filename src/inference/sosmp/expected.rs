@@ -11,6 +11,11 @@
 //! On a tree `G` is computed once per message in dependency order (exact, like the reference);
 //! with cycles, `a <- G(a)` is iterated synchronously from `a_0 = 1/r` until the largest change of
 //! a coefficient falls below the tolerance. Cost O(deg · n r) per message and sweep.
+//!
+//! [`noise_free_iteration`] runs SOSMP without its Monte Carlo noise, the damped iteration
+//! `a <- (1 - η_t) a + η_t G(a)` from `a_0 = 1/r`: the deterministic transient that the paths' mean
+//! follows, and the part of Theorem 1's bound (eq. 26) that is a polynomial in `log t`. O(T ·
+//! |E→| · deg · n r).
 
 use rayon::prelude::*;
 
@@ -157,4 +162,42 @@ pub fn expected_fixed_point<G: StateGrid>(
         converged: residual < tolerance,
         fallbacks,
     })
+}
+
+/// The noise-free damped iteration `a_{t+1} = (1 - η_t) a_t + η_t G(a_t)` (synchronous, every
+/// message from the previous iterate), `η_t = 1 / (γ (t + 1))`, from `a_0 = 1/r`, for `iters`
+/// iterations: returns `(1/|E→|) Σ_m ‖a_t - target_m‖²` for `t = 1..=iters` (eq. 38's distance,
+/// raw). Cancellable every 16 iterations. O(iters · |E→| · deg · n r), rayon over messages.
+pub fn noise_free_iteration<G: StateGrid>(
+    problem: &SosmpProblem<G>,
+    target: &[f64],
+    step_gamma: f64,
+    iters: usize,
+    cancel: &CancelFlag,
+) -> Result<Vec<f64>> {
+    let r = problem.basis.len();
+    let n = problem.mrf.grid.len();
+    let messages = problem.mrf.graph.num_messages();
+    let mut a = vec![1.0 / r as f64; messages * r];
+    let mut next = a.clone();
+    let mut out = Vec::with_capacity(iters);
+    for t in 0..iters {
+        if t % 16 == 0 {
+            cancel.check()?;
+        }
+        let eta = 1.0 / (step_gamma * (t as f64 + 1.0));
+        next.par_chunks_mut(r).enumerate().for_each_init(
+            || (ExpectedScratch::new(n), vec![0.0; r]),
+            |(sc, g), (m, dst)| {
+                expected_update(problem, |w| &a[w * r..(w + 1) * r], m, sc, g);
+                for ((d, &old), &gj) in dst.iter_mut().zip(&a[m * r..(m + 1) * r]).zip(g.iter()) {
+                    *d = (1.0 - eta) * old + eta * gj;
+                }
+            },
+        );
+        std::mem::swap(&mut a, &mut next);
+        let dist: f64 = a.iter().zip(target).map(|(x, y)| (x - y) * (x - y)).sum();
+        out.push(dist / messages as f64);
+    }
+    Ok(out)
 }

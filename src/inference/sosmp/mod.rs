@@ -30,13 +30,14 @@
 //! use beliefscope::inference::sosmp::basis::{BasisKind, GridBasis};
 //! use beliefscope::inference::sosmp::grid::IntervalGrid;
 //! use beliefscope::inference::sosmp::model::GridMrf;
-//! use beliefscope::inference::sosmp::potentials::{DifferencePotential, GaussianMixture};
+//! use beliefscope::inference::sosmp::potentials::{DifferencePotential, GaussianMixture, MixtureForm};
 //! use beliefscope::model::Graph;
 //! use beliefscope::scenarios::CancelFlag;
 //!
 //! let grid = IntervalGrid::with_density(-5.0, 5.0, 20.0).unwrap();
-//! let bump = GaussianMixture { weights: vec![1.0], means: vec![0.5], variances: vec![0.3] };
-//! let edge = GaussianMixture { weights: vec![1.0], means: vec![0.0], variances: vec![0.2] };
+//! let form = MixtureForm::Eq37;
+//! let bump = GaussianMixture { weights: vec![1.0], means: vec![0.5], variances: vec![0.3], form };
+//! let edge = GaussianMixture { weights: vec![1.0], means: vec![0.0], variances: vec![0.2], form };
 //! let graph = Graph::chain(5).unwrap();
 //! let node_potentials: Vec<f64> = (0..5).flat_map(|_| bump.on_grid(&grid)).collect();
 //! let pair = Arc::new(DifferencePotential::from_mixture(&grid, &edge));
@@ -55,6 +56,7 @@ pub mod basis;
 pub mod box_grid;
 pub mod expected;
 pub mod flow;
+pub mod gains;
 pub mod grid;
 pub mod kernels;
 pub mod model;

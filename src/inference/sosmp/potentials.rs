@@ -1,9 +1,12 @@
 //! Potentials of the paper's experiments, as functions that fill grid tables.
 //!
-//! * Gaussian mixtures (eq. 37): `ψ_u(x) = Σ_c w_c N(x; μ_c, σ_c²)` with 3 components, means
-//!   uniform in `[-3, 3]`, variances uniform in `(0, 0.5]`, weights uniform then normalised;
-//!   `ψ_uv(x_u, x_v) = Σ_c w_c N(x_v - x_u; 0, σ_c²)`. Variances below a grid-resolvable value
-//!   are clamped up to it (and counted).
+//! * Gaussian mixtures (eq. 37): `ψ_u(x) = Σ_c π_c exp(-(x - μ_c)² / (2σ_c²))` with 3
+//!   components, means uniform in `[-3, 3]`, variances uniform in `(0, 0.5]`, weights uniform
+//!   then normalised to sum to 1; `ψ_uv(x_u, x_v) = Σ_c π_c exp(-(x_v - x_u)² / (2σ_c²))`. As the
+//!   paper writes them these are *unnormalised* bumps, each of height `π_c`
+//!   ([`MixtureForm::Eq37`], the default); [`MixtureForm::Normalised`] uses the densities
+//!   `π_c N(x; μ_c, σ_c²)` instead (taller and peakier for small variances). Variances below a
+//!   grid-resolvable value are clamped up to it (and counted). Evaluation O(components).
 //! * Mercer kernels (eq. 39): `ψ_uv(x, y) = Σ_{j≤J} j^{-α} φ_j(x) φ_j(y)` with the sine
 //!   eigenbasis `φ_j = √(2/L) sin((2j-1)π(x-a)/L)`, clipped below at a small positive value where
 //!   it is not positive (α = 0.1 has large negative lobes; both α vanish on the boundary).
@@ -21,12 +24,46 @@ use serde_json::{Value, json};
 use super::grid::{IntervalGrid, StateGrid};
 use crate::error::{Error, Result, check_positive, check_range};
 
-/// A weighted sum of normalised Gaussian densities.
+/// What one mixture component is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MixtureForm {
+    /// Eq. 37 as written: `π exp(-(x - μ)² / (2σ²))`, a bump of height `π`.
+    #[default]
+    Eq37,
+    /// The normalised density `π N(x; μ, σ²)`, of height `π / √(2πσ²)`.
+    Normalised,
+}
+
+impl MixtureForm {
+    pub const ALL: [MixtureForm; 2] = [MixtureForm::Eq37, MixtureForm::Normalised];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            MixtureForm::Eq37 => "eq37",
+            MixtureForm::Normalised => "normalised",
+        }
+    }
+}
+
+impl std::str::FromStr for MixtureForm {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        MixtureForm::ALL
+            .into_iter()
+            .find(|k| k.label() == s)
+            .ok_or_else(|| format!("unknown mixture form '{s}' (expected eq37 or normalised)"))
+    }
+}
+
+/// A weighted sum of Gaussian bumps (eq. 37) or of normalised Gaussian densities, per `form`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GaussianMixture {
     pub weights: Vec<f64>,
     pub means: Vec<f64>,
     pub variances: Vec<f64>,
+    #[serde(default)]
+    pub form: MixtureForm,
 }
 
 /// How eq. 37 draws a mixture.
@@ -39,19 +76,26 @@ pub struct MixturePrior {
     pub max_variance: f64,
     /// Variances below this are raised to it.
     pub min_variance: f64,
+    /// Bumps (eq. 37) or normalised densities.
+    pub form: MixtureForm,
 }
 
 impl GaussianMixture {
-    /// `Σ_c w_c N(x; μ_c, σ_c²)`. O(components).
+    /// `Σ_c π_c exp(-(x - μ_c)² / (2σ_c²))` (eq. 37), or `Σ_c π_c N(x; μ_c, σ_c²)` for the
+    /// normalised form. O(components).
     pub fn eval(&self, x: f64) -> f64 {
-        let norm = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
+        let norm = match self.form {
+            MixtureForm::Eq37 => None,
+            MixtureForm::Normalised => Some(1.0 / (2.0 * std::f64::consts::PI).sqrt()),
+        };
         self.weights
             .iter()
             .zip(&self.means)
             .zip(&self.variances)
             .map(|((w, m), v)| {
                 let z = x - m;
-                w * norm / v.sqrt() * (-0.5 * z * z / v).exp()
+                let height = norm.map_or(*w, |c| w * c / v.sqrt());
+                height * (-0.5 * z * z / v).exp()
             })
             .sum()
     }
@@ -88,6 +132,7 @@ impl GaussianMixture {
                 weights,
                 means,
                 variances,
+                form: prior.form,
             },
             clamped,
         )
@@ -379,16 +424,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mixture_is_a_density() {
+    fn normalised_mixture_is_a_density() {
         let g = IntervalGrid::with_density(-5.0, 5.0, 100.0).unwrap();
         let m = GaussianMixture {
             weights: vec![0.3, 0.7],
             means: vec![-1.0, 1.0],
             variances: vec![0.2, 0.05],
+            form: MixtureForm::Normalised,
         };
         let v = m.on_grid(&g);
         let s: f64 = v.iter().zip(g.weights()).map(|(a, w)| a * w).sum();
         assert!((s - 1.0).abs() < 1e-10);
+    }
+
+    #[test]
+    fn eq37_mixture_has_bumps_of_height_pi() {
+        // [-10, 10]: both bumps lie 6 (> 13 sd) inside, so the grid holds all their mass.
+        let g = IntervalGrid::with_density(-10.0, 10.0, 100.0).unwrap();
+        // Far-apart components: the value at each mean is its weight (plus a negligible tail
+        // of the other, exp(-8² / 0.4) < 1e-69), and the integral is Σ π_c √(2π σ_c²).
+        let m = GaussianMixture {
+            weights: vec![0.3, 0.7],
+            means: vec![-4.0, 4.0],
+            variances: vec![0.2, 0.05],
+            form: MixtureForm::Eq37,
+        };
+        assert!((m.eval(-4.0) - 0.3).abs() < 1e-15);
+        assert!((m.eval(4.0) - 0.7).abs() < 1e-15);
+        let two_pi = 2.0 * std::f64::consts::PI;
+        let mass = 0.3 * (two_pi * 0.2).sqrt() + 0.7 * (two_pi * 0.05).sqrt();
+        let s: f64 = m
+            .on_grid(&g)
+            .iter()
+            .zip(g.weights())
+            .map(|(a, w)| a * w)
+            .sum();
+        assert!((s - mass).abs() < 1e-10, "{s} against {mass}");
+        // The normalised form is the same mixture with each bump divided by √(2πσ²).
+        let n = GaussianMixture {
+            form: MixtureForm::Normalised,
+            ..m.clone()
+        };
+        let x = 3.9;
+        let direct = 0.7 * (-(x - 4.0f64).powi(2) / 0.1).exp() / (two_pi * 0.05).sqrt()
+            + 0.3 * (-(x + 4.0f64).powi(2) / 0.4).exp() / (two_pi * 0.2).sqrt();
+        assert!((n.eval(x) - direct).abs() < 1e-14);
     }
 
     #[test]

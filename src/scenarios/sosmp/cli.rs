@@ -6,6 +6,7 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::inference::sosmp::basis::BasisKind;
+use crate::inference::sosmp::potentials::MixtureForm;
 use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
 use crate::scenarios::OutputArgs;
@@ -20,12 +21,17 @@ pub struct SosmpModelArgs {
     /// chain, tree (random, from the seed), grid (square) [default: chain].
     #[arg(long)]
     pub graph: Option<GraphKind>,
-    /// Number of nodes (a square for grid) [default: 100].
-    #[arg(long)]
-    pub nodes: Option<usize>,
+    /// Number of nodes (a square for grid) [default: 100]; `sweep sosmp` takes several,
+    /// e.g. 2,5,10,20,50,100 (the depth sweep).
+    #[arg(long, value_delimiter = ',')]
+    pub nodes: Vec<usize>,
     /// mixture (eq. 37) or kernel (eq. 39) [default: mixture].
     #[arg(long)]
     pub potentials: Option<PotentialKind>,
+    /// eq37 (unnormalised bumps of height pi, as the paper writes eq. 37) or normalised
+    /// (pi N(x; mu, sigma^2)) mixture components [default: eq37].
+    #[arg(long)]
+    pub mixture_form: Option<MixtureForm>,
     /// fourier, cosine, legendre or mercer [default: fourier for mixtures, mercer for kernels].
     #[arg(long)]
     pub basis: Option<BasisKind>,
@@ -53,11 +59,22 @@ pub struct SosmpModelArgs {
 }
 
 impl SosmpModelArgs {
+    /// Sets `c` from the flags; `nodes` must be a single value (a list is a sweep's).
     fn apply(&self, c: &mut SosmpConfig) -> Result<()> {
         let d = SosmpConfig::default();
         c.graph = self.graph.unwrap_or(d.graph);
-        c.nodes = self.nodes.unwrap_or(d.nodes);
+        c.nodes = match self.nodes.as_slice() {
+            [] => d.nodes,
+            [n] => *n,
+            _ => {
+                return Err(Error::param(
+                    "nodes",
+                    "give one value (a list such as 2,5,10 is for `sweep sosmp`)",
+                ));
+            }
+        };
         c.potentials = self.potentials.unwrap_or(d.potentials);
+        c.mixture_form = self.mixture_form.unwrap_or(d.mixture_form);
         c.basis = self.basis.or(d.basis);
         c.iters = self.iters.unwrap_or(d.iters);
         c.paths = self.paths.unwrap_or(d.paths);
@@ -138,7 +155,13 @@ impl SosmpSweepArgs {
     /// The base config and the sweeps asked for.
     pub fn plan(&self) -> Result<(SosmpConfig, Vec<SweepSpec>)> {
         let mut base = SosmpConfig::default();
-        self.model.apply(&mut base)?;
+        // Several node counts are the depth sweep; the base keeps the first.
+        let mut model = self.model.clone();
+        let nodes = std::mem::take(&mut model.nodes);
+        if let Some(&first) = nodes.first() {
+            model.nodes = vec![first];
+        }
+        model.apply(&mut base)?;
         let mut specs = Vec::new();
         let mut push =
             |p: SweepParameter, values: Vec<f64>, base_set: &mut dyn FnMut(f64)| match values.len()
@@ -168,6 +191,12 @@ impl SosmpSweepArgs {
             alpha = v;
             kernel = true;
         });
+        if nodes.len() > 1 {
+            specs.push(SweepSpec {
+                parameter: SweepParameter::Nodes,
+                values: nodes.iter().map(|&v| v as f64).collect(),
+            });
+        }
         base.coefficients = r;
         base.samples = k;
         base.alpha = alpha;
@@ -178,7 +207,7 @@ impl SosmpSweepArgs {
         if specs.is_empty() {
             return Err(Error::param(
                 "sweep",
-                "give at least one flag with several values, e.g. --coefficients 2,3,5,10",
+                "give at least one flag with several values, e.g. --coefficients 2,3,5,10 or --nodes 2,5,10,20,50,100",
             ));
         }
         Ok((base, specs))
@@ -212,19 +241,26 @@ impl SosmpSweepArgs {
                 ),
             };
             let result = run_sweep(&base, spec, &cancel, &mut report)?;
+            let fmt = |s: Option<f64>| s.map_or("n/a".to_string(), |s| format!("{s:.3}"));
             for c in &result.curves {
                 eprintln!(
-                    "{symbol} = {:>5}: final {:.4e} (raw {:.4e})  floor {:.4e} (raw {:.4e}, L2 {:.4e})  slope {} ({} points), to a_inf {}  run {:.2} s",
+                    "{symbol} = {:>5}: final {:.4e} (raw {:.4e})  floor {:.4e} (raw {:.4e})  L2 floor {:.4e} (final {:.4e})  slope {} ({} points), to a_inf {}{}  median gain {}  run {:.2} s",
                     c.value,
                     c.final_error(),
                     c.final_error_raw(),
                     c.floor,
                     c.floor_raw,
-                    c.floor_raw + c.truncation,
-                    c.slope.map_or("n/a".to_string(), |s| format!("{s:.3}")),
+                    c.floor_l2,
+                    c.final_error_l2_raw(),
+                    fmt(c.slope),
                     c.slope_points,
-                    c.fixed_point_slope
-                        .map_or("n/a".to_string(), |s| format!("{s:.3}")),
+                    fmt(c.fixed_point_slope),
+                    if spec.parameter == SweepParameter::Nodes {
+                        format!(", noise-free {}", fmt(c.noise_free_slope))
+                    } else {
+                        String::new()
+                    },
+                    fmt(c.median_gain),
                     c.run_seconds
                 );
             }
@@ -248,6 +284,11 @@ impl SosmpSweepArgs {
                                 "floor_raw": c.floor_raw,
                                 "e0": c.e0,
                                 "truncation": c.truncation,
+                                "floor_l2": c.floor_l2,
+                                "e0_l2": c.e0_l2,
+                                "final_error_l2_raw": c.final_error_l2_raw(),
+                                "median_gain": c.median_gain,
+                                "noise_free_slope": c.noise_free_slope,
                                 "slope": c.slope,
                                 "slope_points": c.slope_points,
                                 "fixed_point_slope": c.fixed_point_slope,

@@ -12,8 +12,8 @@ use crate::inference::sosmp::basis::{BasisKind, GridBasis};
 use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
 use crate::inference::sosmp::model::GridMrf;
 use crate::inference::sosmp::potentials::{
-    ClipReport, DifferencePotential, GaussianMixture, MercerKernelPotential, MixturePrior,
-    PairPotential,
+    ClipReport, DifferencePotential, GaussianMixture, MercerKernelPotential, MixtureForm,
+    MixturePrior, PairPotential,
 };
 use crate::inference::sosmp::update::{MODEL_STREAM, stream_key};
 use crate::inference::sosmp::{SosmpParams, SosmpProblem};
@@ -140,6 +140,8 @@ pub struct SosmpConfig {
     /// Edges of a `custom` graph.
     pub edges: Vec<[usize; 2]>,
     pub potentials: PotentialKind,
+    /// The mixture components: eq. 37's unnormalised bumps (default) or normalised densities.
+    pub mixture_form: MixtureForm,
     /// Decay of the kernel eigenvalues `j^{-α}` (kernel potentials).
     pub alpha: f64,
     /// Terms J of the kernel sum (eq. 39 uses 1000).
@@ -171,6 +173,7 @@ impl Default for SosmpConfig {
             custom_nodes: 0,
             edges: Vec::new(),
             potentials: PotentialKind::Mixture,
+            mixture_form: MixtureForm::Eq37,
             alpha: 1.0,
             kernel_terms: 1000,
             basis: None,
@@ -354,6 +357,7 @@ pub fn build_problem(
         mean_range: MEAN_RANGE,
         max_variance: MAX_VARIANCE,
         min_variance,
+        form: config.mixture_form,
     };
     let edge_prior = MixturePrior {
         mean_range: 0.0,

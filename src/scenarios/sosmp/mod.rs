@@ -46,6 +46,7 @@ use super::{
 use crate::error::Result;
 use crate::inference::Inference;
 use crate::inference::sosmp::expected::{ExpectedFixedPoint, expected_fixed_point};
+use crate::inference::sosmp::gains::{GainSummary, edge_gains};
 use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
 use crate::inference::sosmp::potentials::ClipReport;
 use crate::inference::sosmp::reference::{GridBp, grid_bp};
@@ -70,6 +71,13 @@ pub struct ErrorCurves {
     pub paths: Vec<Vec<f64>>,
     pub mean: Vec<f64>,
     pub mean_raw: Vec<f64>,
+    /// The squared L2 error `(1/|E→|) Σ_m ‖Σ_j a_t;j φ_j - m*‖²` averaged over the paths,
+    /// divided by that of `a_0` ([`Baselines::e0_l2`]).
+    pub mean_l2: Vec<f64>,
+    /// The same, raw.
+    pub mean_l2_raw: Vec<f64>,
+    /// Each path's L2 error divided by that of `a_0`.
+    pub paths_l2: Vec<Vec<f64>>,
     /// `(1/|E→|) Σ_m ‖a_t - a_∞‖² / e_0`, averaged over the paths.
     pub fixed_point: Vec<f64>,
     /// `(1/|E→|) Σ_m ‖ā_t - a_∞‖² / e_0` with `ā_t` the mean of `a_t` over the paths: the part of
@@ -204,9 +212,15 @@ pub struct SosmpView {
     /// Every undirected edge's `ψ_e(x_a = c, x_b)` on the grid, edge-major, with `c` the grid
     /// node nearest the middle of the domain (for mixtures: the edge Gaussian mixture itself).
     pub edge_potential_slices: Arc<Vec<f64>>,
-    /// `(1/|E→|) Σ (‖m*‖² - Σ_{j≤r} a*_j²)`: add it to a raw eq. 38 error for the L2 error of
-    /// the unclipped expansion.
+    /// `(1/|E→|) Σ ‖m* - Σ_{j≤r} a*_j φ_j‖²`: what the L2 error counts beyond eq. 38.
     pub truncation: f64,
+    /// The L2 error of `a_0` and the L2 floor (raw, averaged over directed edges).
+    pub e0_l2: f64,
+    pub floor_l2: f64,
+    /// Per-edge gains of the expected update at `a_∞`.
+    pub gains: Option<GainSummary>,
+    /// The longest path of the graph in edges (the depth in Theorem 1's `N^ℓ = 0`).
+    pub diameter: usize,
     pub model: Arc<ModelDescription>,
     pub kernel_clip: Option<ClipReport>,
     /// Things the user must know: kernel clipping, variance clamping, fallbacks, no convergence.
@@ -227,9 +241,102 @@ pub struct Baselines {
     pub e0: f64,
     /// `e(a_∞)`.
     pub floor_raw: f64,
-    /// `(1/|E→|) Σ (‖m*‖² - Σ_{j≤r} a*_j²)`: the squared L2 error of the best r-term expansion,
-    /// which eq. 38 does not count.
+    /// `(1/|E→|) Σ ‖m* - Σ_{j≤r} a*_j φ_j‖²` (grid quadrature): the squared L2 error of the best
+    /// r-term expansion, which eq. 38 does not count (`Σ_{j>r} a*_j²` for an orthonormal basis).
     pub truncation: f64,
+    /// The squared L2 error `(1/|E→|) Σ ‖Σ_j a_0;j φ_j - m*‖²` of `a_0 = 1/r`.
+    pub e0_l2: f64,
+    /// The L2 floor `(1/|E→|) Σ ‖Σ_j a_∞;j φ_j - m*‖²`: the full distance of the expected
+    /// update's fixed point, as a function, from `m*` (eq. 38's floor plus the truncation).
+    pub floor_l2: f64,
+    /// The per-edge gains of the expected update at `a_∞` ([`gains`]); `None` without inputs.
+    ///
+    /// [`gains`]: crate::inference::sosmp::gains
+    pub gains: Option<GainSummary>,
+    l2: L2Error,
+}
+
+/// The squared L2 distance `‖Σ_j a_j φ_j - m*‖²` (grid quadrature) of any coefficients, from
+/// `d = a - a*` as `dᵀ M d + 2 dᵀ c + τ`: `M` the basis' Gram matrix on the grid, `c = M a* - a*`
+/// (zero for a basis orthonormal on the grid) and `τ = ‖Σ a*_j φ_j - m*‖²`. O(r²) per message.
+#[derive(Debug, Clone)]
+struct L2Error {
+    r: usize,
+    gram: Vec<f64>,
+    /// `c` per message, `[m * r + j]`.
+    offset: Vec<f64>,
+    /// `τ` per message.
+    tail: Vec<f64>,
+    /// `M = I` and `c = 0` to 1e-13 (Fourier, cosine and Mercer bases on the trapezoid grid):
+    /// the L2 error is then eq. 38's plus the mean `τ`, with no O(r²) work.
+    orthonormal: bool,
+}
+
+impl L2Error {
+    fn new(problem: &SosmpProblem<IntervalGrid>, messages: &[f64], a_star: &[f64]) -> Self {
+        let (n, r) = (problem.mrf.grid.len(), problem.r());
+        let weights = problem.mrf.grid.weights();
+        let basis = &problem.basis;
+        let mut gram = vec![0.0; r * r];
+        for j in 0..r {
+            let wj: Vec<f64> = weights
+                .iter()
+                .zip(basis.column(j))
+                .map(|(w, v)| w * v)
+                .collect();
+            for l in 0..r {
+                gram[j * r + l] = kernels::dot(&wj, basis.column(l));
+            }
+        }
+        let total = problem.num_messages();
+        let mut offset = vec![0.0; total * r];
+        let mut tail = vec![0.0; total];
+        let mut expansion = vec![0.0; n];
+        for m in 0..total {
+            let a = &a_star[m * r..(m + 1) * r];
+            basis.evaluate(a, &mut expansion);
+            tail[m] = expansion
+                .iter()
+                .zip(&messages[m * n..(m + 1) * n])
+                .zip(weights)
+                .map(|((e, v), w)| w * (e - v) * (e - v))
+                .sum();
+            for j in 0..r {
+                let ma: f64 = (0..r).map(|l| gram[j * r + l] * a[l]).sum();
+                offset[m * r + j] = ma - a[j];
+            }
+        }
+        let defect = (0..r * r)
+            .map(|k| (gram[k] - if k % (r + 1) == 0 { 1.0 } else { 0.0 }).abs())
+            .chain(offset.iter().map(|c| c.abs()))
+            .fold(0.0, f64::max);
+        L2Error {
+            r,
+            gram,
+            offset,
+            tail,
+            orthonormal: defect < 1e-13,
+        }
+    }
+
+    /// `(1/|E→|) Σ_m ‖Σ_j a_m;j φ_j - m*_m‖²`.
+    fn mean<'a>(&self, coeff: impl Fn(MsgId) -> &'a [f64], a_star: &[f64]) -> f64 {
+        let r = self.r;
+        let mut d = vec![0.0; r];
+        let mut total = 0.0;
+        for (m, tail) in self.tail.iter().enumerate() {
+            for ((dj, a), s) in d.iter_mut().zip(coeff(m)).zip(&a_star[m * r..(m + 1) * r]) {
+                *dj = a - s;
+            }
+            let mut q = *tail;
+            for j in 0..r {
+                let md: f64 = (0..r).map(|l| self.gram[j * r + l] * d[l]).sum();
+                q += d[j] * (md + 2.0 * self.offset[m * r + j]);
+            }
+            total += q;
+        }
+        total / self.tail.len() as f64
+    }
 }
 
 impl Baselines {
@@ -244,14 +351,12 @@ impl Baselines {
         let r = problem.r();
         let weights = problem.mrf.grid.weights();
         let mut reference_coefficients = vec![0.0; problem.num_messages() * r];
-        let mut truncation = 0.0;
         for (m, a) in reference_coefficients.chunks_mut(r).enumerate() {
             let msg = &reference.messages[m * n..(m + 1) * n];
             problem.basis.project(weights, msg, a);
-            let norm2: f64 = msg.iter().zip(weights).map(|(v, w)| w * v * v).sum();
-            truncation += norm2 - a.iter().map(|x| x * x).sum::<f64>();
         }
-        truncation /= problem.num_messages() as f64;
+        let l2 = L2Error::new(problem, &reference.messages, &reference_coefficients);
+        let truncation = l2.tail.iter().sum::<f64>() / problem.num_messages() as f64;
         cancel.check()?;
         let floor = expected_fixed_point(problem, REFERENCE_TOLERANCE, FLOOR_MAX_SWEEPS, cancel)?;
         let a0 = vec![1.0 / r as f64; r];
@@ -260,6 +365,13 @@ impl Baselines {
             |m| &floor.coefficients[m * r..(m + 1) * r],
             &reference_coefficients,
         );
+        let e0_l2 = l2.mean(|_| &a0, &reference_coefficients);
+        let floor_l2 = l2.mean(
+            |m| &floor.coefficients[m * r..(m + 1) * r],
+            &reference_coefficients,
+        );
+        cancel.check()?;
+        let (_, gains) = edge_gains(problem, &floor.coefficients);
         Ok(Baselines {
             reference,
             reference_coefficients,
@@ -267,7 +379,34 @@ impl Baselines {
             e0,
             floor_raw,
             truncation,
+            e0_l2,
+            floor_l2,
+            gains,
+            l2,
         })
+    }
+
+    /// The squared L2 error `(1/|E→|) Σ_m ‖Σ_j a_m;j φ_j - m*_m‖²` (grid quadrature) of any
+    /// coefficients: what eq. 38 measures plus the truncation (and, for a basis that is not
+    /// orthonormal on the grid, the cross terms). O(|E→| r²).
+    pub fn l2_error<'a>(&self, coeff: impl Fn(MsgId) -> &'a [f64]) -> f64 {
+        self.l2.mean(coeff, &self.reference_coefficients)
+    }
+
+    /// [`Self::l2_error`] given the coefficients' eq. 38 error `eq38` (raw): for a basis
+    /// orthonormal on the grid that is `eq38 + truncation` at no cost, otherwise O(|E→| r²).
+    pub fn l2_error_from<'a>(&self, eq38: f64, coeff: impl Fn(MsgId) -> &'a [f64]) -> f64 {
+        if self.l2.orthonormal {
+            eq38 + self.truncation
+        } else {
+            self.l2_error(coeff)
+        }
+    }
+
+    /// True when the basis is orthonormal on the grid to 1e-13, so that the L2 error is eq. 38's
+    /// plus the truncation.
+    pub fn orthonormal_basis(&self) -> bool {
+        self.l2.orthonormal
     }
 }
 
@@ -286,6 +425,64 @@ pub struct SosmpScenario {
     directed_edges: Arc<Vec<[NodeId; 2]>>,
     edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
     run_seconds: f64,
+    diameter: usize,
+}
+
+/// The number of edges on the longest shortest path (two breadth-first searches: exact on a
+/// tree, a lower bound with cycles). O(nodes + edges).
+pub fn graph_diameter(graph: &crate::model::Graph) -> usize {
+    let depths = |root: NodeId| {
+        let mut depth = vec![0usize; graph.num_nodes()];
+        let mut far = (root, 0);
+        for (node, parent) in graph.bfs_order(root) {
+            if let Some(p) = parent {
+                depth[node] = depth[p] + 1;
+            }
+            if depth[node] > far.1 {
+                far = (node, depth[node]);
+            }
+        }
+        far
+    };
+    let (end, _) = depths(0);
+    depths(end).1
+}
+
+/// One paragraph on why the fitted slope is not -1: Theorem 1's bound and this problem's gains.
+pub fn slope_explanation(
+    slope: Option<f64>,
+    gains: Option<&GainSummary>,
+    diameter: usize,
+    tree: bool,
+) -> String {
+    let slope = slope.map_or("not fitted yet".to_string(), |s| format!("{s:.2}"));
+    let gains = match gains {
+        Some(g) => format!(
+            "Here the per-edge gains of the expected update at its fixed point (spectral norm of \
+             dG(v→u)/da(w→v), {} pairs) have median {:.2}, geometric mean {:.2}, maximum {:.2}.",
+            g.count, g.median, g.geometric_mean, g.max
+        ),
+        None => "Here no message has an input (each leaves a leaf): there is no gain, and the \
+                 error falls like 1/t from the start."
+            .to_string(),
+    };
+    let theorem = if tree {
+        "Theorem 1 (eq. 26) bounds the error by (6 Σ B_j²) (I − log t · N)^-1 (N1 + 16) / t plus \
+         the floor, N the tree's nilpotent matrix of per-edge constants: (I − log t · N)^-1 = \
+         Σ_k (log t)^k N^k is a polynomial in log t of degree up to the depth"
+    } else {
+        "Theorem 1 is for trees (this graph has cycles; Theorem 2 gives (log t)/t for a \
+         contractive update); on a tree its bound (I − log t · N)^-1 / t is a polynomial in \
+         log t of degree up to the depth"
+    };
+    format!(
+        "Fitted slope {slope}, not −1: {theorem} ({diameter} edges here), so the rate is 1/t only \
+         \"apart from logarithmic factors\". {gains} A message d edges from a leaf carries the \
+         noise-free transient of its upstream errors, of order (J ln t)^(d−1) / ((d−1)! t) for \
+         gains J: with gains near or above 1/2 on a deep tree it dominates at any practical t, \
+         and the slope bends from about −1 on short chains towards −0.5 on long ones (the depth \
+         sweep)."
+    )
 }
 
 impl SosmpScenario {
@@ -307,9 +504,13 @@ impl SosmpScenario {
             paths: vec![Vec::with_capacity(reserve); config.paths],
             mean: Vec::with_capacity(reserve),
             mean_raw: Vec::with_capacity(reserve),
+            mean_l2: Vec::with_capacity(reserve),
+            mean_l2_raw: Vec::with_capacity(reserve),
+            paths_l2: vec![Vec::with_capacity(reserve); config.paths],
             fixed_point: Vec::with_capacity(reserve),
             fixed_point_bias: Vec::with_capacity(reserve),
         };
+        let diameter = graph_diameter(graph);
         let n = problem.mrf.grid.len();
         let centre = n / 2;
         let mut buf = vec![0.0; n];
@@ -339,6 +540,7 @@ impl SosmpScenario {
             curves: Arc::new(curves),
             log: RunLog::new(start.elapsed().as_secs_f64()),
             run_seconds: 0.0,
+            diameter,
         })
     }
 
@@ -624,6 +826,12 @@ impl Scenario for SosmpScenario {
             .collect();
         let mean_raw = raw.iter().sum::<f64>() / raw.len() as f64;
         let mean = mean_raw / b.e0;
+        let raw_l2: Vec<f64> = raw
+            .iter()
+            .enumerate()
+            .map(|(p, &e)| b.l2_error_from(e, |m| self.engine.coefficients(p, m)))
+            .collect();
+        let mean_l2_raw = raw_l2.iter().sum::<f64>() / raw_l2.len() as f64;
         let (fixed_point, fixed_point_bias) = self.fixed_point_errors();
         let curves = Arc::make_mut(&mut self.curves);
         for (c, e) in curves.paths.iter_mut().zip(&raw) {
@@ -631,6 +839,11 @@ impl Scenario for SosmpScenario {
         }
         curves.mean.push(mean);
         curves.mean_raw.push(mean_raw);
+        for (c, e) in curves.paths_l2.iter_mut().zip(&raw_l2) {
+            c.push(e / b.e0_l2);
+        }
+        curves.mean_l2.push(mean_l2_raw / b.e0_l2);
+        curves.mean_l2_raw.push(mean_l2_raw);
         curves.fixed_point.push(fixed_point / b.e0);
         curves.fixed_point_bias.push(fixed_point_bias / b.e0);
         let seconds = report.seconds + start.elapsed().as_secs_f64();
@@ -689,6 +902,10 @@ impl Scenario for SosmpScenario {
             node_potentials: self.node_potentials.clone(),
             edge_potential_slices: self.edge_potential_slices.clone(),
             truncation: self.baselines.truncation,
+            e0_l2: self.baselines.e0_l2,
+            floor_l2: self.baselines.floor_l2,
+            gains: self.baselines.gains.clone(),
+            diameter: self.diameter,
             model: self.model.clone(),
             kernel_clip: self.model.kernel_clip,
             warnings: self.warnings(),
@@ -713,7 +930,13 @@ impl Scenario for SosmpScenario {
             ("floor_raw".to_string(), b.floor_raw),
             ("e0".to_string(), b.e0),
             ("truncation".to_string(), b.truncation),
-            ("floor_l2".to_string(), b.floor_raw + b.truncation),
+            ("floor_l2".to_string(), b.floor_l2),
+            ("floor_l2_normalised".to_string(), b.floor_l2 / b.e0_l2),
+            ("e0_l2".to_string(), b.e0_l2),
+            (
+                "error_l2".to_string(),
+                self.curves.mean_l2.last().copied().unwrap_or(1.0),
+            ),
             ("fallbacks".to_string(), self.engine.fallbacks() as f64),
             ("run_seconds".to_string(), self.run_seconds),
         ]);
@@ -722,6 +945,9 @@ impl Scenario for SosmpScenario {
         }
         if let Some(s) = fit_slope(&self.curves.fixed_point, 0.0, SLOPE_FROM) {
             m.insert("fixed_point_slope".to_string(), s);
+        }
+        if let Some(g) = &b.gains {
+            m.insert("median_gain".to_string(), g.median);
         }
         m
     }
@@ -733,6 +959,8 @@ impl Scenario for SosmpScenario {
         let mut m = Map::new();
         m.insert("mean_error".into(), json!(self.curves.mean));
         m.insert("mean_error_raw".into(), json!(self.curves.mean_raw));
+        m.insert("mean_error_l2".into(), json!(self.curves.mean_l2));
+        m.insert("mean_error_l2_raw".into(), json!(self.curves.mean_l2_raw));
         m.insert("path_errors".into(), json!(self.curves.paths));
         m.insert("floor".into(), json!(self.floor()));
         m.insert("floor_raw".into(), json!(b.floor_raw));
@@ -773,12 +1001,23 @@ impl Scenario for SosmpScenario {
             ),
         );
         m.insert("truncation".into(), json!(b.truncation));
+        m.insert("floor_l2".into(), json!(b.floor_l2));
+        m.insert("floor_l2_normalised".into(), json!(b.floor_l2 / b.e0_l2));
+        m.insert("e0_l2".into(), json!(b.e0_l2));
         m.insert(
-            "floor_l2".into(),
-            json!({
-                "value": b.floor_raw + b.truncation,
-                "definition": "floor_raw + truncation: the squared L2 distance (grid quadrature) of the unclipped expansion at a_inf from m*, averaged over directed edges",
-            }),
+            "l2_definition".into(),
+            json!("floor_l2 = (1/|E->|) sum over directed edges of the squared L2 distance (grid quadrature) of sum_j a_inf,j phi_j (unclipped) from m*, = sum_{j<=r} (a_inf,j - a*_j)^2 + sum_{j>r} a*_j^2 for an orthonormal basis (floor_raw + truncation); e0_l2 the same for a_0 = 1/r; mean_error_l2[t-1] = the same for a_t averaged over paths, divided by e0_l2 (mean_error_l2_raw undivided); floor_l2_normalised = floor_l2 / e0_l2"),
+        );
+        m.insert("gains".into(), json!(b.gains));
+        m.insert("diameter".into(), json!(self.diameter));
+        m.insert(
+            "slope_explanation".into(),
+            json!(slope_explanation(
+                self.slope(),
+                b.gains.as_ref(),
+                self.diameter,
+                p.mrf.graph.check_tree().is_ok()
+            )),
         );
         let (a, bb) = p.mrf.grid.domain();
         m.insert("domain".into(), json!([a, bb]));

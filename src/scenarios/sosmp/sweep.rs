@@ -1,15 +1,22 @@
-//! Parameter sweeps: the same experiment run once per value of r (Fig. 6a), k (Fig. 6b) or
-//! the kernel decay α (Fig. 7), everything else fixed, curves kept for overlaying; the final
-//! error against r is Fig. 8. Runs are sequential (each run is already parallel inside).
+//! Parameter sweeps: the same experiment run once per value of r (Fig. 6a), k (Fig. 6b),
+//! the kernel decay α (Fig. 7) or the number of nodes n (the depth sweep: Theorem 1's bound is a
+//! polynomial in `log t` whose degree grows with the depth, so the fitted slope bends from about
+//! -1 on short chains towards -0.5 on long ones), everything else fixed, curves kept for
+//! overlaying; the final error against r is Fig. 8. Runs are sequential (each run is already
+//! parallel inside).
 //!
-//! Cost: the sum of the runs, each O(set-up + T · iteration).
+//! Cost: the sum of the runs, each O(set-up + T · iteration); the depth sweep also runs the
+//! noise-free iteration of each run, O(T · |E→| · deg · n r).
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope, fit_slope_points};
+use super::{
+    GraphKind, PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope, fit_slope_points,
+};
 use crate::error::{Error, Result};
+use crate::inference::sosmp::expected::noise_free_iteration;
 use crate::scenarios::{CancelFlag, Scenario};
 
 /// The parameter a sweep varies.
@@ -22,13 +29,16 @@ pub enum SweepParameter {
     Samples,
     /// α, the kernel eigenvalue decay (Fig. 7); switches to kernel potentials.
     Alpha,
+    /// n, the number of nodes (the depth of a chain); a grid or custom graph becomes a chain.
+    Nodes,
 }
 
 impl SweepParameter {
-    pub const ALL: [SweepParameter; 3] = [
+    pub const ALL: [SweepParameter; 4] = [
         SweepParameter::Coefficients,
         SweepParameter::Samples,
         SweepParameter::Alpha,
+        SweepParameter::Nodes,
     ];
 
     pub fn label(self) -> &'static str {
@@ -36,6 +46,7 @@ impl SweepParameter {
             SweepParameter::Coefficients => "coefficients",
             SweepParameter::Samples => "samples",
             SweepParameter::Alpha => "alpha",
+            SweepParameter::Nodes => "nodes",
         }
     }
 
@@ -45,6 +56,7 @@ impl SweepParameter {
             SweepParameter::Coefficients => "r",
             SweepParameter::Samples => "k",
             SweepParameter::Alpha => "alpha",
+            SweepParameter::Nodes => "n",
         }
     }
 
@@ -68,6 +80,13 @@ impl SweepParameter {
                 c.potentials = PotentialKind::Kernel;
                 c.alpha = value;
             }
+            SweepParameter::Nodes => {
+                c.nodes = as_count("nodes")?;
+                // A depth needs a chain or a tree: a grid or a custom graph becomes a chain.
+                if matches!(c.graph, GraphKind::Grid | GraphKind::Custom) {
+                    c.graph = GraphKind::Chain;
+                }
+            }
         }
         c.check()?;
         Ok(c)
@@ -80,7 +99,9 @@ impl std::str::FromStr for SweepParameter {
         SweepParameter::ALL
             .into_iter()
             .find(|p| p.label() == s)
-            .ok_or_else(|| format!("unknown sweep '{s}' (expected coefficients, samples or alpha)"))
+            .ok_or_else(|| {
+                format!("unknown sweep '{s}' (expected coefficients, samples, alpha or nodes)")
+            })
     }
 }
 
@@ -116,6 +137,14 @@ impl SweepSpec {
         }
     }
 
+    /// The depth sweep: chains of n in {2, 5, 10, 20, 50, 100} nodes.
+    pub fn depth() -> Self {
+        SweepSpec {
+            parameter: SweepParameter::Nodes,
+            values: vec![2.0, 5.0, 10.0, 20.0, 50.0, 100.0],
+        }
+    }
+
     /// Fig. 8 (final error against r): a wider r range.
     pub fn figure_8() -> Self {
         SweepSpec {
@@ -145,6 +174,21 @@ pub struct SweepCurve {
     /// `[10, T]` (no floor subtracted, so no cross term).
     #[serde(default)]
     pub fixed_point_slope: Option<f64>,
+    /// Mean over paths of the squared L2 error `‖m_t - m*‖²`, divided by that of `a_0`.
+    #[serde(default)]
+    pub mean_error_l2: Vec<f64>,
+    /// The L2 floor and the L2 error of `a_0`, raw.
+    #[serde(default)]
+    pub floor_l2: f64,
+    #[serde(default)]
+    pub e0_l2: f64,
+    /// Median per-edge gain of the expected update at `a_∞` (none without inputs).
+    #[serde(default)]
+    pub median_gain: Option<f64>,
+    /// Depth sweep only: the slope of the noise-free damped iteration's distance `|a_t - a_∞|²`
+    /// over `[10, T]`.
+    #[serde(default)]
+    pub noise_free_slope: Option<f64>,
     pub setup_seconds: f64,
     pub run_seconds: f64,
     pub warnings: Vec<String>,
@@ -157,6 +201,13 @@ impl SweepCurve {
 
     pub fn final_error_raw(&self) -> f64 {
         self.mean_error_raw.last().copied().unwrap_or(f64::NAN)
+    }
+
+    /// The final mean squared L2 error, raw.
+    pub fn final_error_l2_raw(&self) -> f64 {
+        self.mean_error_l2
+            .last()
+            .map_or(f64::NAN, |e| e * self.e0_l2)
     }
 }
 
@@ -248,6 +299,26 @@ pub fn run_sweep(
                 iters,
             });
         }
+        let noise_free_slope = if spec.parameter == SweepParameter::Nodes {
+            let b = s.baselines();
+            let dist = noise_free_iteration(
+                s.problem(),
+                &b.floor.coefficients,
+                s.settings().step_gamma,
+                iters,
+                cancel,
+            )?;
+            // Distances at rounding level (a message exact from t = 1, as on two nodes) are
+            // zero, not a curve to fit.
+            let tiny = 1e-20 * b.e0;
+            let dist: Vec<f64> = dist
+                .into_iter()
+                .map(|d| if d < tiny { 0.0 } else { d })
+                .collect();
+            fit_slope(&dist, 0.0, SLOPE_FROM)
+        } else {
+            None
+        };
         let c = s.curves();
         let (slope, slope_points) = fit_slope_points(&c.mean, s.floor(), SLOPE_FROM);
         let curve = SweepCurve {
@@ -261,6 +332,11 @@ pub fn run_sweep(
             slope,
             slope_points,
             fixed_point_slope: fit_slope(&c.fixed_point, 0.0, SLOPE_FROM),
+            mean_error_l2: c.mean_l2.clone(),
+            floor_l2: s.baselines().floor_l2,
+            e0_l2: s.baselines().e0_l2,
+            median_gain: s.baselines().gains.as_ref().map(|g| g.median),
+            noise_free_slope,
             setup_seconds: s.setup_seconds(),
             run_seconds: s.run_seconds(),
             warnings: s.warnings(),
@@ -280,36 +356,32 @@ pub fn run_sweep(
 }
 
 impl SweepResult {
-    /// Fig. 8's points: `(value, final e_T, e(a_∞), e(a_∞) + truncation)`, raw (not normalised,
-    /// since e_0 changes with r).
+    /// Fig. 8's points: `(value, final e_T, e(a_∞), L2 floor)`, raw (not normalised, since e_0
+    /// changes with r).
     pub fn final_errors(&self) -> Vec<[f64; 4]> {
         self.curves
             .iter()
-            .map(|c| {
-                [
-                    c.value,
-                    c.final_error_raw(),
-                    c.floor_raw,
-                    c.floor_raw + c.truncation,
-                ]
-            })
+            .map(|c| [c.value, c.final_error_raw(), c.floor_raw, c.floor_l2])
             .collect()
     }
 
-    /// Rows `parameter,value,iter,mean_error,mean_error_raw,floor,floor_raw`.
+    /// Rows `parameter,value,iter,mean_error,mean_error_raw,floor,floor_raw,mean_error_l2,
+    /// floor_l2` (the L2 columns as in results.json: normalised by `e0_l2`, and raw).
     pub fn csv_rows(&self, out: &mut String) {
         for c in &self.curves {
             for (t, (e, er)) in c.mean_error.iter().zip(&c.mean_error_raw).enumerate() {
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{}",
                     self.parameter.label(),
                     c.value,
                     t + 1,
                     e,
                     er,
                     c.floor,
-                    c.floor_raw
+                    c.floor_raw,
+                    c.mean_error_l2.get(t).copied().unwrap_or(f64::NAN),
+                    c.floor_l2
                 );
             }
         }
@@ -318,7 +390,7 @@ impl SweepResult {
 
 /// The header of [`SweepResult::csv_rows`].
 pub const SWEEP_CSV_HEADER: &str =
-    "parameter,value,iter,mean_error,mean_error_raw,floor,floor_raw\n";
+    "parameter,value,iter,mean_error,mean_error_raw,floor,floor_raw,mean_error_l2,floor_l2\n";
 
 /// Several sweeps as one CSV of curves.
 pub fn sweeps_csv(results: &[SweepResult]) -> String {

@@ -7,6 +7,7 @@ use eframe::egui::{self, RichText};
 
 use crate::app::form::{row_label, section};
 use crate::inference::sosmp::basis::BasisKind;
+use crate::inference::sosmp::potentials::MixtureForm;
 use crate::scenarios::sosmp::{GraphKind, PotentialKind, SosmpConfig, SosmpView};
 
 /// A label in the grid's first column; returns its id to label the widget beside it.
@@ -74,6 +75,22 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .show_ui(ui, |ui| {
                     for p in PotentialKind::ALL {
                         ui.selectable_value(&mut c.potentials, p, p.label());
+                    }
+                })
+                .response
+                .labelled_by(id);
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Mixture form",
+                "eq37: the paper's unnormalised bumps π exp(−(x − μ)² / 2σ²), each of height π; \
+                 normalised: the densities π N(x; μ, σ²), taller and peakier for small σ²",
+            );
+            egui::ComboBox::from_id_salt("sosmp_mixture_form")
+                .selected_text(c.mixture_form.label())
+                .show_ui(ui, |ui| {
+                    for f in MixtureForm::ALL {
+                        ui.selectable_value(&mut c.mixture_form, f, f.label());
                     }
                 })
                 .response

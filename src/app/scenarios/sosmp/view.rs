@@ -1,8 +1,10 @@
 //! The SOSMP convergence laboratory (Noorshams & Wainwright 2013, Figs. 5-8).
 //!
-//! Centre: the log-log plot of `e_t / e_0` (each sample path dashed, their mean solid, a slope −1
-//! line and the floor `e(a_∞) / e_0`), finished sweeps overlaid on the same axes (r, k, α) and
-//! the final error against r (Fig. 8); below it, the node and message choosers and the numbers.
+//! Centre: the log-log plot of the normalised error, eq. 38's `e_t / e_0` or the squared L2 error
+//! of the expansion (each sample path dashed, their mean solid, a slope −1 line and the floor),
+//! finished sweeps overlaid on the same axes (r, k, α, n) and the final error against r (Fig. 8)
+//! or the fitted slope against the chain length (the depth sweep); below it, the node and message
+//! choosers, the numbers and why the slope is not −1 (Theorem 1 and the per-edge gains).
 //! Inspector: the selected message (its expansion raw, clipped and normalised against `m*`, its
 //! coefficients against `a*` and `a_∞`, its latest k samples over the sampling density) or the
 //! selected node (SOSMP belief against grid BP, its potential and its edges' potentials).
@@ -43,12 +45,22 @@ const SWEEP_COLORS: [Color32; 7] = [
     Color32::from_rgb(255, 112, 67),
 ];
 
+/// Which error the plots show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Metric {
+    /// L2 when an r sweep is overlaid (Fig. 6a, Fig. 8), eq. 38 otherwise (Fig. 5).
+    Auto,
+    /// `‖Σ_j a_j φ_j − m*‖²`, the full squared L2 distance of the expansion from `m*`.
+    L2,
+    /// Eq. 38: the first r coefficients only.
+    Eq38,
+}
+
 /// Runtime state of the SOSMP views: finished sweeps (overlaid until cleared) and the choosers.
 pub struct Caches {
     pub sweeps: Vec<Arc<SweepResult>>,
     show_paths: bool,
-    /// Show the squared L2 error of the expansion (eq. 38 plus the truncation term).
-    l2: bool,
+    metric: Metric,
     node: usize,
     from: usize,
     to: usize,
@@ -59,7 +71,7 @@ impl Default for Caches {
         Caches {
             sweeps: Vec::new(),
             show_paths: true,
-            l2: false,
+            metric: Metric::Auto,
             node: 0,
             from: 0,
             to: 1,
@@ -72,6 +84,23 @@ impl Caches {
     pub fn add_sweep(&mut self, result: Arc<SweepResult>) {
         self.sweeps.push(result);
     }
+
+    /// True when the plots show the L2 error.
+    fn l2(&self) -> bool {
+        match self.metric {
+            Metric::L2 => true,
+            Metric::Eq38 => false,
+            Metric::Auto => self
+                .sweeps
+                .iter()
+                .any(|s| s.parameter == SweepParameter::Coefficients),
+        }
+    }
+}
+
+/// The legend's tag of the metric shown.
+fn metric_tag(l2: bool) -> &'static str {
+    if l2 { "L2" } else { "eq. 38" }
 }
 
 /// Indices of `len` iterations to draw on a log axis: all of the first 100, then about 150 per
@@ -143,18 +172,6 @@ fn legend(corner: egui_plot::Corner) -> Legend {
         .position(corner)
 }
 
-/// Maps a normalised eq. 38 error to what is shown: itself, or `(e + τ) / (e_0 + τ)` (the L2
-/// error of the unclipped expansion, normalised the same way).
-fn shown(l2: bool, e0: f64, truncation: f64) -> impl Fn(f64) -> f64 {
-    move |normalised: f64| {
-        if l2 {
-            (normalised * e0 + truncation) / (e0 + truncation)
-        } else {
-            normalised
-        }
-    }
-}
-
 fn sweep_button(
     ui: &mut egui::Ui,
     text: &str,
@@ -220,6 +237,15 @@ pub fn lab(
             SweepSpec::figure_8(),
             commands,
         );
+        sweep_button(
+            ui,
+            "depth: n ∈ {2 … 100}",
+            "The depth sweep: chains of 2, 5, 10, 20, 50 and 100 nodes, the fitted slope (and the \
+             noise-free iteration's) against the chain length, bending from about −1 towards −0.5",
+            config,
+            SweepSpec::depth(),
+            commands,
+        );
         let clear = ui
             .add_enabled(
                 !caches.sweeps.is_empty(),
@@ -232,21 +258,42 @@ pub fn lab(
         ui.separator();
         ui.checkbox(&mut caches.show_paths, "sample paths")
             .on_hover_text("Draw every sample path (dashed) beside their mean");
-        ui.checkbox(&mut caches.l2, "L2 error").on_hover_text(
-            "Eq. 38 counts the first r coefficients only. Checked: the squared L2 distance of \
-             the expansion from m*, which adds Σ_{j>r} a*_j² (the truncation), normalised the \
-             same way; its floor always falls with r.",
-        );
+        let label = ui.label("error:");
+        let hint = "Eq. 38 counts the first r coefficients only (so its floor need not fall with \
+                    r). L2: the squared L2 distance of the expansion from m*, which adds \
+                    Σ_{j>r} a*_j² (the truncation); its floor falls with r. Auto: L2 when an r \
+                    sweep is shown (Fig. 6a, Fig. 8), eq. 38 otherwise (Fig. 5).";
+        egui::ComboBox::from_id_salt("sosmp_metric")
+            .selected_text(match caches.metric {
+                Metric::Auto => format!("auto ({})", metric_tag(caches.l2())),
+                Metric::L2 => "L2".to_string(),
+                Metric::Eq38 => "eq. 38".to_string(),
+            })
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut caches.metric, Metric::Auto, "auto");
+                ui.selectable_value(&mut caches.metric, Metric::L2, "L2");
+                ui.selectable_value(&mut caches.metric, Metric::Eq38, "eq. 38");
+            })
+            .response
+            .labelled_by(label.id)
+            .on_hover_text(hint);
     });
-    let fig8 = caches
+    // The side panel: the latest r sweep (Fig. 8) or depth sweep (slope against n).
+    let side = caches
         .sweeps
         .iter()
         .rev()
-        .find(|s| s.parameter == SweepParameter::Coefficients)
+        .find(|s| {
+            matches!(
+                s.parameter,
+                SweepParameter::Coefficients | SweepParameter::Nodes
+            )
+        })
         .cloned();
-    let bottom = 150.0;
+    let bottom = 190.0;
     let plot_h = (ui.available_height() - bottom).max(200.0);
-    if let Some(f) = &fig8 {
+    let l2 = caches.l2();
+    if let Some(f) = &side {
         ui.horizontal(|ui| {
             let w = ui.available_width();
             ui.vertical(|ui| {
@@ -254,7 +301,11 @@ pub fn lab(
                 error_plot(ui, view, caches, plot_h);
             });
             ui.vertical(|ui| {
-                final_against_r(ui, f, caches.l2, plot_h);
+                if f.parameter == SweepParameter::Nodes {
+                    slope_against_depth(ui, f, plot_h);
+                } else {
+                    final_against_r(ui, f, l2, plot_h);
+                }
             });
         });
     } else {
@@ -267,10 +318,10 @@ pub fn lab(
 
 /// The log-log plot of the normalised error.
 fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32) {
-    let l2 = caches.l2;
-    let map = shown(l2, view.e0, view.truncation);
+    let l2 = caches.l2();
+    let tag = metric_tag(l2);
     let what = if l2 {
-        "‖m_t − m*‖² / ‖m_0 − m*‖²"
+        "‖m_t − m*‖² / ‖m_0 − m*‖² (L2)"
     } else {
         "e_t / e_0 (eq. 38)"
     };
@@ -304,16 +355,25 @@ fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32)
                 10f64.powf(p.y)
             ))
         });
-    let floor = map(view.floor);
+    let floor = if l2 {
+        view.floor_l2 / view.e0_l2
+    } else {
+        view.floor
+    };
+    let (paths, mean) = if l2 {
+        (&curves.paths_l2, &curves.mean_l2)
+    } else {
+        (&curves.paths, &curves.mean)
+    };
     if floor > 0.0 {
         plot = plot.include_y(floor.log10() - 0.3);
     }
     plot = plot.include_y(0.2);
     plot.show(ui, |plot| {
         if caches.show_paths {
-            for p in &curves.paths {
+            for p in paths {
                 plot.line(
-                    Line::new("sample paths", PlotPoints::from(log_points(p, &map)))
+                    Line::new("sample paths", PlotPoints::from(log_points(p, |e| e)))
                         .color(PATH_COLOR.gamma_multiply(0.8))
                         .style(LineStyle::dashed_loose())
                         .width(1.0),
@@ -322,8 +382,8 @@ fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32)
         }
         plot.line(
             Line::new(
-                format!("mean of {} paths", curves.paths.len()),
-                PlotPoints::from(log_points(&curves.mean, &map)),
+                format!("mean of {} paths ({tag})", paths.len()),
+                PlotPoints::from(log_points(mean, |e| e)),
             )
             .color(MEAN_COLOR)
             .width(2.5),
@@ -366,7 +426,7 @@ fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32)
         }
         if floor > 0.0 {
             plot.hline(
-                HLine::new(format!("floor e(a∞) {floor:.2e}"), floor.log10())
+                HLine::new(format!("floor at a∞ ({tag}) {floor:.2e}"), floor.log10())
                     .color(FLOOR_COLOR)
                     .style(LineStyle::dashed_dense())
                     .width(1.5),
@@ -377,17 +437,17 @@ fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32)
             for c in &s.curves {
                 let color = SWEEP_COLORS[k % SWEEP_COLORS.len()];
                 k += 1;
-                let name = format!("{} = {}", s.parameter.symbol(), c.value);
-                let m = shown(l2, c.e0, c.truncation);
+                let name = format!("{} = {} ({tag})", s.parameter.symbol(), c.value);
+                let (y, f) = if l2 && !c.mean_error_l2.is_empty() {
+                    (&c.mean_error_l2, c.floor_l2 / c.e0_l2)
+                } else {
+                    (&c.mean_error, c.floor)
+                };
                 plot.line(
-                    Line::new(
-                        name.clone(),
-                        PlotPoints::from(log_points(&c.mean_error, &m)),
-                    )
-                    .color(color)
-                    .width(1.8),
+                    Line::new(name.clone(), PlotPoints::from(log_points(y, |e| e)))
+                        .color(color)
+                        .width(1.8),
                 );
-                let f = m(c.floor);
                 if f > 0.0 {
                     plot.hline(
                         HLine::new(name, f.log10())
@@ -405,21 +465,32 @@ fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, height: f32)
 fn final_against_r(ui: &mut egui::Ui, sweep: &SweepResult, l2: bool, height: f32) {
     ui.strong("Final error against r (Fig. 8)")
         .on_hover_text("Raw errors (not divided by e_0, which changes with r), log scale");
-    let pick = |raw: f64, trunc: f64| if l2 { raw + trunc } else { raw };
     let finals: Vec<[f64; 2]> = sweep
         .curves
         .iter()
-        .map(|c| [c.value, pick(c.final_error_raw(), c.truncation)])
+        .map(|c| {
+            let e = if l2 {
+                c.final_error_l2_raw()
+            } else {
+                c.final_error_raw()
+            };
+            [c.value, e]
+        })
         .filter(|p| p[1] > 0.0)
         .map(|p| [p[0], p[1].log10()])
         .collect();
     let floors: Vec<[f64; 2]> = sweep
         .curves
         .iter()
-        .map(|c| [c.value, pick(c.floor_raw, c.truncation)])
+        .map(|c| [c.value, if l2 { c.floor_l2 } else { c.floor_raw }])
         .filter(|p| p[1] > 0.0)
         .map(|p| [p[0], p[1].log10()])
         .collect();
+    let (final_name, floor_name) = if l2 {
+        ("final ‖m_T − m*‖² (L2)", "floor at a∞ (L2)")
+    } else {
+        ("final e_T (eq. 38)", "floor e(a∞) (eq. 38)")
+    };
     Plot::new("sosmp_fig8")
         .height(height)
         .legend(legend(egui_plot::Corner::RightTop))
@@ -430,20 +501,82 @@ fn final_against_r(ui: &mut egui::Ui, sweep: &SweepResult, l2: bool, height: f32
         .include_x(0.0)
         .show(ui, |plot| {
             plot.line(
-                Line::new("final e_T", PlotPoints::from(finals.clone()))
+                Line::new(final_name, PlotPoints::from(finals.clone()))
                     .color(MEAN_COLOR)
                     .width(2.0),
             );
             plot.points(
-                Points::new("final e_T", PlotPoints::from(finals))
+                Points::new(final_name, PlotPoints::from(finals))
                     .color(MEAN_COLOR)
                     .radius(3.5),
             );
             plot.line(
-                Line::new("floor e(a∞)", PlotPoints::from(floors))
+                Line::new(floor_name, PlotPoints::from(floors))
                     .color(FLOOR_COLOR)
                     .style(LineStyle::dashed_dense())
                     .width(1.5),
+            );
+        });
+}
+
+/// The depth sweep: the fitted slope (and the noise-free iteration's) against the chain length,
+/// log x axis, with the −1 and −0.5 levels.
+fn slope_against_depth(ui: &mut egui::Ui, sweep: &SweepResult, height: f32) {
+    ui.strong("Slope against chain length n").on_hover_text(
+        "Slope of log(mean e_t/e_0 − floor) over t ∈ [10, T] (eq. 38) for each chain length, and \
+             that of the noise-free iteration a ← (1 − η_t) a + η_t G(a) (its distance to a∞)",
+    );
+    let pts = |f: &dyn Fn(&crate::scenarios::sosmp::SweepCurve) -> Option<f64>| -> Vec<[f64; 2]> {
+        sweep
+            .curves
+            .iter()
+            .filter_map(|c| f(c).map(|s| [c.value.log10(), s]))
+            .collect()
+    };
+    let fitted = pts(&|c| c.slope);
+    let noise_free = pts(&|c| c.noise_free_slope);
+    Plot::new("sosmp_depth")
+        .height(height)
+        .legend(legend(egui_plot::Corner::RightTop))
+        .allow_scroll(false)
+        .x_grid_spacer(decades)
+        .x_axis_formatter(|m, _| {
+            let l = log_label(m.value);
+            if l.is_empty() {
+                l
+            } else {
+                format!("{:.0}", 10f64.powf(m.value))
+            }
+        })
+        .x_axis_label("nodes n")
+        .include_y(-1.5)
+        .include_y(0.0)
+        .show(ui, |plot| {
+            plot.line(
+                Line::new("fitted slope (eq. 38)", PlotPoints::from(fitted.clone()))
+                    .color(MEAN_COLOR)
+                    .width(2.0),
+            );
+            plot.points(
+                Points::new("fitted slope (eq. 38)", PlotPoints::from(fitted))
+                    .color(MEAN_COLOR)
+                    .radius(3.5),
+            );
+            plot.line(
+                Line::new("noise-free iteration", PlotPoints::from(noise_free))
+                    .color(FIXED_POINT_COLOR)
+                    .style(LineStyle::dashed_dense())
+                    .width(1.5),
+            );
+            plot.hline(
+                HLine::new("−1 (Theorem 1 without log factors)", -1.0)
+                    .color(SLOPE_COLOR)
+                    .style(LineStyle::dotted_dense()),
+            );
+            plot.hline(
+                HLine::new("−0.5", -0.5)
+                    .color(FLOOR_COLOR)
+                    .style(LineStyle::dotted_loose()),
             );
         });
 }
@@ -544,13 +677,15 @@ fn numbers(ui: &mut egui::Ui, view: &SosmpView) {
         egui::Label::new(
             RichText::new(format!(
                 "iteration {} · mean e_t/e_0 {} · floor e(a∞)/e_0 {:.3e} · slope of log(mean − floor) \
-                 against log t over t ≥ 10: {slope} (distance to a∞: {fixed_point_slope}) · e_0 {:.3e} · truncation Σ_(j>r) a*² {:.3e} · \
+                 against log t over t ≥ 10: {slope} (distance to a∞: {fixed_point_slope}) · e_0 {:.3e} · truncation Σ_(j>r) a*² {:.3e} · L2 floor {:.3e} ({:.3e} of its e_0) · \
                  {} basis, r = {}, k = {}, {} paths{}",
                 view.iteration,
                 last.map_or("–".to_string(), |e| format!("{e:.3e}")),
                 view.floor,
                 view.e0,
                 view.truncation,
+                view.floor_l2,
+                view.floor_l2 / view.e0_l2,
                 view.basis,
                 view.config.coefficients,
                 view.config.samples,
@@ -562,6 +697,20 @@ fn numbers(ui: &mut egui::Ui, view: &SosmpView) {
                 }
             ))
             .small(),
+        )
+        .wrap(),
+    );
+    let tree = view.edges_undirected.len() + 1 == view.num_nodes;
+    ui.add(
+        egui::Label::new(
+            RichText::new(crate::scenarios::sosmp::slope_explanation(
+                view.slope,
+                view.gains.as_ref(),
+                view.diameter,
+                tree,
+            ))
+            .small()
+            .weak(),
         )
         .wrap(),
     );
@@ -844,13 +993,5 @@ mod tests {
         assert_eq!(log_label(-2.0 + 2f64.log10()), "2·10⁻²");
         assert_eq!(log_label(5f64.log10()), "5·10⁰");
         assert_eq!(log_label(-1.5), "");
-    }
-
-    #[test]
-    fn the_l2_map_adds_the_truncation() {
-        let m = shown(true, 0.5, 0.1);
-        assert!((m(1.0) - 1.0).abs() < 1e-15);
-        assert!((m(0.0) - 0.1 / 0.6).abs() < 1e-15);
-        assert_eq!(shown(false, 0.5, 0.1)(0.3), 0.3);
     }
 }
