@@ -238,6 +238,11 @@ impl App {
                         self.state.config = s.config.clone();
                     }
                     self.applied = s.config.clone();
+                } else if self.pending_load.is_none() && s.config != self.applied {
+                    // A live control changed the running config (the tree's evidence): the
+                    // parameters show what runs.
+                    self.applied = s.config.clone();
+                    self.state.config = s.config.clone();
                 }
                 if let Some(sel) = self.selection
                     && self.pending_load.is_none()

@@ -323,7 +323,7 @@ fn bad_parameters_are_refused_with_their_name() {
                 step_gamma: 2.0,
                 ..small()
             },
-            "step gamma",
+            "step_gamma",
         ),
         (
             SosmpConfig {
