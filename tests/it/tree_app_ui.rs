@@ -101,3 +101,52 @@ fn the_draw_mode_shows_the_running_tree_as_ready() {
         has_text(h, "the tree has no nodes")
     });
 }
+
+/// Node names of the running tree.
+fn running_nodes(harness: &Harness<'_, App>) -> Vec<String> {
+    match &harness.state().snapshot().unwrap().view {
+        ScenarioView::Tree(v) => v.nodes.iter().map(|n| n.name.clone()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn an_opened_edge_list_is_read_on_the_worker_and_a_bad_one_keeps_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("star.edges");
+    std::fs::write(&good, "x3 - x1\nx3 - x2\nx3 - x4\n").unwrap();
+    let cycle = dir.path().join("cycle.edges");
+    std::fs::write(&cycle, "x1 - x2\nx2 - x3\nx3 - x1\n").unwrap();
+    let mut harness = Harness::builder()
+        .with_size([1400.0, 900.0])
+        .build_eframe(|cc| App::with_config(cc, small_tree(), true));
+    wait_for(&mut harness, "the first run", |h| {
+        h.state().snapshot().is_some_and(|s| s.finished)
+    });
+    assert_eq!(running_nodes(&harness).len(), 5);
+
+    harness.state_mut().open_image(good.clone());
+    wait_for(&mut harness, "the star from the file", |h| {
+        h.state().snapshot().is_some_and(|s| match &s.view {
+            ScenarioView::Tree(v) => v.nodes.len() == 4,
+            _ => false,
+        })
+    });
+    let mut names = running_nodes(&harness);
+    names.sort();
+    assert_eq!(names, ["x1", "x2", "x3", "x4"]);
+    // The running config carries the tree itself, not the file.
+    let ScenarioConfig::Tree(c) = &harness.state().snapshot().unwrap().config else {
+        panic!("not a tree")
+    };
+    assert!(c.tree_file.is_none() && c.nodes.len() == 4);
+
+    harness.state_mut().open_image(cycle);
+    wait_for(&mut harness, "the cycle refused", |h| {
+        h.state().notices().iter().any(|n| n.contains("cycle"))
+    });
+    // The star still runs, and its config is what the panel shows again.
+    let mut names = running_nodes(&harness);
+    names.sort();
+    assert_eq!(names, ["x1", "x2", "x3", "x4"]);
+}

@@ -110,6 +110,11 @@ pub struct TreeConfig {
     pub grid: usize,
     /// Rows used for the HSIC of the Chow-Liu tree (at most).
     pub chow_liu_rows: usize,
+    /// An edge-list file (`.edges`) to take the nodes and the tree from. It is read when the
+    /// scenario is built, on the worker; the built scenario's config carries the tree itself
+    /// (this field is then empty), so results.json reproduces the run without the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_file: Option<PathBuf>,
 }
 
 impl Default for TreeConfig {
@@ -133,6 +138,7 @@ impl Default for TreeConfig {
             node_kernels: BTreeMap::new(),
             grid: 200,
             chow_liu_rows: 400,
+            tree_file: None,
         }
     }
 }

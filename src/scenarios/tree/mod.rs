@@ -221,8 +221,9 @@ pub struct TreeScenario {
 }
 
 impl TreeScenario {
-    pub fn new(config: TreeConfig, cancel: &CancelFlag) -> Result<TreeScenario> {
+    pub fn new(mut config: TreeConfig, cancel: &CancelFlag) -> Result<TreeScenario> {
         let start = Instant::now();
+        open::resolve_tree_file(&mut config)?;
         let problem = TreeProblem::build(&config, cancel)?;
         let engine = TreeKbp::new(problem.model.clone(), problem.root)?;
         let mut s = TreeScenario {
