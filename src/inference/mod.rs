@@ -84,4 +84,9 @@ pub trait Inference: Send {
     fn belief(&self, node: NodeId) -> Belief;
     /// A point estimate for every node.
     fn estimates(&self, kind: EstimateKind) -> Estimates;
+    /// Updates so far that fell back to a safe value (SOSMP's sampler when its density has no
+    /// mass); exact engines never do.
+    fn fallbacks(&self) -> u64 {
+        0
+    }
 }

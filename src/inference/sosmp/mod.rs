@@ -399,4 +399,8 @@ impl<G: StateGrid> Inference for Sosmp<G> {
         );
         Estimates { dim, values }
     }
+
+    fn fallbacks(&self) -> u64 {
+        Sosmp::fallbacks(self)
+    }
 }

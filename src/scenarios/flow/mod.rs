@@ -32,6 +32,7 @@ pub mod cli;
 pub mod config;
 pub mod metrics;
 pub mod open;
+pub mod report;
 pub mod synthetic;
 
 use std::collections::BTreeMap;
@@ -40,18 +41,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub use self::config::{FlowAlgorithm, FlowConfig, PARAMS};
 use self::metrics::{FlowErrors, flow_errors};
 use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, OutputArgs, Probe, RunLog, Scenario,
-    ScenarioConfig, ScenarioDef, ScenarioView,
+    ScenarioConfig, ScenarioDef, ScenarioView, report_fields,
 };
 use crate::error::{Error, Result};
 use crate::inference::flow_bp::FlowBp;
 use crate::inference::sosmp::Sosmp;
-use crate::inference::sosmp::box_grid::BoxGrid;
 use crate::inference::sosmp::flow::{flow_problem, uniform_start};
 use crate::inference::{Belief, Inference};
 use crate::io::{self, FlowField, GrayImage, flo};
@@ -177,27 +177,8 @@ impl Pyramid {
     }
 }
 
-/// An algorithm set up on one level.
-pub enum FlowEngine {
-    Sosmp(Box<Sosmp<BoxGrid>>),
-    Discrete(Box<FlowBp>),
-}
-
-impl FlowEngine {
-    pub fn inference(&self) -> &dyn Inference {
-        match self {
-            FlowEngine::Sosmp(e) => e.as_ref(),
-            FlowEngine::Discrete(e) => e.as_ref(),
-        }
-    }
-
-    fn inference_mut(&mut self) -> &mut dyn Inference {
-        match self {
-            FlowEngine::Sosmp(e) => e.as_mut(),
-            FlowEngine::Discrete(e) => e.as_mut(),
-        }
-    }
-}
+/// An algorithm set up on one level (2-D SOSMP or discrete flow BP).
+pub type FlowEngine = Box<dyn Inference>;
 
 /// A flow kept for review.
 #[derive(Debug, Clone)]
@@ -290,9 +271,7 @@ impl FlowRun {
             pyramid.size(self.level),
             pyramid.size(fine),
         );
-        if let FlowEngine::Sosmp(e) = &self.engine {
-            self.fallbacks += e.fallbacks();
-        }
+        self.fallbacks += self.engine.fallbacks();
         let (mrf, engine, info) = build_level(
             self.algorithm,
             config,
@@ -311,7 +290,7 @@ impl FlowRun {
 
     /// The total flow at the current level and at full resolution, and its errors.
     fn read_out(&mut self, config: &FlowConfig, pyramid: &Pyramid, gt: Option<&FlowField>) {
-        let est = self.engine.inference().estimates(config.estimate);
+        let est = self.engine.estimates(config.estimate);
         let n = self.mrf.width * self.mrf.height;
         let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for (i, d) in est.values.chunks(2).enumerate() {
@@ -342,7 +321,7 @@ impl FlowRun {
         if self.level_iteration >= config.iters && self.level > 0 {
             self.descend(config, pyramid, cancel)?;
         }
-        let report = self.engine.inference_mut().step()?;
+        let report = self.engine.step()?;
         let start = Instant::now();
         self.level_iteration += 1;
         self.iteration += 1;
@@ -398,11 +377,7 @@ impl FlowRun {
     }
 
     fn total_fallbacks(&self) -> u64 {
-        self.fallbacks
-            + match &self.engine {
-                FlowEngine::Sosmp(e) => e.fallbacks(),
-                FlowEngine::Discrete(_) => 0,
-            }
+        self.fallbacks + self.engine.fallbacks()
     }
 
     fn setup_seconds(&self) -> f64 {
@@ -418,7 +393,7 @@ impl FlowRun {
         let ly = (y >> self.level).min(lh - 1);
         let node = ly * lw + lx;
         let base = self.mrf.evidence.base_flow(node);
-        let (xs, ys, values) = match self.engine.inference().belief(node) {
+        let (xs, ys, values) = match self.engine.belief(node) {
             Belief::Grid2 { xs, ys, values } => (xs, ys, values),
             _ => (Vec::new(), Vec::new(), Vec::new()),
         };
@@ -455,15 +430,9 @@ fn build_level(
         FlowAlgorithm::Sosmp => {
             let problem = Arc::new(flow_problem(&mrf, config.side()?, cancel)?);
             let start = uniform_start(&problem);
-            FlowEngine::Sosmp(Box::new(Sosmp::with_start(
-                problem,
-                config.sosmp_params(),
-                &start,
-            )?))
+            Box::new(Sosmp::with_start(problem, config.sosmp_params(), &start)?) as FlowEngine
         }
-        FlowAlgorithm::Discrete => {
-            FlowEngine::Discrete(Box::new(FlowBp::new(mrf.clone(), config.damping)?))
-        }
+        FlowAlgorithm::Discrete => Box::new(FlowBp::new(mrf.clone(), config.damping)?),
     };
     let info = LevelInfo {
         level,
@@ -831,101 +800,7 @@ impl Scenario for FlowScenario {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        let c = &self.config;
-        let labels = self.runs[0].mrf.labels;
-        let mut m = Map::new();
-        let (w, h) = self.data.size();
-        m.insert("source".into(), json!(self.data.source));
-        m.insert("image_size".into(), json!([w, h]));
-        m.insert(
-            "model".into(),
-            json!({
-                "node_potential": "exp(-(I1(p) - I2(p + c_p + x))^2 / (2 sigma_data^2)), I2 bilinear, positions clamped to the frame",
-                "edge_potential": "exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) on the total flow",
-                "sigma_data_gray_levels": c.sigma_data,
-                "sigma_smooth_px": c.sigma_smooth,
-                "presmooth_px": c.presmooth,
-                "labels": {
-                    "window": [-labels.max_displacement(), labels.max_displacement()],
-                    "step_px": labels.step(),
-                    "per_axis": labels.per_axis(),
-                    "count": labels.len(),
-                },
-                "levels": c.levels,
-                "pyramid": "2x2 means per level; each finer level searches the window around the upsampled, doubled flow of the level above (beyond the paper)",
-                "readout": c.estimate,
-            }),
-        );
-        if let Some(z) = self.zero_errors {
-            m.insert(
-                "zero_flow".into(),
-                json!({"epe": z.epe, "aae": z.aae, "counted_pixels": z.counted}),
-            );
-        }
-        if let Some(g) = &self.ground_truth {
-            m.insert(
-                "ground_truth".into(),
-                json!({"unknown_pixels": g.unknown_count(), "max_speed": g.max_speed()}),
-            );
-        }
-        let runs: Vec<Value> = self
-            .runs
-            .iter()
-            .map(|r| {
-                let mut v = json!({
-                    "algorithm": r.algorithm.label(),
-                    "setup_seconds": r.setup_seconds(),
-                    "levels": r.levels.iter().map(|l| json!({
-                        "level": l.level,
-                        "size": [l.width, l.height],
-                        "setup_seconds": l.setup_seconds,
-                        "run_seconds": l.run_seconds,
-                        "iterations": l.iterations,
-                        "edge_shift_classes": l.shift_classes,
-                    })).collect::<Vec<_>>(),
-                    "epe": r.epe,
-                    "aae": r.aae,
-                    "snapshots": r.snapshots.iter().map(|s| json!({
-                        "iteration": s.iteration,
-                        "level": s.level,
-                        "level_iteration": s.level_iteration,
-                        "epe": s.errors.map(|e| e.epe),
-                        "aae": s.errors.map(|e| e.aae),
-                    })).collect::<Vec<_>>(),
-                });
-                match r.algorithm {
-                    FlowAlgorithm::Sosmp => {
-                        v["basis"] = json!({
-                            "kind": "tensor fourier",
-                            "coefficients": c.coefficients,
-                            "per_axis": c.side().unwrap_or(0),
-                        });
-                        v["samples"] = json!(c.samples);
-                        v["step_gamma"] = json!(c.step_gamma);
-                        v["start"] = json!("uniform message (1/sqrt(V), 0, ..., 0)");
-                        v["fallbacks"] = json!(r.total_fallbacks());
-                    }
-                    FlowAlgorithm::Discrete => {
-                        v["messages"] = json!(
-                            "separable Gaussian filter over the label lattice, f64, synchronous"
-                        );
-                        v["damping"] = json!(c.damping);
-                    }
-                }
-                v
-            })
-            .collect();
-        m.insert("runs".into(), Value::Array(runs));
-        m.insert("warnings".into(), json!(self.warnings()));
-        m.insert(
-            "metric_definitions".into(),
-            json!({
-                "epe": "mean over known ground-truth pixels of |(u,v) - (u_gt,v_gt)|, pixels",
-                "aae": "mean angle between (u,v,1) and (u_gt,v_gt,1), degrees",
-                "unknown": "ground-truth components above 1e9 in magnitude are excluded",
-            }),
-        );
-        m
+        report_fields(&report::FlowReport::of(self))
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {

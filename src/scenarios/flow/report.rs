@@ -1,0 +1,214 @@
+//! The flow scenario's fields of results.json, as types: the model (potentials, labels, pyramid),
+//! zero flow's errors, the ground truth's extent, and per algorithm its levels, errors,
+//! snapshots and settings.
+
+use serde::Serialize;
+
+use super::{FlowAlgorithm, FlowRun, FlowScenario};
+use crate::inference::EstimateKind;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowReport {
+    pub source: String,
+    pub image_size: [usize; 2],
+    pub model: Model,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zero_flow: Option<ZeroFlow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ground_truth: Option<GroundTruth>,
+    pub runs: Vec<RunReport>,
+    pub warnings: Vec<String>,
+    pub metric_definitions: MetricDefinitions,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Model {
+    pub node_potential: &'static str,
+    pub edge_potential: &'static str,
+    pub sigma_data_gray_levels: f64,
+    pub sigma_smooth_px: f64,
+    pub presmooth_px: f64,
+    pub labels: Labels,
+    pub levels: usize,
+    pub pyramid: &'static str,
+    pub readout: EstimateKind,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Labels {
+    pub window: [f64; 2],
+    pub step_px: f64,
+    pub per_axis: usize,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ZeroFlow {
+    pub epe: f64,
+    pub aae: f64,
+    pub counted_pixels: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroundTruth {
+    pub unknown_pixels: usize,
+    pub max_speed: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub algorithm: &'static str,
+    pub setup_seconds: f64,
+    pub levels: Vec<LevelReport>,
+    pub epe: Vec<f64>,
+    pub aae: Vec<f64>,
+    pub snapshots: Vec<SnapshotReport>,
+    #[serde(flatten)]
+    pub settings: Settings,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelReport {
+    pub level: usize,
+    pub size: [usize; 2],
+    pub setup_seconds: f64,
+    pub run_seconds: f64,
+    pub iterations: usize,
+    pub edge_shift_classes: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotReport {
+    pub iteration: usize,
+    pub level: usize,
+    pub level_iteration: usize,
+    pub epe: Option<f64>,
+    pub aae: Option<f64>,
+}
+
+/// What only one of the algorithms has.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Settings {
+    Sosmp {
+        basis: Basis,
+        samples: usize,
+        step_gamma: f64,
+        start: &'static str,
+        fallbacks: u64,
+    },
+    Discrete {
+        messages: &'static str,
+        damping: f64,
+    },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Basis {
+    pub kind: &'static str,
+    pub coefficients: usize,
+    pub per_axis: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricDefinitions {
+    pub epe: &'static str,
+    pub aae: &'static str,
+    pub unknown: &'static str,
+}
+
+impl FlowReport {
+    pub fn of(s: &FlowScenario) -> FlowReport {
+        let c = &s.config;
+        let labels = s.runs[0].mrf.labels;
+        let (w, h) = s.data.size();
+        FlowReport {
+            source: s.data.source.clone(),
+            image_size: [w, h],
+            model: Model {
+                node_potential: "exp(-(I1(p) - I2(p + c_p + x))^2 / (2 sigma_data^2)), I2 bilinear, positions clamped to the frame",
+                edge_potential: "exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) on the total flow",
+                sigma_data_gray_levels: c.sigma_data,
+                sigma_smooth_px: c.sigma_smooth,
+                presmooth_px: c.presmooth,
+                labels: Labels {
+                    window: [-labels.max_displacement(), labels.max_displacement()],
+                    step_px: labels.step(),
+                    per_axis: labels.per_axis(),
+                    count: labels.len(),
+                },
+                levels: c.levels,
+                pyramid: "2x2 means per level; each finer level searches the window around the upsampled, doubled flow of the level above (beyond the paper)",
+                readout: c.estimate,
+            },
+            zero_flow: s.zero_errors.map(|z| ZeroFlow {
+                epe: z.epe,
+                aae: z.aae,
+                counted_pixels: z.counted,
+            }),
+            ground_truth: s.ground_truth.as_ref().map(|g| GroundTruth {
+                unknown_pixels: g.unknown_count(),
+                max_speed: g.max_speed(),
+            }),
+            runs: s.runs.iter().map(|r| RunReport::of(r, s)).collect(),
+            warnings: s.warnings(),
+            metric_definitions: MetricDefinitions {
+                epe: "mean over known ground-truth pixels of |(u,v) - (u_gt,v_gt)|, pixels",
+                aae: "mean angle between (u,v,1) and (u_gt,v_gt,1), degrees",
+                unknown: "ground-truth components above 1e9 in magnitude are excluded",
+            },
+        }
+    }
+}
+
+impl RunReport {
+    fn of(r: &FlowRun, s: &FlowScenario) -> RunReport {
+        let c = &s.config;
+        RunReport {
+            algorithm: r.algorithm.label(),
+            setup_seconds: r.setup_seconds(),
+            levels: r
+                .levels
+                .iter()
+                .map(|l| LevelReport {
+                    level: l.level,
+                    size: [l.width, l.height],
+                    setup_seconds: l.setup_seconds,
+                    run_seconds: l.run_seconds,
+                    iterations: l.iterations,
+                    edge_shift_classes: l.shift_classes,
+                })
+                .collect(),
+            epe: r.epe.clone(),
+            aae: r.aae.clone(),
+            snapshots: r
+                .snapshots
+                .iter()
+                .map(|x| SnapshotReport {
+                    iteration: x.iteration,
+                    level: x.level,
+                    level_iteration: x.level_iteration,
+                    epe: x.errors.map(|e| e.epe),
+                    aae: x.errors.map(|e| e.aae),
+                })
+                .collect(),
+            settings: match r.algorithm {
+                FlowAlgorithm::Sosmp => Settings::Sosmp {
+                    basis: Basis {
+                        kind: "tensor fourier",
+                        coefficients: c.coefficients,
+                        per_axis: c.side().unwrap_or(0),
+                    },
+                    samples: c.samples,
+                    step_gamma: c.step_gamma,
+                    start: "uniform message (1/sqrt(V), 0, ..., 0)",
+                    fallbacks: r.total_fallbacks(),
+                },
+                FlowAlgorithm::Discrete => Settings::Discrete {
+                    messages: "separable Gaussian filter over the label lattice, f64, synchronous",
+                    damping: c.damping,
+                },
+            },
+        }
+    }
+}
