@@ -142,3 +142,61 @@ fn the_history_log_appends_new_records_and_starts_over_with_a_new_run() {
     let t = log.absorb(snapshot(2, 1, 2..3));
     assert_eq!((s.history.len(), t.history.len()), (1, 2));
 }
+
+/// A scenario without a room of its own gets the generic room: its parameter table as a form.
+#[test]
+fn the_generic_room_draws_the_parameter_table_as_a_form() {
+    use beliefscope::app::scenarios::{GenericRoom, RoomContext, ScenarioUi};
+    use beliefscope::app::state::State;
+    use egui_kittest::kittest::{NodeT as _, Queryable as _};
+
+    let mut harness = egui_kittest::Harness::new_ui_state(
+        |ui, config: &mut ScenarioConfig| {
+            let mut state = State::default();
+            let mut commands = Vec::new();
+            let mut cx = RoomContext {
+                snapshot: None,
+                state: &mut state,
+                selection: None,
+                task_running: false,
+                last_task: None,
+                commands: &mut commands,
+            };
+            GenericRoom.params(ui, config, &mut cx);
+        },
+        ScenarioConfig::default(),
+    );
+    harness.run();
+    // Every row of the table is there, labelled with its unit.
+    for kind in KINDS.iter().filter(|k| k.name == "denoise") {
+        for p in (kind.params)() {
+            let label = if p.unit.is_empty() {
+                p.label.to_string()
+            } else {
+                format!("{} ({})", p.label, p.unit)
+            };
+            // The label and the slider it names.
+            assert_eq!(
+                harness.query_all_by_label(&label).count(),
+                2,
+                "row '{label}'"
+            );
+        }
+    }
+    // Editing a slider edits the config.
+    harness
+        .query_all_by_label("iterations")
+        .find(|n| n.accesskit_node().role() == eframe::egui::accesskit::Role::Slider)
+        .expect("the iterations slider")
+        .focus();
+    harness.run();
+    harness.key_press(eframe::egui::Key::ArrowRight);
+    harness.run();
+    let ScenarioConfig::Denoise(c) = harness.state() else {
+        panic!("not denoise")
+    };
+    assert_ne!(
+        c.max_iters,
+        beliefscope::scenarios::denoise::DenoiseConfig::default().max_iters
+    );
+}

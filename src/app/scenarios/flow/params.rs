@@ -6,9 +6,9 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{row_label, section};
+use crate::app::form::{param_row, row_label, section};
 use crate::inference::EstimateKind;
-use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView};
+use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView, PARAMS};
 
 fn file_name(p: &std::path::Path) -> String {
     p.file_name()
@@ -59,14 +59,10 @@ pub fn ui(
                 .num_columns(2)
                 .spacing([8.0, 6.0])
                 .show(ui, |ui| {
-                    let id = row_label(ui, "Width", "Width of the built-in pair, pixels");
-                    ui.add(egui::Slider::new(&mut c.width, 32..=512).logarithmic(true))
-                        .labelled_by(id);
-                    ui.end_row();
-                    let id = row_label(ui, "Height", "Height of the built-in pair, pixels");
-                    ui.add(egui::Slider::new(&mut c.height, 32..=512).logarithmic(true))
-                        .labelled_by(id);
-                    ui.end_row();
+                    for key in ["width", "height"] {
+                        param_row(ui, c, PARAMS, key, 32.0, 512.0);
+                        ui.end_row();
+                    }
                     let id = row_label(ui, "Seed", "Seed of the texture and of SOSMP's samples");
                     ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
                     ui.end_row();
@@ -142,28 +138,16 @@ pub fn ui(
                     c.coefficients = m * m;
                 }
                 ui.end_row();
-                let id = row_label(ui, "Samples k", "Monte Carlo samples per message update");
-                ui.add(egui::Slider::new(&mut c.samples, 1..=50).logarithmic(true))
-                    .labelled_by(id);
+                param_row(ui, c, PARAMS, "samples", 1.0, 50.0);
                 ui.end_row();
-                let id = row_label(
-                    ui,
-                    "Step γ",
-                    "Step size 1 / (γ (t + 1)), γ in (0, 2) (Theorem 2); smaller steps forget the first, poor iterations faster",
-                );
-                ui.add(egui::Slider::new(&mut c.step_gamma, 0.1..=1.9))
-                    .labelled_by(id);
+                param_row(ui, c, PARAMS, "step_gamma", 0.1, 1.9);
                 ui.end_row();
             }
             if c.algorithm == FlowAlgorithm::Discrete || c.compare == Some(FlowAlgorithm::Discrete) {
-                let id = row_label(ui, "Damping", "Discrete BP: new = λ old + (1 − λ) update");
-                ui.add(egui::Slider::new(&mut c.damping, 0.0..=0.9))
-                    .labelled_by(id);
+                param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
                 ui.end_row();
             }
-            let id = row_label(ui, "Iterations", "Iterations at each pyramid level");
-            ui.add(egui::Slider::new(&mut c.iters, 1..=200).logarithmic(true))
-                .labelled_by(id);
+            param_row(ui, c, PARAMS, "iters", 1.0, 200.0);
             ui.end_row();
             let id = row_label(ui, "Flow read-out", "The belief's mean or its most probable label");
             egui::ComboBox::from_id_salt("flow_estimate")
@@ -209,25 +193,15 @@ pub fn ui(
                 c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
             }
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Pyramid levels",
-                "1 = the paper's single level; more levels (beyond the paper) reach motions up to about d · 2^(levels−1)",
-            );
-            ui.add(egui::Slider::new(&mut c.levels, 1..=5)).labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "σ data", "σ_u of the node potential, gray levels");
-            ui.add(egui::Slider::new(&mut c.sigma_data, 1.0..=50.0).logarithmic(true))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "σ smooth", "σ_uv of the Gaussian smoothness prior, pixels");
-            ui.add(egui::Slider::new(&mut c.sigma_smooth, 0.1..=5.0).logarithmic(true))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "Pre-smoothing", "Gaussian blur of both frames, pixels (0: none)");
-            ui.add(egui::Slider::new(&mut c.presmooth, 0.0..=3.0))
-                .labelled_by(id);
-            ui.end_row();
+            for (key, lo, hi) in [
+                ("levels", 1.0, 5.0),
+                ("sigma_data", 1.0, 50.0),
+                ("sigma_smooth", 0.1, 5.0),
+                ("presmooth", 0.0, 3.0),
+            ] {
+                param_row(ui, c, PARAMS, key, lo, hi);
+                ui.end_row();
+            }
         });
     let labels = c.labels().map(|l| l.per_axis()).unwrap_or(0);
     ui.label(

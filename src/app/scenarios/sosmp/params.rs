@@ -5,10 +5,10 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{row_label, section};
+use crate::app::form::{param_row, row_label, section};
 use crate::inference::sosmp::basis::BasisKind;
 use crate::inference::sosmp::potentials::MixtureForm;
-use crate::scenarios::sosmp::{GraphKind, PotentialKind, SosmpConfig, SosmpView};
+use crate::scenarios::sosmp::{GraphKind, PARAMS, PotentialKind, SosmpConfig, SosmpView};
 
 /// A label in the grid's first column; returns its id to label the widget beside it.
 fn basis_label(b: Option<BasisKind>) -> &'static str {
@@ -97,30 +97,14 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .labelled_by(id);
             ui.end_row();
             if c.potentials == PotentialKind::Kernel {
-                let id = row_label(
-                    ui,
-                    "α",
-                    "Kernel eigenvalues j^-α, j ≤ 1000: α = 1 is smooth, α = 0.1 nearly a delta function (not positive between grid nodes)",
-                );
-                ui.add(
-                    egui::Slider::new(&mut c.alpha, 0.05..=3.0)
-                        .logarithmic(true)
-                        .max_decimals(2),
-                )
-                .labelled_by(id);
+                param_row(ui, c, PARAMS, "alpha", 0.05, 3.0);
                 ui.end_row();
             }
             let id = row_label(ui, "Seed", "Seed of the potentials (and of the samples)");
             ui.add(egui::DragValue::new(&mut c.seed).speed(0.2))
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Grid / unit",
-                "Quadrature points per unit length of the domain (the paper's reference uses 100)",
-            );
-            ui.add(egui::Slider::new(&mut c.points_per_unit, 10.0..=200.0).max_decimals(0))
-                .labelled_by(id);
+            param_row(ui, c, PARAMS, "points_per_unit", 10.0, 200.0);
             ui.end_row();
         });
 
@@ -145,18 +129,14 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Coefficients r", "Basis functions per message");
-            ui.add(egui::Slider::new(&mut c.coefficients, 1..=60))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "Samples k", "Monte Carlo samples per message update");
-            ui.add(egui::Slider::new(&mut c.samples, 1..=50).logarithmic(true))
-                .labelled_by(id);
-            ui.end_row();
-            let id = row_label(ui, "Paths", "Independent sample paths run side by side");
-            ui.add(egui::Slider::new(&mut c.paths, 1..=50))
-                .labelled_by(id);
-            ui.end_row();
+            for (key, lo, hi) in [
+                ("coefficients", 1.0, 60.0),
+                ("samples", 1.0, 50.0),
+                ("paths", 1.0, 50.0),
+            ] {
+                param_row(ui, c, PARAMS, key, lo, hi);
+                ui.end_row();
+            }
             let id = row_label(ui, "Iterations T", "Stop after this many iterations");
             ui.add(
                 egui::DragValue::new(&mut c.iters)
@@ -165,13 +145,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
             )
             .labelled_by(id);
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Step γ",
-                "Step size η_t = 1 / (γ (t + 1)); γ = 1 is the tree rule, γ in (0, 2) for graphs with cycles (Theorem 2)",
-            );
-            ui.add(egui::Slider::new(&mut c.step_gamma, 0.1..=1.99).max_decimals(2))
-                .labelled_by(id);
+            param_row(ui, c, PARAMS, "step_gamma", 0.1, 1.99);
             ui.end_row();
         });
     if let Some(v) = running {
