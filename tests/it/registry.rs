@@ -185,7 +185,7 @@ fn the_generic_room_draws_the_parameter_table_as_a_form() {
     }
     // Editing a slider edits the config.
     harness
-        .query_all_by_label("iterations")
+        .query_all_by_label("Iterations")
         .find(|n| n.accesskit_node().role() == eframe::egui::accesskit::Role::Slider)
         .expect("the iterations slider")
         .focus();

@@ -11,29 +11,29 @@ use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a denoise run, described once (ranges, units, scales).
 pub const PARAMS: &[Param] = &[
-    Param::int("width", "width", 2.0, 4096.0)
+    Param::int("width", "Width", 2.0, 4096.0)
         .unit("pixels")
         .help("Width of the built-in sunset (a loaded image keeps its own)."),
-    Param::int("height", "height", 2.0, 4096.0)
+    Param::int("height", "Height", 2.0, 4096.0)
         .unit("pixels")
         .help("Height of the built-in sunset (a loaded image keeps its own)."),
-    Param::int("colors", "gray levels C", 2.0, 256.0).help("Number of gray levels C."),
-    Param::real("noise", "noise σ", 1e-6, 1e4)
+    Param::int("colors", "Gray levels C", 2.0, 256.0).help("Number of gray levels C."),
+    Param::real("noise", "Noise σ", 1e-6, 1e4)
         .unit("gray levels")
         .help("Standard deviation of the Gaussian noise."),
-    Param::real("damping", "damping", 0.0, 0.99).help("new = d old + (1 - d) update."),
-    Param::real("tolerance", "tolerance", 0.0, 1e6)
+    Param::real("damping", "Damping", 0.0, 0.99).help("new = d old + (1 - d) update."),
+    Param::real("tolerance", "Tolerance", 0.0, 1e6)
         .log()
         .help("Stop when the residual falls below this."),
-    Param::int("max_iters", "iterations", 1.0, 1e7).help("Maximum number of iterations."),
+    Param::int("max_iters", "Iterations", 1.0, 1e7).help("Maximum number of iterations."),
     Param::real("kbp.lambda", "λ", 1e-12, 10.0)
         .log()
         .help("Kernel-BP regulariser, Gram form L + λ m I."),
     Param::real("kbp.epsilon", "ε", 1e-12, 0.999)
         .log()
         .help("Incomplete-Cholesky tolerance."),
-    Param::int("kbp.max_rank", "max rank", 1.0, 2000.0).help("Largest incomplete-Cholesky rank."),
-    Param::real("kbp.multiplier", "bandwidth ×", 1e-6, 1e6)
+    Param::int("kbp.max_rank", "Max rank", 1.0, 2000.0).help("Largest incomplete-Cholesky rank."),
+    Param::real("kbp.multiplier", "Bandwidth ×", 1e-6, 1e6)
         .log()
         .help("Multiplier of the median-heuristic bandwidths."),
 ];

@@ -13,29 +13,29 @@ use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a flow run, described once.
 pub const PARAMS: &[Param] = &[
-    Param::int("width", "width", 8.0, MAX_SYNTHETIC_SIDE as f64)
+    Param::int("width", "Width", 8.0, MAX_SYNTHETIC_SIDE as f64)
         .unit("pixels")
         .log()
         .help("Width of the built-in pair (loaded frames keep their own)."),
-    Param::int("height", "height", 8.0, MAX_SYNTHETIC_SIDE as f64)
+    Param::int("height", "Height", 8.0, MAX_SYNTHETIC_SIDE as f64)
         .unit("pixels")
         .log()
         .help("Height of the built-in pair (loaded frames keep their own)."),
-    Param::int("samples", "samples k", 1.0, 10_000.0)
+    Param::int("samples", "Samples k", 1.0, 10_000.0)
         .log()
         .help("Monte Carlo samples per message update."),
-    Param::real("step_gamma", "step γ", 1e-3, 1.999).help(
+    Param::real("step_gamma", "Step γ", 1e-3, 1.999).help(
         "Step size 1 / (γ (t + 1)), γ in (0, 2) (Theorem 2); smaller steps forget the first, poor iterations faster.",
     ),
-    Param::real("damping", "damping", 0.0, 0.99)
+    Param::real("damping", "Damping", 0.0, 0.99)
         .help("Discrete BP: new = d old + (1 − d) update."),
-    Param::int("iters", "iterations", 1.0, 100_000.0)
+    Param::int("iters", "Iterations", 1.0, 100_000.0)
         .log()
         .help("Iterations at each pyramid level."),
-    Param::int("levels", "pyramid levels", 1.0, MAX_LEVELS as f64).help(
+    Param::int("levels", "Pyramid levels", 1.0, MAX_LEVELS as f64).help(
         "1 = the paper's single level; more levels (beyond the paper) reach motions up to about d · 2^(levels−1).",
     ),
-    Param::real("max_displacement", "max displacement d", 0.25, 64.0)
+    Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
         .unit("px")
         .help("Displacements x in [−d, d]² around the base flow, at each level."),
     Param::real("sigma_data", "σ data", 1e-6, 1e6)
@@ -46,7 +46,7 @@ pub const PARAMS: &[Param] = &[
         .log()
         .unit("px")
         .help("σ_uv of the Gaussian smoothness prior on neighbouring flows."),
-    Param::real("presmooth", "pre-smoothing", 0.0, 20.0)
+    Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
         .unit("px")
         .help("Gaussian blur of both frames before matching (0: none)."),
 ];

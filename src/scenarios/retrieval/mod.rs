@@ -51,14 +51,14 @@ use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of the retrieval experiment, described once.
 pub const PARAMS: &[Param] = &[
-    Param::int("repeats", "repeats", 1.0, 10_000.0).help("Repeats with fresh data, averaged."),
-    Param::int("pool", "pool", 2.0, 100_000.0)
+    Param::int("repeats", "Repeats", 1.0, 10_000.0).help("Repeats with fresh data, averaged."),
+    Param::int("pool", "Pool", 2.0, 100_000.0)
         .log()
         .help("Candidates each query ranks."),
-    Param::int("samples_per_edge", "samples per edge m", 2.0, 100_000.0)
+    Param::int("samples_per_edge", "Samples per edge m", 2.0, 100_000.0)
         .log()
         .help("Training pairs per edge (at most the pool)."),
-    Param::int("max_k", "largest k", 1.0, 100_000.0).help("recall@k for k up to this."),
+    Param::int("max_k", "Largest k", 1.0, 100_000.0).help("recall@k for k up to this."),
 ];
 
 /// The three methods, in output order.

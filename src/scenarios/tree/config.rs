@@ -12,10 +12,10 @@ use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a tree run, described once.
 pub const PARAMS: &[Param] = &[
-    Param::int("samples_per_edge", "samples per edge m", 2.0, 20_000.0)
+    Param::int("samples_per_edge", "Samples per edge m", 2.0, 20_000.0)
         .log()
         .help("Joint samples per edge (each edge factorises an m x m matrix)."),
-    Param::int("grid", "grid points", 3.0, 100_000.0).help("Points of the belief grid."),
+    Param::int("grid", "Grid points", 3.0, 100_000.0).help("Points of the belief grid."),
     Param::int("chow_liu_rows", "Chow-Liu rows", 10.0, 1e9)
         .help("Rows used to learn a Chow-Liu tree."),
 ];
