@@ -523,19 +523,26 @@ impl eframe::App for App {
             panels::status::show(ui, &info, &mut self.commands);
         });
         let task_running = self.task.is_some();
+        // What the shared panels lend the room that draws (disjoint fields of `self`).
+        macro_rules! room_context {
+            ($snapshot:expr, $heights:expr) => {
+                RoomContext {
+                    snapshot: $snapshot,
+                    state: &mut self.state,
+                    selection: self.selection,
+                    task_running,
+                    last_task: self.last_task.as_ref(),
+                    commands: &mut self.commands,
+                    heights: $heights,
+                }
+            };
+        }
         if self.state.show_controls {
             // The room of the config being edited (it may differ from the running one until
             // a new choice has loaded).
             let mut config = std::mem::take(&mut self.state.config);
             let room = self.rooms.get(config.name());
-            let mut cx = RoomContext {
-                snapshot: snapshot.as_deref(),
-                state: &mut self.state,
-                selection: self.selection,
-                task_running,
-                last_task: self.last_task.as_ref(),
-                commands: &mut self.commands,
-            };
+            let mut cx = room_context!(snapshot.as_deref(), InspectorHeights::default());
             egui::Panel::left("controls")
                 .resizable(true)
                 .default_size(300.0)
@@ -553,17 +560,8 @@ impl eframe::App for App {
                 .show(ui, |ui| match &snapshot {
                     Some(s) => {
                         let heights = inspector_heights(ui);
-                        let mut cx = RoomContext {
-                            snapshot: Some(s),
-                            state: &mut self.state,
-                            selection: self.selection,
-                            task_running,
-                            last_task: self.last_task.as_ref(),
-                            commands: &mut self.commands,
-                        };
-                        self.rooms
-                            .get(s.config.name())
-                            .inspector(ui, s, &mut cx, heights);
+                        let mut cx = room_context!(Some(s), heights);
+                        self.rooms.get(s.config.name()).inspector(ui, s, &mut cx);
                     }
                     None => {
                         ui.spinner();
@@ -572,14 +570,7 @@ impl eframe::App for App {
         }
         egui::CentralPanel::default().show(ui, |ui| match &snapshot {
             Some(s) => {
-                let mut cx = RoomContext {
-                    snapshot: Some(s),
-                    state: &mut self.state,
-                    selection: self.selection,
-                    task_running,
-                    last_task: self.last_task.as_ref(),
-                    commands: &mut self.commands,
-                };
+                let mut cx = room_context!(Some(s), InspectorHeights::default());
                 self.rooms.get(s.config.name()).central(ui, s, &mut cx);
             }
             None => {

@@ -24,8 +24,8 @@ use crate::model::{MsgId, NodeId};
 pub use crate::run::{CancelFlag, FinalResults, IterationRecord, RunLog, RunResults};
 pub use output::OutputArgs;
 pub use registry::{
-    Control, KINDS, Kind, NoControl, NoTask, ScenarioConfig, ScenarioControl, ScenarioDef,
-    ScenarioTask, ScenarioView, Task, TaskResult, Verb,
+    Control, KINDS, Kind, NoControl, NoTask, Registered, RunFlags, ScenarioConfig, ScenarioControl,
+    ScenarioDef, ScenarioParams, ScenarioTask, ScenarioView, Task, TaskResult, Verb,
 };
 
 impl Default for ScenarioConfig {

@@ -25,7 +25,8 @@ pub trait ScenarioDef: Scenario + Sized + 'static {
     /// The algorithms it can run, for `beliefscope list`.
     const ALGORITHMS: &'static [&'static str];
     /// Every parameter of a run, defaults included (echoed into results.json).
-    type Config: Clone
+    type Config: ScenarioParams
+        + Clone
         + PartialEq
         + Debug
         + Default
@@ -41,25 +42,40 @@ pub trait ScenarioDef: Scenario + Sized + 'static {
     /// Long jobs the worker runs beside the scenario ([`NoTask`] where there are none).
     type Task: ScenarioTask;
     /// The flags of `beliefscope run NAME`.
-    type RunArgs: clap::Args + FromArgMatches;
+    type RunArgs: RunFlags<Config = Self::Config>;
 
     /// Checks the config, makes or loads the data and sets the algorithm up (may be slow;
     /// polls `cancel`).
     fn build(config: Self::Config, cancel: &CancelFlag) -> Result<Self>;
     /// The iteration limit, where the config alone fixes it.
     fn max_iters(config: &Self::Config) -> Option<usize>;
-    /// The parameter table: every tunable number, described once (see [`params`]).
-    fn params() -> &'static [Param] {
-        &[]
-    }
-    /// Checks every parameter (the table's ranges and the rules between parameters).
-    fn check(config: &Self::Config) -> Result<()>;
-    /// The config and the output folder from the flags of `run NAME`.
-    fn run_config(args: Self::RunArgs) -> Result<(Self::Config, OutputArgs)>;
     /// Further verbs (`sweep NAME`, `tune NAME`).
     fn verbs() -> &'static [Verb] {
         &[]
     }
+}
+
+/// A scenario's config or view type, found inside the registry's enums without naming the
+/// variant: `DenoiseConfig::of(&config)`, `FlowView::of(&snapshot.view)`.
+pub trait Registered: Sized {
+    /// The enum it is a variant of.
+    type In;
+    fn of(x: &Self::In) -> Option<&Self>;
+    fn of_mut(x: &mut Self::In) -> Option<&mut Self>;
+}
+
+/// A scenario's config: its parameter table (every tunable number described once, see
+/// [`params`]) and its checks (the table's ranges, then the rules between parameters).
+pub trait ScenarioParams {
+    const PARAMS: &'static [Param];
+    fn check(&self) -> Result<()>;
+}
+
+/// The flags of `run NAME`: a `clap::Args` struct with `#[command(flatten)] output: OutputArgs`.
+pub trait RunFlags: clap::Args + FromArgMatches {
+    type Config;
+    /// The defaults overridden by the flags given (and `--set`), checked.
+    fn into_config(self) -> Result<Self::Config>;
 }
 
 /// A command-line verb a scenario adds, e.g. `sweep denoise`.
@@ -144,9 +160,12 @@ fn run_config<S: ScenarioDef>(matches: &ArgMatches) -> Result<(ScenarioConfig, O
 where
     ScenarioConfig: From<S::Config>,
 {
-    let args = S::RunArgs::from_arg_matches(matches).map_err(|e| Error::Other(e.to_string()))?;
-    let (config, output) = S::run_config(args)?;
-    S::check(&config)?;
+    let parse = |e: clap::Error| Error::Other(e.to_string());
+    let output = OutputArgs::from_arg_matches(matches).map_err(parse)?;
+    let config = S::RunArgs::from_arg_matches(matches)
+        .map_err(parse)?
+        .into_config()?;
+    config.check()?;
     Ok((config.into(), output))
 }
 
@@ -200,12 +219,48 @@ macro_rules! registry {
                 summary: <$ty as ScenarioDef>::SUMMARY,
                 algorithms: <$ty as ScenarioDef>::ALGORITHMS,
                 default_config: || ScenarioConfig::$variant(Default::default()),
-                params: <$ty as ScenarioDef>::params,
+                params: || <<$ty as ScenarioDef>::Config as ScenarioParams>::PARAMS,
                 run_command: run_command::<$ty>,
                 run_config: run_config::<$ty>,
                 verbs: <$ty as ScenarioDef>::verbs,
             },)*
         ];
+
+        $(impl Registered for <$ty as ScenarioDef>::Config {
+            type In = ScenarioConfig;
+            #[allow(unreachable_patterns)]
+            fn of(x: &ScenarioConfig) -> Option<&Self> {
+                match x {
+                    ScenarioConfig::$variant(c) => Some(c),
+                    _ => None,
+                }
+            }
+            #[allow(unreachable_patterns)]
+            fn of_mut(x: &mut ScenarioConfig) -> Option<&mut Self> {
+                match x {
+                    ScenarioConfig::$variant(c) => Some(c),
+                    _ => None,
+                }
+            }
+        }
+
+        impl Registered for <$ty as ScenarioDef>::View {
+            type In = ScenarioView;
+            #[allow(unreachable_patterns)]
+            fn of(x: &ScenarioView) -> Option<&Self> {
+                match x {
+                    ScenarioView::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[allow(unreachable_patterns)]
+            fn of_mut(x: &mut ScenarioView) -> Option<&mut Self> {
+                match x {
+                    ScenarioView::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        })*
 
         $(impl From<<$ty as ScenarioDef>::Config> for ScenarioConfig {
             fn from(config: <$ty as ScenarioDef>::Config) -> Self {
@@ -234,14 +289,16 @@ macro_rules! registry {
             /// Checks every parameter.
             pub fn check(&self) -> Result<()> {
                 match self {
-                    $(ScenarioConfig::$variant(c) => <$ty as ScenarioDef>::check(c),)*
+                    $(ScenarioConfig::$variant(c) => c.check(),)*
                 }
             }
 
             /// The parameter table of this config's scenario.
             pub fn params(&self) -> &'static [Param] {
                 match self {
-                    $(ScenarioConfig::$variant(_) => <$ty as ScenarioDef>::params(),)*
+                    $(ScenarioConfig::$variant(_) => {
+                        <<$ty as ScenarioDef>::Config as ScenarioParams>::PARAMS
+                    })*
                 }
             }
 
@@ -249,8 +306,9 @@ macro_rules! registry {
             pub fn set(&self, key: &str, text: &str) -> Result<ScenarioConfig> {
                 match self {
                     $(ScenarioConfig::$variant(c) => {
-                        let c = params::set(c, key, text, <$ty as ScenarioDef>::params())?;
-                        <$ty as ScenarioDef>::check(&c)?;
+                        let table = <<$ty as ScenarioDef>::Config as ScenarioParams>::PARAMS;
+                        let c = params::set(c, key, text, table)?;
+                        c.check()?;
                         Ok(ScenarioConfig::$variant(c))
                     })*
                 }

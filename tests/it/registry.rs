@@ -161,6 +161,7 @@ fn the_generic_room_draws_the_parameter_table_as_a_form() {
                 task_running: false,
                 last_task: None,
                 commands: &mut commands,
+                heights: Default::default(),
             };
             GenericRoom.params(ui, config, &mut cx);
         },

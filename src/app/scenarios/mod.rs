@@ -46,10 +46,12 @@ pub struct RoomContext<'a> {
     pub last_task: Option<&'a TaskResult>,
     /// Commands recorded while drawing, applied at the end of the frame.
     pub commands: &'a mut Vec<UiCommand>,
+    /// How the inspector shares its height between plots (zero outside the inspector).
+    pub heights: InspectorHeights,
 }
 
 /// Heights the inspector shares out between its plots.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct InspectorHeights {
     /// Each convergence curve.
     pub curve: f32,
@@ -85,14 +87,8 @@ pub trait ScenarioUi {
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>);
     /// The central area.
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>);
-    /// The right-hand inspector: curves and the selected node or message.
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        cx: &mut RoomContext<'_>,
-        heights: InspectorHeights,
-    );
+    /// The right-hand inspector: curves and the selected node or message (`cx.heights`).
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>);
     /// Numbers for the status bar.
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
         let _ = snapshot;
@@ -187,13 +183,7 @@ impl ScenarioUi for GenericRoom {
         );
     }
 
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        _: &mut RoomContext<'_>,
-        heights: InspectorHeights,
-    ) {
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
         ui.label(format!(
             "{}: iteration {}",
             snapshot.config.name(),
@@ -206,7 +196,7 @@ impl ScenarioUi for GenericRoom {
             &[curves::Series::residual("residual")],
             None,
             snapshot.config.max_iters(),
-            heights.curve,
+            cx.heights.curve,
         );
     }
 }

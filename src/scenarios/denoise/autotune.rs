@@ -10,6 +10,7 @@ use super::data::DenoiseData;
 use super::{build_run, sunset};
 use crate::error::{Error, Result};
 use crate::scenarios::CancelFlag;
+use crate::scenarios::ScenarioParams;
 
 /// The grid and how long each candidate runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,8 +7,9 @@ use clap::Args;
 use crate::error::Result;
 use crate::inference::kbp::{Bandwidth, KbpSettings, KbpUpdate};
 use crate::inference::{EstimateKind, Schedule};
-use crate::scenarios::OutputArgs;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::denoise::{AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig};
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct DenoiseArgs {
@@ -84,9 +85,13 @@ pub struct DenoiseArgs {
     pub output: OutputArgs,
 }
 
-impl DenoiseArgs {
+impl DenoiseArgs {}
+
+impl RunFlags for DenoiseArgs {
+    type Config = DenoiseConfig;
+
     /// Defaults overridden by the flags given, checked.
-    pub fn into_config(self) -> Result<DenoiseConfig> {
+    fn into_config(self) -> Result<DenoiseConfig> {
         let d = DenoiseConfig::default();
         let config = DenoiseConfig {
             width: self.width.unwrap_or(d.width),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, check_positive};
 use crate::inference::kbp::{KbpSettings, KbpUpdate};
 use crate::inference::{Damping, EstimateKind, Schedule};
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a denoise run, described once (ranges, units, scales).
@@ -220,9 +221,13 @@ impl DenoiseConfig {
             update: self.kbp.update,
         }
     }
+}
+
+impl ScenarioParams for DenoiseConfig {
+    const PARAMS: &'static [Param] = PARAMS;
 
     /// Checks every parameter before any data is made.
-    pub fn check(&self) -> Result<()> {
+    fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
         check_positive("noise", self.noise)?;
         Damping(self.damping).check()?;

@@ -9,6 +9,7 @@ use crate::model::Graph;
 
 use super::config::{DenoiseConfig, TRAINING_SEED_OFFSET};
 use super::{potentials, sunset};
+use crate::scenarios::ScenarioParams;
 
 /// The clean image (values and level indices) and its noisy test copy.
 #[derive(Debug, Clone)]

@@ -30,8 +30,8 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::{
-    CancelFlag, IterationRecord, NoControl, OutputArgs, Probe, RunLog, Scenario, ScenarioConfig,
-    ScenarioDef, ScenarioView, Verb, report_fields,
+    CancelFlag, IterationRecord, NoControl, Probe, RunLog, Scenario, ScenarioConfig, ScenarioDef,
+    ScenarioView, Verb, report_fields,
 };
 use crate::error::Result;
 use crate::inference::discrete::DiscreteBp;
@@ -409,19 +409,6 @@ impl ScenarioDef for Denoise {
 
     fn max_iters(config: &DenoiseConfig) -> Option<usize> {
         Some(config.max_iters)
-    }
-
-    fn params() -> &'static [crate::scenarios::params::Param] {
-        config::PARAMS
-    }
-
-    fn check(config: &DenoiseConfig) -> Result<()> {
-        config.check()
-    }
-
-    fn run_config(args: cli::DenoiseArgs) -> Result<(DenoiseConfig, OutputArgs)> {
-        let output = args.output.clone();
-        Ok((args.into_config()?, output))
     }
 
     fn verbs() -> &'static [Verb] {

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::inference::kbp::KbpUpdate;
 use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::denoise::sweep::measure;
 use crate::scenarios::denoise::{DenoiseAlgorithm, DenoiseConfig};
 

@@ -9,6 +9,7 @@ use super::cli::DenoiseArgs;
 use crate::error::{Error, Result};
 use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
+use crate::scenarios::RunFlags;
 use crate::scenarios::denoise::{AutotuneSpec, autotune};
 
 #[derive(Debug, Clone, Args)]

@@ -6,8 +6,9 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::inference::EstimateKind;
-use crate::scenarios::OutputArgs;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig};
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct FlowArgs {
@@ -76,9 +77,13 @@ pub struct FlowArgs {
     pub output: OutputArgs,
 }
 
-impl FlowArgs {
+impl FlowArgs {}
+
+impl RunFlags for FlowArgs {
+    type Config = FlowConfig;
+
     /// Defaults overridden by the flags given, checked.
-    pub fn into_config(self) -> Result<FlowConfig> {
+    fn into_config(self) -> Result<FlowConfig> {
         let d = FlowConfig::default();
         let c = FlowConfig {
             frame1: self.frame1,

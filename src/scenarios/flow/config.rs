@@ -9,6 +9,7 @@ use crate::inference::EstimateKind;
 use crate::inference::sosmp::SosmpParams;
 use crate::inference::sosmp::basis::MAX_TENSOR_SIDE;
 use crate::model::flow::FlowLabels;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a flow run, described once.
@@ -171,40 +172,6 @@ pub const MAX_SYNTHETIC_SIDE: usize = 2048;
 pub const MAX_LEVELS: usize = 6;
 
 impl FlowConfig {
-    /// Checks every parameter (files are checked when loaded).
-    pub fn check(&self) -> Result<()> {
-        if self.frame1.is_some() != self.frame2.is_some() {
-            return Err(Error::param(
-                "frames",
-                "give both frames (--frame1 and --frame2) or neither",
-            ));
-        }
-        if self.ground_truth.is_some() && self.frame1.is_none() {
-            return Err(Error::param(
-                "ground truth",
-                "a .flo file goes with the user's frames; the built-in pair has its own",
-            ));
-        }
-        check_table(self, PARAMS)?;
-        self.side()?;
-        self.sosmp_params().check()?;
-
-        FlowLabels::new(self.max_displacement, self.subpixel)?;
-
-        check_positive("sigma data", self.sigma_data)?;
-        check_positive("sigma smooth", self.sigma_smooth)?;
-        if self.compare == Some(self.algorithm) {
-            return Err(Error::param(
-                "compare",
-                format!(
-                    "compare with the other algorithm, not {} itself",
-                    self.algorithm.label()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// Functions per axis of the tensor basis, `√r`. Errors unless r is a square in 1..=400.
     pub fn side(&self) -> Result<usize> {
         let m = (self.coefficients as f64).sqrt().round() as usize;
@@ -245,5 +212,43 @@ impl FlowConfig {
     /// Total iterations over all levels.
     pub fn total_iters(&self) -> usize {
         self.iters * self.levels
+    }
+}
+
+impl ScenarioParams for FlowConfig {
+    const PARAMS: &'static [Param] = PARAMS;
+
+    /// Checks every parameter (files are checked when loaded).
+    fn check(&self) -> Result<()> {
+        if self.frame1.is_some() != self.frame2.is_some() {
+            return Err(Error::param(
+                "frames",
+                "give both frames (--frame1 and --frame2) or neither",
+            ));
+        }
+        if self.ground_truth.is_some() && self.frame1.is_none() {
+            return Err(Error::param(
+                "ground truth",
+                "a .flo file goes with the user's frames; the built-in pair has its own",
+            ));
+        }
+        check_table(self, PARAMS)?;
+        self.side()?;
+        self.sosmp_params().check()?;
+
+        FlowLabels::new(self.max_displacement, self.subpixel)?;
+
+        check_positive("sigma data", self.sigma_data)?;
+        check_positive("sigma smooth", self.sigma_smooth)?;
+        if self.compare == Some(self.algorithm) {
+            return Err(Error::param(
+                "compare",
+                format!(
+                    "compare with the other algorithm, not {} itself",
+                    self.algorithm.label()
+                ),
+            ));
+        }
+        Ok(())
     }
 }

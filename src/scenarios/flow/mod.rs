@@ -46,8 +46,8 @@ use serde_json::{Map, Value};
 pub use self::config::{FlowAlgorithm, FlowConfig, PARAMS};
 use self::metrics::{FlowErrors, flow_errors};
 use super::{
-    CancelFlag, IterationRecord, NoControl, NoTask, OutputArgs, Probe, RunLog, Scenario,
-    ScenarioConfig, ScenarioDef, ScenarioView, report_fields,
+    CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
+    ScenarioDef, ScenarioView, report_fields,
 };
 use crate::error::{Error, Result};
 use crate::inference::flow_bp::FlowBp;
@@ -56,6 +56,7 @@ use crate::inference::sosmp::flow::{flow_problem, uniform_start};
 use crate::inference::{Belief, Inference};
 use crate::io::{self, FlowField, GrayImage, flo};
 use crate::model::flow::{FlowEvidence, FlowMrf, downsample2, gaussian_blur, upsample_flow};
+use crate::scenarios::ScenarioParams;
 use crate::viz::flow_color::{FlowColoring, flow_rgba, legend_rgba};
 
 /// The frames, the optional ground truth, and where they came from.
@@ -658,19 +659,6 @@ impl ScenarioDef for FlowScenario {
 
     fn max_iters(config: &FlowConfig) -> Option<usize> {
         Some(config.total_iters())
-    }
-
-    fn params() -> &'static [super::params::Param] {
-        PARAMS
-    }
-
-    fn check(config: &FlowConfig) -> Result<()> {
-        config.check()
-    }
-
-    fn run_config(args: cli::FlowArgs) -> Result<(FlowConfig, OutputArgs)> {
-        let output = args.output.clone();
-        Ok((args.into_config()?, output))
     }
 }
 

@@ -3,8 +3,9 @@
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::scenarios::OutputArgs;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::retrieval::RetrievalConfig;
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct RetrievalArgs {
@@ -61,8 +62,12 @@ pub fn parse_lengths(text: &str) -> Result<Vec<usize>> {
         .collect()
 }
 
-impl RetrievalArgs {
-    pub fn into_config(self) -> Result<RetrievalConfig> {
+impl RetrievalArgs {}
+
+impl RunFlags for RetrievalArgs {
+    type Config = RetrievalConfig;
+
+    fn into_config(self) -> Result<RetrievalConfig> {
         let d = RetrievalConfig::default();
         let config = RetrievalConfig {
             lengths: match &self.lengths {

@@ -36,8 +36,8 @@ use serde_json::{Map, Value, json};
 use super::tree::builtin::{RETRIEVAL_DIM, RetrievalModel};
 use super::tree::data::draw_rows;
 use super::{
-    CancelFlag, IterationRecord, NoControl, NoTask, OutputArgs, Probe, RunLog, Scenario,
-    ScenarioConfig, ScenarioDef, ScenarioView,
+    CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
+    ScenarioDef, ScenarioView,
 };
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianTree;
@@ -47,6 +47,7 @@ use crate::inference::tree_kbp::{
 use crate::io::write_atomic;
 use crate::kernel::Points;
 use crate::model::Graph;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of the retrieval experiment, described once.
@@ -102,27 +103,7 @@ impl Default for RetrievalConfig {
     }
 }
 
-impl RetrievalConfig {
-    pub fn check(&self) -> Result<()> {
-        if self.lengths.is_empty() || self.lengths.iter().any(|&l| !(2..=9).contains(&l)) {
-            return Err(Error::param(
-                "lengths",
-                format!("chain lengths must be in 2..=9, got {:?}", self.lengths),
-            ));
-        }
-        check_table(self, PARAMS)?;
-        if self.samples_per_edge < 2 || self.samples_per_edge > self.pool {
-            return Err(Error::param(
-                "samples per edge",
-                format!(
-                    "must be between 2 and the pool size {}, got {}",
-                    self.pool, self.samples_per_edge
-                ),
-            ));
-        }
-        self.kernel.check()
-    }
-}
+impl RetrievalConfig {}
 
 /// Recall curves: `method -> length -> recall@1..=max_k` (sums over repeats so far).
 type Curves = BTreeMap<&'static str, BTreeMap<usize, Vec<f64>>>;
@@ -347,19 +328,6 @@ impl ScenarioDef for Retrieval {
     fn max_iters(config: &RetrievalConfig) -> Option<usize> {
         Some(config.repeats)
     }
-
-    fn params() -> &'static [super::params::Param] {
-        PARAMS
-    }
-
-    fn check(config: &RetrievalConfig) -> Result<()> {
-        config.check()
-    }
-
-    fn run_config(args: cli::RetrievalArgs) -> Result<(RetrievalConfig, OutputArgs)> {
-        let output = args.output.clone();
-        Ok((args.into_config()?, output))
-    }
 }
 
 impl Scenario for Retrieval {
@@ -468,6 +436,30 @@ impl Scenario for Retrieval {
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
         write_atomic(&dir.join("recall.csv"), self.recall_csv().as_bytes())
+    }
+}
+
+impl ScenarioParams for RetrievalConfig {
+    const PARAMS: &'static [Param] = PARAMS;
+
+    fn check(&self) -> Result<()> {
+        if self.lengths.is_empty() || self.lengths.iter().any(|&l| !(2..=9).contains(&l)) {
+            return Err(Error::param(
+                "lengths",
+                format!("chain lengths must be in 2..=9, got {:?}", self.lengths),
+            ));
+        }
+        check_table(self, PARAMS)?;
+        if self.samples_per_edge < 2 || self.samples_per_edge > self.pool {
+            return Err(Error::param(
+                "samples per edge",
+                format!(
+                    "must be between 2 and the pool size {}, got {}",
+                    self.pool, self.samples_per_edge
+                ),
+            ));
+        }
+        self.kernel.check()
     }
 }
 

@@ -9,11 +9,12 @@ use crate::inference::sosmp::basis::BasisKind;
 use crate::inference::sosmp::potentials::MixtureForm;
 use crate::io::write_atomic;
 use crate::scenarios::CancelFlag;
-use crate::scenarios::OutputArgs;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::sosmp::sweep::{SweepProgress, sweeps_csv};
 use crate::scenarios::sosmp::{
     GraphKind, PotentialKind, SosmpConfig, SweepParameter, SweepSpec, run_sweep,
 };
+use crate::scenarios::{OutputArgs, RunFlags};
 
 /// The model and run flags shared by `run sosmp` and `sweep sosmp`.
 #[derive(Debug, Clone, Args)]
@@ -115,20 +116,7 @@ pub struct SosmpArgs {
     pub output: OutputArgs,
 }
 
-impl SosmpArgs {
-    /// Defaults overridden by the flags given, checked.
-    pub fn into_config(self) -> Result<SosmpConfig> {
-        let d = SosmpConfig::default();
-        let mut c = SosmpConfig::default();
-        self.model.apply(&mut c)?;
-        c.alpha = self.alpha.unwrap_or(d.alpha);
-        c.coefficients = self.coefficients.unwrap_or(d.coefficients);
-        c.samples = self.samples.unwrap_or(d.samples);
-        let c = self.output.apply_sets(c, crate::scenarios::sosmp::PARAMS)?;
-        c.check()?;
-        Ok(c)
-    }
-}
+impl SosmpArgs {}
 
 /// `beliefscope sweep sosmp`: a flag with several comma-separated values is swept (each such
 /// flag is its own sweep, the others at their base values); a single value sets the base.
@@ -307,5 +295,22 @@ impl SosmpSweepArgs {
             None => print!("{csv}"),
         }
         Ok(())
+    }
+}
+
+impl RunFlags for SosmpArgs {
+    type Config = SosmpConfig;
+
+    /// Defaults overridden by the flags given, checked.
+    fn into_config(self) -> Result<SosmpConfig> {
+        let d = SosmpConfig::default();
+        let mut c = SosmpConfig::default();
+        self.model.apply(&mut c)?;
+        c.alpha = self.alpha.unwrap_or(d.alpha);
+        c.coefficients = self.coefficients.unwrap_or(d.coefficients);
+        c.samples = self.samples.unwrap_or(d.samples);
+        let c = self.output.apply_sets(c, crate::scenarios::sosmp::PARAMS)?;
+        c.check()?;
+        Ok(c)
     }
 }

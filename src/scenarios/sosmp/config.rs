@@ -19,6 +19,7 @@ use crate::inference::sosmp::update::{MODEL_STREAM, stream_key};
 use crate::inference::sosmp::{SosmpParams, SosmpProblem};
 use crate::model::Graph;
 use crate::scenarios::CancelFlag;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of an SOSMP run, described once.
@@ -215,55 +216,6 @@ impl SosmpConfig {
         }
     }
 
-    /// Checks every parameter before any data is made.
-    pub fn check(&self) -> Result<()> {
-        match self.graph {
-            GraphKind::Custom if self.custom_nodes == 0 => {
-                return Err(Error::param("custom_nodes", "a custom graph needs nodes"));
-            }
-            GraphKind::Grid => {
-                let side = (self.nodes as f64).sqrt().round() as usize;
-                if side * side != self.nodes || side < 2 {
-                    return Err(Error::param(
-                        "nodes",
-                        format!(
-                            "a grid needs a square number of nodes (4, 9, 25, 100, ...), got {}",
-                            self.nodes
-                        ),
-                    ));
-                }
-            }
-            _ => {}
-        }
-        if !(2..=100_000).contains(&self.nodes) && self.graph != GraphKind::Custom {
-            return Err(Error::param(
-                "nodes",
-                format!("must be between 2 and 100000, got {}", self.nodes),
-            ));
-        }
-        check_table(self, PARAMS)?;
-        let [a, b] = self.domain;
-        if !(a.is_finite() && b.is_finite() && a < b) {
-            return Err(Error::param(
-                "domain",
-                format!("needs finite a < b, got [{a}, {b}]"),
-            ));
-        }
-        if self.potentials == PotentialKind::Mixture && (a > -MEAN_RANGE || b < MEAN_RANGE) {
-            return Err(Error::param(
-                "domain",
-                format!(
-                    "mixture means are drawn in [-{MEAN_RANGE}, {MEAN_RANGE}]; the domain [{a}, {b}] must contain it"
-                ),
-            ));
-        }
-        self.params().check()?;
-        if self.coefficients == 0 {
-            return Err(Error::param("coefficients", "must be at least 1"));
-        }
-        Ok(())
-    }
-
     /// The graph of this config.
     pub fn build_graph(&self) -> Result<Graph> {
         let g = match self.graph {
@@ -433,4 +385,57 @@ pub fn build_problem(
             min_variance,
         },
     ))
+}
+
+impl ScenarioParams for SosmpConfig {
+    const PARAMS: &'static [Param] = PARAMS;
+
+    /// Checks every parameter before any data is made.
+    fn check(&self) -> Result<()> {
+        match self.graph {
+            GraphKind::Custom if self.custom_nodes == 0 => {
+                return Err(Error::param("custom_nodes", "a custom graph needs nodes"));
+            }
+            GraphKind::Grid => {
+                let side = (self.nodes as f64).sqrt().round() as usize;
+                if side * side != self.nodes || side < 2 {
+                    return Err(Error::param(
+                        "nodes",
+                        format!(
+                            "a grid needs a square number of nodes (4, 9, 25, 100, ...), got {}",
+                            self.nodes
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if !(2..=100_000).contains(&self.nodes) && self.graph != GraphKind::Custom {
+            return Err(Error::param(
+                "nodes",
+                format!("must be between 2 and 100000, got {}", self.nodes),
+            ));
+        }
+        check_table(self, PARAMS)?;
+        let [a, b] = self.domain;
+        if !(a.is_finite() && b.is_finite() && a < b) {
+            return Err(Error::param(
+                "domain",
+                format!("needs finite a < b, got [{a}, {b}]"),
+            ));
+        }
+        if self.potentials == PotentialKind::Mixture && (a > -MEAN_RANGE || b < MEAN_RANGE) {
+            return Err(Error::param(
+                "domain",
+                format!(
+                    "mixture means are drawn in [-{MEAN_RANGE}, {MEAN_RANGE}]; the domain [{a}, {b}] must contain it"
+                ),
+            ));
+        }
+        self.params().check()?;
+        if self.coefficients == 0 {
+            return Err(Error::param("coefficients", "must be at least 1"));
+        }
+        Ok(())
+    }
 }

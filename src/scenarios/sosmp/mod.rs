@@ -40,8 +40,8 @@ pub use self::config::{
 };
 pub use self::sweep::{SweepCurve, SweepParameter, SweepResult, SweepSpec, SweepTask, run_sweep};
 use super::{
-    CancelFlag, IterationRecord, NoControl, OutputArgs, Probe, RunLog, Scenario, ScenarioConfig,
-    ScenarioDef, ScenarioView, Verb,
+    CancelFlag, IterationRecord, NoControl, Probe, RunLog, Scenario, ScenarioConfig, ScenarioDef,
+    ScenarioView, Verb,
 };
 use crate::error::Result;
 use crate::inference::Inference;
@@ -775,19 +775,6 @@ impl ScenarioDef for SosmpScenario {
 
     fn max_iters(config: &SosmpConfig) -> Option<usize> {
         Some(config.iters)
-    }
-
-    fn params() -> &'static [super::params::Param] {
-        PARAMS
-    }
-
-    fn check(config: &SosmpConfig) -> Result<()> {
-        config.check()
-    }
-
-    fn run_config(args: cli::SosmpArgs) -> Result<(SosmpConfig, OutputArgs)> {
-        let output = args.output.clone();
-        Ok((args.into_config()?, output))
     }
 
     fn verbs() -> &'static [Verb] {

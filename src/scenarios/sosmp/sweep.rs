@@ -17,6 +17,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::inference::sosmp::expected::noise_free_iteration;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::{CancelFlag, Scenario};
 
 /// The parameter a sweep varies.

@@ -11,11 +11,12 @@ use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
 use crate::io::csv::{read_edge_list, write_csv};
 use crate::io::write_atomic;
-use crate::scenarios::OutputArgs;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::tree::{
     BuiltinData, DataSource, NodeSpec, Topology, TreeConfig, TreeScenario, builtin,
 };
 use crate::scenarios::{CancelFlag, Scenario};
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["data", "builtin"])))]
@@ -145,120 +146,7 @@ pub fn parse_evidence(text: &str) -> Result<BTreeMap<String, Vec<f64>>> {
     Ok(out)
 }
 
-impl TreeArgs {
-    /// Defaults overridden by the flags given, checked.
-    pub fn into_config(self) -> Result<TreeConfig> {
-        let mut config = match self.builtin {
-            Some(b) => TreeConfig::builtin(b),
-            None => TreeConfig {
-                evidence: BTreeMap::new(),
-                ..TreeConfig::default()
-            },
-        };
-        config.data = match (&self.data, self.builtin) {
-            (Some(path), _) => DataSource::Csv { path: path.clone() },
-            (None, Some(name)) => DataSource::Builtin {
-                name,
-                rows: self.rows.unwrap_or(1000),
-                size: self.size,
-                seed: self.data_seed.unwrap_or(0),
-            },
-            (None, None) => {
-                return Err(Error::param(
-                    "data",
-                    "give --data FILE.csv or --builtin NAME",
-                ));
-            }
-        };
-        if self.data.is_some() && (self.rows.is_some() || self.size.is_some()) {
-            return Err(Error::param(
-                "rows/size",
-                "--rows and --size only apply to --builtin datasets",
-            ));
-        }
-        let nodes = match &self.nodes {
-            Some(t) => parse_nodes(t)?,
-            None => Vec::new(),
-        };
-        if self.evidence.is_some() {
-            config.evidence = parse_evidence(self.evidence.as_deref().unwrap_or(""))?;
-        }
-        config.nodes = nodes.clone();
-        config.topology = match self.tree.as_deref() {
-            None | Some("chain") => Topology::Chain,
-            Some("star") => Topology::Star,
-            Some("binary") => Topology::Binary,
-            Some("chowliu") | Some("chow-liu") => Topology::ChowLiu,
-            Some(path) => {
-                let list = read_edge_list(std::path::Path::new(path))?;
-                let builtin_nodes = match &config.data {
-                    DataSource::Builtin { name, size, .. } => {
-                        builtin::generate(*name, size.unwrap_or(name.default_size()), 2, 0)
-                            .map(|b| b.nodes)
-                            .unwrap_or_default()
-                    }
-                    DataSource::Csv { .. } => Vec::new(),
-                };
-                for spec in &nodes {
-                    if list.node_index(&spec.name).is_none() {
-                        return Err(Error::param(
-                            "nodes",
-                            format!("node '{}' is not in the tree file {path}", spec.name),
-                        ));
-                    }
-                }
-                config.nodes = list
-                    .nodes
-                    .iter()
-                    .map(|n| {
-                        if let Some(s) = nodes.iter().find(|s| s.name == n.name) {
-                            s.clone()
-                        } else if !n.columns.is_empty() {
-                            NodeSpec {
-                                name: n.name.clone(),
-                                columns: n.columns.clone(),
-                            }
-                        } else if let Some(b) = builtin_nodes.iter().find(|b| b.name == n.name) {
-                            b.clone()
-                        } else {
-                            NodeSpec {
-                                name: n.name.clone(),
-                                columns: vec![n.name.clone()],
-                            }
-                        }
-                    })
-                    .collect();
-                Topology::Edges(
-                    list.edges
-                        .iter()
-                        .map(|&(a, b)| (list.nodes[a].name.clone(), list.nodes[b].name.clone()))
-                        .collect(),
-                )
-            }
-        };
-        if let Some(q) = self.query {
-            config.queries = q.into_iter().map(|s| s.trim().to_string()).collect();
-        }
-        config.root = self.root.or(config.root);
-        config.samples_per_edge = self.samples_per_edge.unwrap_or(config.samples_per_edge);
-        config.shared_samples = self.shared_samples;
-        config.sample_seed = self.seed.unwrap_or(config.sample_seed);
-        let d = config.kernel;
-        config.kernel = NodeKernelSettings {
-            kernel: self.kernel.unwrap_or(d.kernel),
-            bandwidth: self.bandwidth.unwrap_or(d.bandwidth),
-            multiplier: self.multiplier.unwrap_or(d.multiplier),
-            lambda: self.lambda.unwrap_or(d.lambda),
-        };
-        config.grid = self.grid.unwrap_or(config.grid);
-        config.chow_liu_rows = self.chow_liu_rows.unwrap_or(config.chow_liu_rows);
-        let config = self
-            .output
-            .apply_sets(config, crate::scenarios::tree::PARAMS)?;
-        config.check()?;
-        Ok(config)
-    }
-}
+impl TreeArgs {}
 
 /// `beliefscope dataset NAME`: writes a built-in dataset as CSV (how `assets/` is made).
 #[derive(Debug, Clone, Args)]
@@ -419,4 +307,121 @@ pub fn run_sweep(args: TreeSweepArgs) -> Result<()> {
         print!("{csv}");
     }
     Ok(())
+}
+
+impl RunFlags for TreeArgs {
+    type Config = TreeConfig;
+
+    /// Defaults overridden by the flags given, checked.
+    fn into_config(self) -> Result<TreeConfig> {
+        let mut config = match self.builtin {
+            Some(b) => TreeConfig::builtin(b),
+            None => TreeConfig {
+                evidence: BTreeMap::new(),
+                ..TreeConfig::default()
+            },
+        };
+        config.data = match (&self.data, self.builtin) {
+            (Some(path), _) => DataSource::Csv { path: path.clone() },
+            (None, Some(name)) => DataSource::Builtin {
+                name,
+                rows: self.rows.unwrap_or(1000),
+                size: self.size,
+                seed: self.data_seed.unwrap_or(0),
+            },
+            (None, None) => {
+                return Err(Error::param(
+                    "data",
+                    "give --data FILE.csv or --builtin NAME",
+                ));
+            }
+        };
+        if self.data.is_some() && (self.rows.is_some() || self.size.is_some()) {
+            return Err(Error::param(
+                "rows/size",
+                "--rows and --size only apply to --builtin datasets",
+            ));
+        }
+        let nodes = match &self.nodes {
+            Some(t) => parse_nodes(t)?,
+            None => Vec::new(),
+        };
+        if self.evidence.is_some() {
+            config.evidence = parse_evidence(self.evidence.as_deref().unwrap_or(""))?;
+        }
+        config.nodes = nodes.clone();
+        config.topology = match self.tree.as_deref() {
+            None | Some("chain") => Topology::Chain,
+            Some("star") => Topology::Star,
+            Some("binary") => Topology::Binary,
+            Some("chowliu") | Some("chow-liu") => Topology::ChowLiu,
+            Some(path) => {
+                let list = read_edge_list(std::path::Path::new(path))?;
+                let builtin_nodes = match &config.data {
+                    DataSource::Builtin { name, size, .. } => {
+                        builtin::generate(*name, size.unwrap_or(name.default_size()), 2, 0)
+                            .map(|b| b.nodes)
+                            .unwrap_or_default()
+                    }
+                    DataSource::Csv { .. } => Vec::new(),
+                };
+                for spec in &nodes {
+                    if list.node_index(&spec.name).is_none() {
+                        return Err(Error::param(
+                            "nodes",
+                            format!("node '{}' is not in the tree file {path}", spec.name),
+                        ));
+                    }
+                }
+                config.nodes = list
+                    .nodes
+                    .iter()
+                    .map(|n| {
+                        if let Some(s) = nodes.iter().find(|s| s.name == n.name) {
+                            s.clone()
+                        } else if !n.columns.is_empty() {
+                            NodeSpec {
+                                name: n.name.clone(),
+                                columns: n.columns.clone(),
+                            }
+                        } else if let Some(b) = builtin_nodes.iter().find(|b| b.name == n.name) {
+                            b.clone()
+                        } else {
+                            NodeSpec {
+                                name: n.name.clone(),
+                                columns: vec![n.name.clone()],
+                            }
+                        }
+                    })
+                    .collect();
+                Topology::Edges(
+                    list.edges
+                        .iter()
+                        .map(|&(a, b)| (list.nodes[a].name.clone(), list.nodes[b].name.clone()))
+                        .collect(),
+                )
+            }
+        };
+        if let Some(q) = self.query {
+            config.queries = q.into_iter().map(|s| s.trim().to_string()).collect();
+        }
+        config.root = self.root.or(config.root);
+        config.samples_per_edge = self.samples_per_edge.unwrap_or(config.samples_per_edge);
+        config.shared_samples = self.shared_samples;
+        config.sample_seed = self.seed.unwrap_or(config.sample_seed);
+        let d = config.kernel;
+        config.kernel = NodeKernelSettings {
+            kernel: self.kernel.unwrap_or(d.kernel),
+            bandwidth: self.bandwidth.unwrap_or(d.bandwidth),
+            multiplier: self.multiplier.unwrap_or(d.multiplier),
+            lambda: self.lambda.unwrap_or(d.lambda),
+        };
+        config.grid = self.grid.unwrap_or(config.grid);
+        config.chow_liu_rows = self.chow_liu_rows.unwrap_or(config.chow_liu_rows);
+        let config = self
+            .output
+            .apply_sets(config, crate::scenarios::tree::PARAMS)?;
+        config.check()?;
+        Ok(config)
+    }
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::builtin::BuiltinData;
 use crate::error::{Error, Result};
 use crate::inference::tree_kbp::NodeKernelSettings;
+use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a tree run, described once.
@@ -167,9 +168,13 @@ impl TreeConfig {
     pub fn kernel_for(&self, node: &str) -> NodeKernelSettings {
         self.node_kernels.get(node).copied().unwrap_or(self.kernel)
     }
+}
+
+impl ScenarioParams for TreeConfig {
+    const PARAMS: &'static [Param] = PARAMS;
 
     /// Checks the numbers (names are checked against the data when the problem is built).
-    pub fn check(&self) -> Result<()> {
+    fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
         self.kernel.check()?;
         for (name, k) in &self.node_kernels {

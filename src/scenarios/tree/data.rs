@@ -23,6 +23,7 @@ use crate::io::csv::{Dataset, read_csv};
 use crate::kernel::Points;
 use crate::model::{Graph, GraphError, NodeId};
 use crate::scenarios::CancelFlag;
+use crate::scenarios::ScenarioParams;
 
 /// Largest number of distinct values a delta-kernel node may have (its read-outs are over
 /// those values).

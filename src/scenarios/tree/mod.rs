@@ -29,8 +29,8 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::{
-    CancelFlag, Control, IterationRecord, NoTask, OutputArgs, Probe, RunLog, Scenario,
-    ScenarioConfig, ScenarioDef, ScenarioView, Verb,
+    CancelFlag, Control, IterationRecord, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
+    ScenarioDef, ScenarioView, Verb,
 };
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianMarginal;
@@ -95,19 +95,6 @@ impl ScenarioDef for TreeScenario {
     /// One step per message: the count depends on the tree, not on the config alone.
     fn max_iters(_: &TreeConfig) -> Option<usize> {
         None
-    }
-
-    fn params() -> &'static [super::params::Param] {
-        PARAMS
-    }
-
-    fn check(config: &TreeConfig) -> Result<()> {
-        config.check()
-    }
-
-    fn run_config(args: cli::TreeArgs) -> Result<(TreeConfig, OutputArgs)> {
-        let output = args.output.clone();
-        Ok((args.into_config()?, output))
     }
 
     fn verbs() -> &'static [Verb] {

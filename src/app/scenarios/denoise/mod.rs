@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use super::{InspectorHeights, Opened, RoomContext, ScenarioUi};
+use super::{Opened, RoomContext, ScenarioUi};
 use crate::runner::Snapshot;
-use crate::scenarios::{Probe, ScenarioConfig, ScenarioView, TaskResult};
+use crate::scenarios::denoise::{AutotuneResult, DenoiseConfig, DenoiseView};
+use crate::scenarios::{Probe, Registered, ScenarioConfig, TaskResult};
 
 #[derive(Default)]
 pub struct DenoiseRoom {
@@ -23,75 +24,49 @@ impl ScenarioUi for DenoiseRoom {
     }
 
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
-        let ScenarioConfig::Denoise(c) = config else {
+        let Some(c) = DenoiseConfig::of_mut(config) else {
             return;
         };
-        let running = cx.snapshot.and_then(|s| match &s.view {
-            ScenarioView::Denoise(v) => Some(v),
-            _ => None,
-        });
+        let running = cx.snapshot.and_then(|s| DenoiseView::of(&s.view));
         let autotune = cx.last_task.and_then(|r| match r {
-            TaskResult::Denoise(a) => Some(a.as_ref()),
+            TaskResult::Denoise(a) => Some(a.as_ref() as &AutotuneResult),
             _ => None,
         });
         params::ui(ui, c, running, cx.task_running, autotune, cx.commands);
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
-        let ScenarioView::Denoise(v) = &snapshot.view else {
-            return;
-        };
-        let config = match &snapshot.config {
-            ScenarioConfig::Denoise(c) => Some(c),
-            _ => None,
-        };
-        view::images(
-            ui,
-            v,
-            config,
-            &mut self.textures,
-            cx.state,
-            cx.selection,
-            cx.commands,
-        );
+        if let Some(v) = DenoiseView::of(&snapshot.view) {
+            let config = DenoiseConfig::of(&snapshot.config);
+            let textures = &mut self.textures;
+            view::images(ui, v, config, textures, cx.state, cx.selection, cx.commands);
+        }
     }
 
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        cx: &mut RoomContext<'_>,
-        heights: InspectorHeights,
-    ) {
-        let ScenarioView::Denoise(v) = &snapshot.view else {
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        let Some(v) = DenoiseView::of(&snapshot.view) else {
             return;
         };
-        let config = match &snapshot.config {
-            ScenarioConfig::Denoise(c) => Some(c),
-            _ => None,
-        };
-        view::curves(ui, snapshot, v, config, heights.curve);
+        let config = DenoiseConfig::of(&snapshot.config);
+        view::curves(ui, snapshot, v, config, cx.heights.curve);
         ui.add_space(6.0);
         ui.separator();
-        view::inspector(ui, v, &mut cx.state.inspector_tab, heights.belief);
+        view::inspector(ui, v, &mut cx.state.inspector_tab, cx.heights.belief);
     }
 
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
-        match &snapshot.view {
-            ScenarioView::Denoise(v) => view::status(v),
-            _ => Vec::new(),
-        }
+        DenoiseView::of(&snapshot.view)
+            .map(view::status)
+            .unwrap_or_default()
     }
 
     fn selection_is_valid(&self, snapshot: &Snapshot, selection: Probe) -> bool {
-        match (&snapshot.view, selection) {
-            (ScenarioView::Denoise(v), Probe::Node(n)) => n < v.width * v.height,
-            _ => false,
-        }
+        let v = DenoiseView::of(&snapshot.view);
+        matches!((v, selection), (Some(v), Probe::Node(n)) if n < v.width * v.height)
     }
 
     fn open_paths(&mut self, config: &ScenarioConfig, paths: &[PathBuf]) -> Opened {
-        let (ScenarioConfig::Denoise(c), Some(path)) = (config, paths.first()) else {
+        let (Some(c), Some(path)) = (DenoiseConfig::of(config), paths.first()) else {
             return Opened::Refused("nothing to open".into());
         };
         let mut c = c.clone();

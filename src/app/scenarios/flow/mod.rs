@@ -8,10 +8,11 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use super::{InspectorHeights, Opened, RoomContext, ScenarioUi};
+use super::{Opened, RoomContext, ScenarioUi};
 use crate::runner::Snapshot;
 use crate::scenarios::flow::open::{FlowOpen, open_flow_files};
-use crate::scenarios::{Probe, ScenarioConfig, ScenarioView};
+use crate::scenarios::flow::{FlowConfig, FlowView};
+use crate::scenarios::{Probe, Registered, ScenarioConfig};
 
 #[derive(Default)]
 pub struct FlowRoom {
@@ -20,64 +21,48 @@ pub struct FlowRoom {
     pending: Option<PathBuf>,
 }
 
+/// The flow views of a snapshot.
+fn flow_view(snapshot: &Snapshot) -> Option<&FlowView> {
+    Box::<FlowView>::of(&snapshot.view).map(|v| v.as_ref())
+}
+
 impl ScenarioUi for FlowRoom {
     fn name(&self) -> &'static str {
         "flow"
     }
 
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
-        let ScenarioConfig::Flow(c) = config else {
-            return;
-        };
-        let running = cx.snapshot.and_then(|s| match &s.view {
-            ScenarioView::Flow(v) => Some(v.as_ref()),
-            _ => None,
-        });
-        params::ui(ui, c, running, cx.commands);
-    }
-
-    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
-        if let ScenarioView::Flow(v) = &snapshot.view {
-            view::central(ui, v, &mut self.caches, cx.state, cx.selection, cx.commands);
+        if let Some(c) = FlowConfig::of_mut(config) {
+            params::ui(ui, c, cx.snapshot.and_then(flow_view), cx.commands);
         }
     }
 
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        _: &mut RoomContext<'_>,
-        heights: InspectorHeights,
-    ) {
-        if let ScenarioView::Flow(v) = &snapshot.view {
-            view::inspector(
-                ui,
-                snapshot,
-                v,
-                &mut self.caches,
-                heights.curve,
-                heights.belief,
-            );
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        if let Some(v) = flow_view(snapshot) {
+            let caches = &mut self.caches;
+            view::central(ui, v, caches, cx.state, cx.selection, cx.commands);
+        }
+    }
+
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        if let Some(v) = flow_view(snapshot) {
+            let h = cx.heights;
+            view::inspector(ui, snapshot, v, &mut self.caches, h.curve, h.belief);
         }
     }
 
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
-        match &snapshot.view {
-            ScenarioView::Flow(v) => view::status(v),
-            _ => Vec::new(),
-        }
+        flow_view(snapshot).map(view::status).unwrap_or_default()
     }
 
     fn selection_is_valid(&self, snapshot: &Snapshot, selection: Probe) -> bool {
-        match (&snapshot.view, selection) {
-            (ScenarioView::Flow(v), Probe::Node(n)) => n < v.width * v.height,
-            _ => false,
-        }
+        let v = flow_view(snapshot);
+        matches!((v, selection), (Some(v), Probe::Node(n)) if n < v.width * v.height)
     }
 
     /// Two frames (and a `.flo`) together are one load; one frame waits for the next.
     fn open_paths(&mut self, config: &ScenarioConfig, paths: &[PathBuf]) -> Opened {
-        let ScenarioConfig::Flow(c) = config else {
+        let Some(c) = FlowConfig::of(config) else {
             return Opened::Refused("not a flow config".into());
         };
         // Files opened together are complete in themselves; one file pairs with a waiting one.

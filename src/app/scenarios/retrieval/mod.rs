@@ -5,10 +5,11 @@ pub mod view;
 
 use eframe::egui;
 
-use super::{InspectorHeights, Opened, RoomContext, ScenarioUi};
+use super::{Opened, RoomContext, ScenarioUi};
 use crate::app::views::curves;
 use crate::runner::Snapshot;
-use crate::scenarios::{ScenarioConfig, ScenarioView};
+use crate::scenarios::retrieval::{RetrievalConfig, RetrievalView};
+use crate::scenarios::{Registered, ScenarioConfig};
 
 #[derive(Default)]
 pub struct RetrievalRoom {
@@ -21,47 +22,42 @@ impl ScenarioUi for RetrievalRoom {
     }
 
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, _: &mut RoomContext<'_>) {
-        if let ScenarioConfig::Retrieval(c) = config {
+        if let Some(c) = RetrievalConfig::of_mut(config) {
             params::retrieval_ui(ui, c);
         }
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
-        if let ScenarioView::Retrieval(v) = &snapshot.view {
+        if let Some(v) = RetrievalView::of(&snapshot.view) {
             view::central(ui, v, &mut self.cache);
         }
     }
 
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        _: &mut RoomContext<'_>,
-        heights: InspectorHeights,
-    ) {
-        let ScenarioView::Retrieval(v) = &snapshot.view else {
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        let Some(v) = RetrievalView::of(&snapshot.view) else {
             return;
         };
         ui.label(format!(
             "Repeats {} / {}: recall@k of the true tail among the pool, averaged.",
             v.repeats_done, v.repeats
         ));
+        let all = curves::all_metrics(&snapshot.history);
+        let (history, h) = (&snapshot.history, cx.heights.curve);
         curves::metrics_plot(
             ui,
             "retrieval_curves",
-            &snapshot.history,
-            &curves::all_metrics(&snapshot.history),
+            history,
+            &all,
             &[],
             Some(v.repeats),
-            heights.curve,
+            h,
         );
     }
 
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
-        match &snapshot.view {
-            ScenarioView::Retrieval(v) => view::status(v),
-            _ => Vec::new(),
-        }
+        RetrievalView::of(&snapshot.view)
+            .map(view::status)
+            .unwrap_or_default()
     }
 
     fn open_paths(&mut self, _: &ScenarioConfig, _: &[std::path::PathBuf]) -> Opened {

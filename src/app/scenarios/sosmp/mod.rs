@@ -6,9 +6,10 @@ pub mod view;
 
 use eframe::egui;
 
-use super::{InspectorHeights, RoomContext, ScenarioUi};
+use super::{Opened, RoomContext, ScenarioUi};
 use crate::runner::Snapshot;
-use crate::scenarios::{Probe, ScenarioConfig, ScenarioView, TaskResult};
+use crate::scenarios::sosmp::{SosmpConfig, SosmpView};
+use crate::scenarios::{Probe, Registered, ScenarioConfig, TaskResult};
 
 #[derive(Default)]
 pub struct SosmpRoom {
@@ -22,59 +23,38 @@ impl ScenarioUi for SosmpRoom {
     }
 
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
-        let ScenarioConfig::Sosmp(c) = config else {
-            return;
-        };
-        let running = cx.snapshot.and_then(|s| match &s.view {
-            ScenarioView::Sosmp(v) => Some(v),
-            _ => None,
-        });
-        params::ui(ui, c, running);
+        if let Some(c) = SosmpConfig::of_mut(config) {
+            params::ui(ui, c, cx.snapshot.and_then(|s| SosmpView::of(&s.view)));
+        }
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
         // The view carries the config it was built from.
-        if let ScenarioView::Sosmp(v) = &snapshot.view {
-            view::lab(
-                ui,
-                v,
-                &v.config,
-                &mut self.caches,
-                cx.selection,
-                cx.commands,
-            );
+        if let Some(v) = SosmpView::of(&snapshot.view) {
+            let caches = &mut self.caches;
+            view::lab(ui, v, &v.config, caches, cx.selection, cx.commands);
         }
     }
 
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        _: &mut RoomContext<'_>,
-        _: InspectorHeights,
-    ) {
-        if let ScenarioView::Sosmp(v) = &snapshot.view {
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
+        if let Some(v) = SosmpView::of(&snapshot.view) {
             let h = (ui.available_height() - 12.0).max(300.0);
             view::inspector(ui, v, h);
         }
     }
 
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
-        match &snapshot.view {
-            ScenarioView::Sosmp(v) => view::status(v),
-            _ => Vec::new(),
-        }
+        SosmpView::of(&snapshot.view)
+            .map(view::status)
+            .unwrap_or_default()
     }
 
     fn selection_is_valid(&self, snapshot: &Snapshot, selection: Probe) -> bool {
-        match &snapshot.view {
-            ScenarioView::Sosmp(v) => view::selection_is_valid(v, selection),
-            _ => false,
-        }
+        SosmpView::of(&snapshot.view).is_some_and(|v| view::selection_is_valid(v, selection))
     }
 
-    fn open_paths(&mut self, _: &ScenarioConfig, _: &[std::path::PathBuf]) -> super::Opened {
-        super::Opened::Refused(
+    fn open_paths(&mut self, _: &ScenarioConfig, _: &[std::path::PathBuf]) -> Opened {
+        Opened::Refused(
             "the sosmp scenario uses no image; choose the denoise scenario to load one".into(),
         )
     }

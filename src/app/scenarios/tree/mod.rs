@@ -8,14 +8,20 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use super::{InspectorHeights, OpenKind, Opened, RoomContext, ScenarioUi};
+use super::{OpenKind, Opened, RoomContext, ScenarioUi};
 use crate::runner::Snapshot;
 use crate::scenarios::tree::open::open_file;
-use crate::scenarios::{Probe, ScenarioConfig, ScenarioView};
+use crate::scenarios::tree::{TreeConfig, TreeView};
+use crate::scenarios::{Probe, Registered, ScenarioConfig};
 
 #[derive(Default)]
 pub struct TreeRoom {
     cache: view::TreeCache,
+}
+
+/// The running tree of a snapshot.
+fn tree_view(snapshot: &Snapshot) -> Option<&TreeView> {
+    Box::<TreeView>::of(&snapshot.view).map(|v| v.as_ref())
 }
 
 impl ScenarioUi for TreeRoom {
@@ -24,51 +30,34 @@ impl ScenarioUi for TreeRoom {
     }
 
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
-        let ScenarioConfig::Tree(c) = config else {
-            return;
-        };
-        let running = cx.snapshot.and_then(|s| match &s.view {
-            ScenarioView::Tree(v) => Some(v.as_ref()),
-            _ => None,
-        });
-        let selection = cx.snapshot.and_then(|s| s.probe);
-        params::tree_ui(ui, c, running, selection, cx.commands);
+        if let Some(c) = TreeConfig::of_mut(config) {
+            let running = cx.snapshot.and_then(tree_view);
+            let selection = cx.snapshot.and_then(|s| s.probe);
+            params::tree_ui(ui, c, running, selection, cx.commands);
+        }
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
-        let ScenarioView::Tree(v) = &snapshot.view else {
-            return;
-        };
-        let config = match &snapshot.config {
-            ScenarioConfig::Tree(c) => Some(c),
-            _ => None,
-        };
-        view::central(ui, v, config, &mut self.cache, cx.selection, cx.commands);
+        if let Some(v) = tree_view(snapshot) {
+            let config = TreeConfig::of(&snapshot.config);
+            view::central(ui, v, config, &mut self.cache, cx.selection, cx.commands);
+        }
     }
 
-    fn inspector(
-        &mut self,
-        ui: &mut egui::Ui,
-        snapshot: &Snapshot,
-        _: &mut RoomContext<'_>,
-        heights: InspectorHeights,
-    ) {
-        if let ScenarioView::Tree(v) = &snapshot.view {
-            view::inspector(ui, snapshot, v, heights.free);
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        if let Some(v) = tree_view(snapshot) {
+            view::inspector(ui, snapshot, v, cx.heights.free);
         }
     }
 
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
-        match &snapshot.view {
-            ScenarioView::Tree(v) => view::status(v),
-            _ => Vec::new(),
-        }
+        tree_view(snapshot).map(view::status).unwrap_or_default()
     }
 
     fn selection_is_valid(&self, snapshot: &Snapshot, selection: Probe) -> bool {
-        match (&snapshot.view, selection) {
-            (ScenarioView::Tree(v), Probe::Node(n)) => n < v.nodes.len(),
-            (ScenarioView::Tree(v), Probe::Message(m)) => m < v.messages.len(),
+        match (tree_view(snapshot), selection) {
+            (Some(v), Probe::Node(n)) => n < v.nodes.len(),
+            (Some(v), Probe::Message(m)) => m < v.messages.len(),
             _ => false,
         }
     }
@@ -78,7 +67,7 @@ impl ScenarioUi for TreeRoom {
     }
 
     fn open_paths(&mut self, config: &ScenarioConfig, paths: &[PathBuf]) -> Opened {
-        let (ScenarioConfig::Tree(c), Some(path)) = (config, paths.first()) else {
+        let (Some(c), Some(path)) = (TreeConfig::of(config), paths.first()) else {
             return Opened::Refused("nothing to open".into());
         };
         let mut c = c.clone();
