@@ -1,7 +1,9 @@
 //! The SOSMP room: model and algorithm settings (`params`), the convergence lab with its error
 //! curves, sweeps and choosers, and the edge / node inspectors (`view`).
 
+mod inspector;
 pub mod params;
+mod plots;
 pub mod view;
 
 use eframe::egui;

@@ -1,6 +1,8 @@
 //! The tree room: data, tree and kernel settings (`params`), the tree canvas for drawing and
 //! probing with live evidence sliders, and the belief / message inspector (`view`).
 
+mod canvas;
+mod inspector;
 pub mod params;
 pub mod view;
 
@@ -72,7 +74,7 @@ impl ScenarioUi for TreeRoom {
         };
         let mut c = c.clone();
         match open_file(&mut c, path) {
-            Ok(()) => Opened::Apply(ScenarioConfig::Tree(c)),
+            Ok(()) => Opened::Apply(Box::new(ScenarioConfig::Tree(c))),
             Err(e) => Opened::Refused(e),
         }
     }
