@@ -25,6 +25,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod report;
 pub mod sweep;
 
 use std::collections::BTreeMap;
@@ -33,7 +34,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub use self::config::{
     GraphKind, ModelDescription, PARAMS, PotentialKind, SosmpConfig, build_problem,
@@ -41,7 +42,7 @@ pub use self::config::{
 pub use self::sweep::{SweepCurve, SweepParameter, SweepResult, SweepSpec, SweepTask, run_sweep};
 use super::{
     CancelFlag, IterationRecord, NoControl, Probe, RunLog, Scenario, ScenarioConfig, ScenarioDef,
-    ScenarioView, Verb,
+    ScenarioView, Verb, report_fields,
 };
 use crate::error::Result;
 use crate::inference::Inference;
@@ -940,135 +941,7 @@ impl Scenario for SosmpScenario {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        let p = &self.problem;
-        let b = &self.baselines;
-        let (n, r) = (p.mrf.grid.len(), p.r());
-        let mut m = Map::new();
-        m.insert("mean_error".into(), json!(self.curves.mean));
-        m.insert("mean_error_raw".into(), json!(self.curves.mean_raw));
-        m.insert("mean_error_l2".into(), json!(self.curves.mean_l2));
-        m.insert("mean_error_l2_raw".into(), json!(self.curves.mean_l2_raw));
-        m.insert("path_errors".into(), json!(self.curves.paths));
-        m.insert("floor".into(), json!(self.floor()));
-        m.insert("floor_raw".into(), json!(b.floor_raw));
-        m.insert("e0".into(), json!(b.e0));
-        let (slope, used) = fit_slope_points(&self.curves.mean, self.floor(), SLOPE_FROM);
-        m.insert("slope".into(), json!(slope));
-        m.insert(
-            "slope_range".into(),
-            json!([SLOPE_FROM, self.curves.mean.len()]),
-        );
-        // Iterations in the range where the mean is above the floor (only those are fitted).
-        m.insert("slope_points".into(), json!(used));
-        m.insert(
-            "slope_windows".into(),
-            json!(
-                slope_windows(&self.curves.mean, self.floor(), SLOPE_FROM)
-                    .into_iter()
-                    .map(|(lo, hi, s, used)| json!({ "from": lo, "to": hi, "slope": s, "points": used }))
-                    .collect::<Vec<_>>()
-            ),
-        );
-        m.insert("fixed_point_error".into(), json!(self.curves.fixed_point));
-        m.insert(
-            "fixed_point_bias".into(),
-            json!(self.curves.fixed_point_bias),
-        );
-        m.insert(
-            "fixed_point_slope".into(),
-            json!(fit_slope(&self.curves.fixed_point, 0.0, SLOPE_FROM)),
-        );
-        m.insert(
-            "fixed_point_slope_windows".into(),
-            json!(
-                slope_windows(&self.curves.fixed_point, 0.0, SLOPE_FROM)
-                    .into_iter()
-                    .map(|(lo, hi, s, used)| json!({ "from": lo, "to": hi, "slope": s, "points": used }))
-                    .collect::<Vec<_>>()
-            ),
-        );
-        m.insert("truncation".into(), json!(b.truncation));
-        m.insert("floor_l2".into(), json!(b.floor_l2));
-        m.insert("floor_l2_normalised".into(), json!(b.floor_l2 / b.e0_l2));
-        m.insert("e0_l2".into(), json!(b.e0_l2));
-        m.insert(
-            "l2_definition".into(),
-            json!("floor_l2 = (1/|E->|) sum over directed edges of the squared L2 distance (grid quadrature) of sum_j a_inf,j phi_j (unclipped) from m*, = sum_{j<=r} (a_inf,j - a*_j)^2 + sum_{j>r} a*_j^2 for an orthonormal basis (floor_raw + truncation); e0_l2 the same for a_0 = 1/r; mean_error_l2[t-1] = the same for a_t averaged over paths, divided by e0_l2 (mean_error_l2_raw undivided); floor_l2_normalised = floor_l2 / e0_l2"),
-        );
-        m.insert("gains".into(), json!(b.gains));
-        m.insert("diameter".into(), json!(self.diameter));
-        m.insert(
-            "slope_explanation".into(),
-            json!(slope_explanation(
-                self.slope(),
-                b.gains.as_ref(),
-                self.diameter,
-                p.mrf.graph.check_tree().is_ok()
-            )),
-        );
-        let (a, bb) = p.mrf.grid.domain();
-        m.insert("domain".into(), json!([a, bb]));
-        m.insert("grid".into(), json!(*self.grid_points));
-        m.insert(
-            "basis".into(),
-            json!({ "kind": p.basis.name(), "coefficients": r }),
-        );
-        m.insert("edges".into(), json!(*self.directed_edges));
-        m.insert("node_potentials".into(), json!(self.model.node_mixtures));
-        let edge_potentials = match self.config.potentials {
-            PotentialKind::Mixture => json!(self.model.edge_mixtures),
-            PotentialKind::Kernel => p.mrf.pair_potentials[0].describe(),
-        };
-        m.insert("edge_potentials".into(), edge_potentials);
-        m.insert(
-            "reference_coefficients".into(),
-            json!(b.reference_coefficients.chunks(r).collect::<Vec<_>>()),
-        );
-        m.insert(
-            "reference_messages".into(),
-            json!(b.reference.messages.chunks(n).collect::<Vec<_>>()),
-        );
-        m.insert(
-            "floor_coefficients".into(),
-            json!(b.floor.coefficients.chunks(r).collect::<Vec<_>>()),
-        );
-        m.insert(
-            "reference".into(),
-            json!({
-                "schedule": b.reference.schedule,
-                "sweeps": b.reference.sweeps,
-                "residual": b.reference.residual,
-                "converged": b.reference.converged,
-                "normalisation": "each message integrates to 1 under the trapezoid rule on `grid`",
-            }),
-        );
-        m.insert(
-            "expected_update".into(),
-            json!({
-                "sweeps": b.floor.sweeps,
-                "residual": b.floor.residual,
-                "converged": b.floor.converged,
-                "fallbacks": b.floor.fallbacks,
-            }),
-        );
-        m.insert(
-            "variance_clamp".into(),
-            json!({ "min_variance": self.model.min_variance, "clamped": self.model.clamped_variances }),
-        );
-        if let Some(c) = self.model.kernel_clip {
-            m.insert("kernel_clip".into(), json!(c));
-        }
-        m.insert("warnings".into(), json!(self.warnings()));
-        m.insert("fallbacks".into(), json!(self.engine.fallbacks()));
-        m.insert(
-            "error_definition".into(),
-            json!("e_t = (1/|E->|) sum over directed edges of sum_{j<=r} (a_t,j - a*_j)^2 (eq. 38); curves are e_t / e_0 for t = 1..T"),
-        );
-        m.insert(
-            "fixed_point_error_definition".into(),
-            json!("fixed_point_error: (1/|E->|) sum over directed edges of |a_t - a_inf|^2 / e_0, averaged over paths (a_inf = floor_coefficients, the fixed point of the expected update); fixed_point_bias: the same for the mean of a_t over the paths. mean_error - floor - fixed_point_error is the cross term 2 <a_t - a_inf, a_inf - a*> / e_0 (averaged), which can be negative"),
-        );
-        m
+        report_fields(&report::SosmpReport::of(self))
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
