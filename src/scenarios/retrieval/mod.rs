@@ -31,13 +31,13 @@ use nalgebra::DVector;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::tree::builtin::{RETRIEVAL_DIM, RetrievalModel};
 use super::tree::data::draw_rows;
 use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
-    ScenarioDef, ScenarioView,
+    ScenarioDef, ScenarioView, report_fields,
 };
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianTree;
@@ -116,6 +116,33 @@ pub struct RetrievalView {
     pub max_k: usize,
     /// `(method, length, recall@1..=max_k)`.
     pub curves: Vec<(String, usize, Vec<f64>)>,
+}
+
+/// The experiment's fields of results.json: mean recall@1..=max_k per method and chain length,
+/// and the protocol.
+#[derive(Debug, Clone, Serialize)]
+struct RetrievalReport {
+    recall: BTreeMap<&'static str, BTreeMap<String, Vec<f64>>>,
+    repeats_done: usize,
+    protocol: Protocol,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Protocol {
+    variables: &'static str,
+    pool: usize,
+    samples_per_edge: usize,
+    chains: &'static str,
+    scores: Scores,
+    rank: &'static str,
+    lambda_convention: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Scores {
+    kbp: &'static str,
+    gaussian_bp: &'static str,
+    nearest_neighbour: &'static str,
 }
 
 /// The running experiment.
@@ -402,36 +429,32 @@ impl Scenario for Retrieval {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        let mut recall = Map::new();
-        for method in METHODS {
-            let mut by_len = Map::new();
-            for &l in &self.config.lengths {
-                if let Some(c) = self.mean_curve(method, l) {
-                    by_len.insert(l.to_string(), json!(c));
-                }
-            }
-            recall.insert(method.to_string(), Value::Object(by_len));
-        }
-        m.insert("recall".into(), Value::Object(recall));
-        m.insert("repeats_done".into(), json!(self.repeats_done()));
-        m.insert(
-            "protocol".into(),
-            json!({
-                "variables": "x1..x9 in R^5; x1 ~ 3-component Gaussian mixture, x_{k+1} = Q_k sin(1.5 x_k) + N(0, 0.2^2 I)",
-                "pool": self.config.pool,
-                "samples_per_edge": self.config.samples_per_edge,
-                "chains": "the last L variables; evidence: the head of query j; root: x9",
-                "scores": {
-                    "kbp": "message into the tail at each candidate (uniform prior over the pool)",
-                    "gaussian_bp": "log density of the tail's Gaussian posterior (least-squares chain)",
-                    "nearest_neighbour": "minus the distance to the tail reached by chained nearest-neighbour jumps",
+        let recall = METHODS
+            .iter()
+            .map(|&method| {
+                let by_length = (self.config.lengths.iter())
+                    .filter_map(|&l| Some((l.to_string(), self.mean_curve(method, l)?)))
+                    .collect();
+                (method, by_length)
+            })
+            .collect();
+        report_fields(&RetrievalReport {
+            recall,
+            repeats_done: self.repeats_done(),
+            protocol: Protocol {
+                variables: "x1..x9 in R^5; x1 ~ 3-component Gaussian mixture, x_{k+1} = Q_k sin(1.5 x_k) + N(0, 0.2^2 I)",
+                pool: self.config.pool,
+                samples_per_edge: self.config.samples_per_edge,
+                chains: "the last L variables; evidence: the head of query j; root: x9",
+                scores: Scores {
+                    kbp: "message into the tail at each candidate (uniform prior over the pool)",
+                    gaussian_bp: "log density of the tail's Gaussian posterior (least-squares chain)",
+                    nearest_neighbour: "minus the distance to the tail reached by chained nearest-neighbour jumps",
                 },
-                "rank": "1 + number of other candidates scoring at least as high",
-                "lambda_convention": super::tree::LAMBDA_CONVENTION,
-            }),
-        );
-        m
+                rank: "1 + number of other candidates scoring at least as high",
+                lambda_convention: super::tree::LAMBDA_CONVENTION,
+            },
+        })
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
