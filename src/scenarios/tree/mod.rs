@@ -18,6 +18,7 @@ pub mod config;
 pub mod data;
 pub mod draft;
 pub mod open;
+pub mod report;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -26,11 +27,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::{
     CancelFlag, Control, IterationRecord, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
-    ScenarioDef, ScenarioView, Verb,
+    ScenarioDef, ScenarioView, Verb, report_fields,
 };
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::GaussianMarginal;
@@ -613,55 +614,6 @@ impl TreeScenario {
         }
     }
 
-    fn query_json(&self, t: NodeId) -> Value {
-        let b = &self.beliefs[t];
-        if let Some(v) = &b.observed {
-            return json!({ "observed": v });
-        }
-        let g = &self.gaussian[t];
-        let mut q = if let Some(c) = self.curves(t) {
-            json!({
-                "grid": *c.xs,
-                "parzen": c.parzen,
-                "embedding": c.embedding,
-                "gaussian_bp": c.gaussian_bp,
-                "mean": b.mean[0],
-                "argmax": b.argmax[0],
-                "argmax_embedding": b.argmax_embedding[0],
-                "gaussian_bp_mean": g.mean[0],
-                "gaussian_bp_sd": g.cov[(0, 0)].sqrt(),
-            })
-        } else {
-            let pts = self.problem.model.eval_points(t);
-            let cands: Vec<Vec<f64>> = pts.rows().map(|r| r.to_vec()).collect();
-            let gauss: Vec<f64> = pts.rows().map(|r| g.density(r)).collect();
-            json!({
-                "candidates": cands,
-                "parzen": normalise_density(&b.parzen, 1.0),
-                "embedding": normalise_density(&b.embedding, 1.0),
-                "gaussian_bp": normalise_density(&gauss, 1.0),
-                "mean": b.mean,
-                "argmax": b.argmax,
-                "argmax_embedding": b.argmax_embedding,
-                "gaussian_bp_mean": g.mean.iter().copied().collect::<Vec<_>>(),
-            })
-        };
-        if let (Some(c), Some(r)) = (self.curves(t), self.reference(t)) {
-            q["reference"] = json!(c.reference);
-            q["reference_mean"] = json!(r.mean);
-        }
-        if let Some(e) = self.query_errors(t) {
-            q["errors"] = json!({
-                "l1_parzen": e.l1_parzen,
-                "l1_embedding": e.l1_embedding,
-                "l1_gaussian_bp": e.l1_gaussian_bp,
-                "mean_error": e.mean_error,
-                "mean_error_gaussian_bp": e.mean_error_gaussian_bp,
-            });
-        }
-        q
-    }
-
     /// `node,x,parzen,embedding,gaussian_bp,reference` for every 1-D query node.
     fn beliefs_csv(&self) -> String {
         let mut out = String::from("node,x,parzen,embedding,gaussian_bp,reference\n");
@@ -770,89 +722,7 @@ impl Scenario for TreeScenario {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        let p = &self.problem;
-        let mut m = Map::new();
-        let queries: Map<String, Value> = self
-            .query_nodes()
-            .into_iter()
-            .map(|t| (p.names[t].clone(), self.query_json(t)))
-            .collect();
-        m.insert("queries".into(), Value::Object(queries));
-        let edges: Vec<[&str; 2]> = p
-            .graph
-            .edges()
-            .iter()
-            .map(|&(a, b)| [p.names[a].as_str(), p.names[b].as_str()])
-            .collect();
-        let mut tree = json!({
-            "nodes": p.names.iter().zip(&p.column_names).map(|(n, c)| json!({"name": n, "columns": c})).collect::<Vec<_>>(),
-            "edges": edges,
-            "root": p.names[self.engine.root()],
-            "topology": self.config.topology.label(),
-        });
-        if let Some(h) = &p.hsic {
-            let rows: Vec<Vec<f64>> = h.row_iter().map(|r| r.iter().copied().collect()).collect();
-            tree["hsic"] = json!(rows);
-        }
-        if let Some(te) = &p.true_edges {
-            let norm = |v: &[(usize, usize)]| {
-                let mut s: Vec<(usize, usize)> =
-                    v.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
-                s.sort_unstable();
-                s
-            };
-            let named: Vec<[&str; 2]> = te
-                .iter()
-                .map(|&(a, b)| [p.names[a].as_str(), p.names[b].as_str()])
-                .collect();
-            tree["true_edges"] = json!(named);
-            tree["matches_true_tree"] = json!(norm(te) == norm(p.graph.edges()));
-        }
-        m.insert("tree".into(), tree);
-        let kernels: Map<String, Value> = p
-            .names
-            .iter()
-            .zip(&p.kernels)
-            .map(|(n, k)| {
-                (
-                    n.clone(),
-                    json!({
-                        "kernel": k.settings.kernel.label(),
-                        "bandwidth": k.sigma,
-                        "bandwidth_auto": matches!(k.settings.bandwidth, crate::inference::kbp::Bandwidth::Auto),
-                        "multiplier": k.settings.multiplier,
-                        "median_distance": k.median,
-                        "lambda": k.settings.lambda,
-                    }),
-                )
-            })
-            .collect();
-        m.insert("kernels".into(), Value::Object(kernels));
-        m.insert("lambda_convention".into(), json!(LAMBDA_CONVENTION));
-        m.insert(
-            "samples".into(),
-            json!({
-                "per_edge": self.config.samples_per_edge,
-                "shared": self.config.shared_samples,
-                "rows": p.dataset.rows(),
-                "seed": self.config.sample_seed,
-                "belief_samples": "each node's samples on its first edge",
-            }),
-        );
-        m.insert("evidence".into(), json!(self.config.evidence));
-        if let Some(label) = self
-            .reference
-            .as_ref()
-            .and_then(|r| r.iter().flatten().next().map(|m| m.label()))
-        {
-            m.insert("reference_method".into(), json!(label));
-        }
-        m.insert("setup_timings".into(), json!(p.timings));
-        m.insert("model_setup_seconds".into(), json!(p.model.setup_seconds()));
-        m.insert("query_seconds".into(), json!(self.query_seconds));
-        m.insert("query_timings".into(), json!(self.query_timings));
-        m.insert("warnings".into(), json!(self.warnings()));
-        m
+        report_fields(&report::TreeReport::of(self))
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
