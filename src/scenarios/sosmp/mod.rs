@@ -23,10 +23,13 @@
 //! [`reference`]: crate::inference::sosmp::reference
 //! [`expected`]: crate::inference::sosmp::expected
 
+mod baselines;
 pub mod cli;
 pub mod config;
 pub mod report;
+mod slope;
 pub mod sweep;
+mod view;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -46,14 +49,15 @@ use super::{
 };
 use crate::error::Result;
 use crate::inference::Inference;
-use crate::inference::sosmp::expected::{ExpectedFixedPoint, expected_fixed_point};
-use crate::inference::sosmp::gains::{GainSummary, edge_gains};
 use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
-use crate::inference::sosmp::potentials::ClipReport;
-use crate::inference::sosmp::reference::{GridBp, grid_bp};
 use crate::inference::sosmp::{Sosmp, SosmpProblem, kernels};
 use crate::io::{results::curves_csv, write_atomic};
 use crate::model::{MsgId, NodeId};
+pub use baselines::Baselines;
+pub use slope::{
+    fit_slope, fit_slope_points, fit_slope_range, graph_diameter, slope_explanation, slope_windows,
+};
+pub use view::{EdgeInspection, NodeInspection, SosmpView};
 
 /// Grid BP and the expected update stop when the largest change falls below this.
 pub const REFERENCE_TOLERANCE: f64 = 1e-12;
@@ -86,331 +90,6 @@ pub struct ErrorCurves {
     pub fixed_point_bias: Vec<f64>,
 }
 
-/// Least-squares slope of `log(y_t - floor)` against `log t` over `t ∈ [from, len]` (1-based t,
-/// `y[t - 1]`), skipping points where `y_t <= floor`. `None` with fewer than 3 usable points.
-pub fn fit_slope(y: &[f64], floor: f64, from: usize) -> Option<f64> {
-    fit_slope_points(y, floor, from).0
-}
-
-/// [`fit_slope`] and the number of points it used (those above the floor).
-pub fn fit_slope_points(y: &[f64], floor: f64, from: usize) -> (Option<f64>, usize) {
-    fit_slope_range(y, floor, from, y.len())
-}
-
-/// [`fit_slope_points`] over `t ∈ [from, to]` only.
-pub fn fit_slope_range(y: &[f64], floor: f64, from: usize, to: usize) -> (Option<f64>, usize) {
-    let pts: Vec<(f64, f64)> = y
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| (i + 1, v - floor))
-        .filter(|&(t, d)| t >= from && t <= to && d > 0.0 && d.is_finite())
-        .map(|(t, d)| ((t as f64).ln(), d.ln()))
-        .collect();
-    if pts.len() < 3 {
-        return (None, pts.len());
-    }
-    let n = pts.len() as f64;
-    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    ((sxx > 0.0).then(|| sxy / sxx), pts.len())
-}
-
-/// Local slopes of `log(y_t - floor)` over the decades `[from, 10 from]`, `[10 from, 100 from]`,
-/// ... up to `len` (a last shorter window ends at `len`): `(start, end, slope, points used)`.
-/// A slope that steepens from one window to the next is a transient, not the asymptotic rate.
-pub fn slope_windows(
-    y: &[f64],
-    floor: f64,
-    from: usize,
-) -> Vec<(usize, usize, Option<f64>, usize)> {
-    let mut out = Vec::new();
-    let mut lo = from.max(1);
-    while lo < y.len() {
-        let hi = (lo * 10).min(y.len());
-        let (s, used) = fit_slope_range(y, floor, lo, hi);
-        out.push((lo, hi, s, used));
-        lo = hi;
-    }
-    out
-}
-
-/// The selected directed edge, on path 0 unless said otherwise.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EdgeInspection {
-    pub message: MsgId,
-    pub from: NodeId,
-    pub to: NodeId,
-    /// `Σ_j a_j φ_j` on the grid (may be negative).
-    pub raw: Vec<f64>,
-    /// `max(0, raw)`.
-    pub clipped: Vec<f64>,
-    /// `clipped` scaled to integrate to 1 (the form compared with `m*`).
-    pub normalised: Vec<f64>,
-    /// The grid-BP message `m*` (integrates to 1).
-    pub reference: Vec<f64>,
-    /// `Σ_j a*_j φ_j`: the best the basis can do.
-    pub reference_projection: Vec<f64>,
-    /// `Σ_j a_∞;j φ_j`: where SOSMP converges to.
-    pub floor_message: Vec<f64>,
-    /// `a_t` of path 0.
-    pub coefficients: Vec<f64>,
-    /// `a_t` averaged over the paths.
-    pub mean_coefficients: Vec<f64>,
-    /// `a*`.
-    pub reference_coefficients: Vec<f64>,
-    /// `a_∞`.
-    pub floor_coefficients: Vec<f64>,
-    /// The latest `b` of path 0.
-    pub last_b: Vec<f64>,
-    /// Where path 0's latest k samples fell.
-    pub samples: Vec<f64>,
-    /// The density those samples were drawn from, normalised.
-    pub sampling_density: Vec<f64>,
-    /// The edge potential `ψ(x_from, x_to)` on a coarse grid for a heat map:
-    /// `values[j * xs.len() + i]` at `(x_from = xs[i], x_to = xs[j])`.
-    pub potential_xs: Vec<f64>,
-    pub potential: Vec<f64>,
-}
-
-/// The selected node, on path 0.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeInspection {
-    pub node: NodeId,
-    /// SOSMP belief `ψ_u Π m̂` of path 0, normalised.
-    pub belief: Vec<f64>,
-    /// The grid-BP belief.
-    pub reference: Vec<f64>,
-    /// `ψ_u` on the grid.
-    pub potential: Vec<f64>,
-}
-
-/// What the SOSMP views draw.
-#[derive(Debug, Clone)]
-pub struct SosmpView {
-    pub config: SosmpConfig,
-    pub iteration: usize,
-    pub domain: (f64, f64),
-    pub grid: Arc<Vec<f64>>,
-    pub num_nodes: usize,
-    /// Directed edges `[from, to]` in message order.
-    pub edges: Arc<Vec<[NodeId; 2]>>,
-    /// Undirected edges as stored in the graph (message `2e` is `edges_undirected[e].0 -> .1`).
-    pub edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
-    pub basis: String,
-    pub curves: Arc<ErrorCurves>,
-    /// `e(a_∞) / e_0`.
-    pub floor: f64,
-    pub floor_raw: f64,
-    pub e0: f64,
-    /// Slope fitted on the mean so far (t from [`SLOPE_FROM`]).
-    pub slope: Option<f64>,
-    /// Two points `(t, e)` of a slope -1 line through the mean curve at `t = 10` (or the last t).
-    pub slope_reference: Vec<[f64; 2]>,
-    /// `ψ_u` of every node on the grid, node-major.
-    pub node_potentials: Arc<Vec<f64>>,
-    /// Every undirected edge's `ψ_e(x_a = c, x_b)` on the grid, edge-major, with `c` the grid
-    /// node nearest the middle of the domain (for mixtures: the edge Gaussian mixture itself).
-    pub edge_potential_slices: Arc<Vec<f64>>,
-    /// `(1/|E→|) Σ ‖m* - Σ_{j≤r} a*_j φ_j‖²`: what the L2 error counts beyond eq. 38.
-    pub truncation: f64,
-    /// The L2 error of `a_0` and the L2 floor (raw, averaged over directed edges).
-    pub e0_l2: f64,
-    pub floor_l2: f64,
-    /// Per-edge gains of the expected update at `a_∞`.
-    pub gains: Option<GainSummary>,
-    /// The longest path of the graph in edges (the depth in Theorem 1's `N^ℓ = 0`).
-    pub diameter: usize,
-    pub model: Arc<ModelDescription>,
-    pub kernel_clip: Option<ClipReport>,
-    /// Things the user must know: kernel clipping, variance clamping, fallbacks, no convergence.
-    pub warnings: Vec<String>,
-    pub fallbacks: u64,
-    pub edge: Option<Box<EdgeInspection>>,
-    pub node: Option<Box<NodeInspection>>,
-}
-
-/// The error baselines of a problem: the reference, `a*`, the floor, `e_0`.
-#[derive(Debug, Clone)]
-pub struct Baselines {
-    pub reference: GridBp,
-    /// `a*`, message order.
-    pub reference_coefficients: Vec<f64>,
-    pub floor: ExpectedFixedPoint,
-    /// `e(a_0)` with `a_0 = 1/r`.
-    pub e0: f64,
-    /// `e(a_∞)`.
-    pub floor_raw: f64,
-    /// `(1/|E→|) Σ ‖m* - Σ_{j≤r} a*_j φ_j‖²` (grid quadrature): the squared L2 error of the best
-    /// r-term expansion, which eq. 38 does not count (`Σ_{j>r} a*_j²` for an orthonormal basis).
-    pub truncation: f64,
-    /// The squared L2 error `(1/|E→|) Σ ‖Σ_j a_0;j φ_j - m*‖²` of `a_0 = 1/r`.
-    pub e0_l2: f64,
-    /// The L2 floor `(1/|E→|) Σ ‖Σ_j a_∞;j φ_j - m*‖²`: the full distance of the expected
-    /// update's fixed point, as a function, from `m*` (eq. 38's floor plus the truncation).
-    pub floor_l2: f64,
-    /// The per-edge gains of the expected update at `a_∞` ([`gains`]); `None` without inputs.
-    ///
-    /// [`gains`]: crate::inference::sosmp::gains
-    pub gains: Option<GainSummary>,
-    l2: L2Error,
-}
-
-/// The squared L2 distance `‖Σ_j a_j φ_j - m*‖²` (grid quadrature) of any coefficients, from
-/// `d = a - a*` as `dᵀ M d + 2 dᵀ c + τ`: `M` the basis' Gram matrix on the grid, `c = M a* - a*`
-/// (zero for a basis orthonormal on the grid) and `τ = ‖Σ a*_j φ_j - m*‖²`. O(r²) per message.
-#[derive(Debug, Clone)]
-struct L2Error {
-    r: usize,
-    gram: Vec<f64>,
-    /// `c` per message, `[m * r + j]`.
-    offset: Vec<f64>,
-    /// `τ` per message.
-    tail: Vec<f64>,
-    /// `M = I` and `c = 0` to 1e-13 (Fourier, cosine and Mercer bases on the trapezoid grid):
-    /// the L2 error is then eq. 38's plus the mean `τ`, with no O(r²) work.
-    orthonormal: bool,
-}
-
-impl L2Error {
-    fn new(problem: &SosmpProblem<IntervalGrid>, messages: &[f64], a_star: &[f64]) -> Self {
-        let (n, r) = (problem.mrf.grid.len(), problem.r());
-        let weights = problem.mrf.grid.weights();
-        let basis = &problem.basis;
-        let mut gram = vec![0.0; r * r];
-        for j in 0..r {
-            let wj: Vec<f64> = weights
-                .iter()
-                .zip(basis.column(j))
-                .map(|(w, v)| w * v)
-                .collect();
-            for l in 0..r {
-                gram[j * r + l] = kernels::dot(&wj, basis.column(l));
-            }
-        }
-        let total = problem.num_messages();
-        let mut offset = vec![0.0; total * r];
-        let mut tail = vec![0.0; total];
-        let mut expansion = vec![0.0; n];
-        for m in 0..total {
-            let a = &a_star[m * r..(m + 1) * r];
-            basis.evaluate(a, &mut expansion);
-            tail[m] = expansion
-                .iter()
-                .zip(&messages[m * n..(m + 1) * n])
-                .zip(weights)
-                .map(|((e, v), w)| w * (e - v) * (e - v))
-                .sum();
-            for j in 0..r {
-                let ma: f64 = (0..r).map(|l| gram[j * r + l] * a[l]).sum();
-                offset[m * r + j] = ma - a[j];
-            }
-        }
-        let defect = (0..r * r)
-            .map(|k| (gram[k] - if k % (r + 1) == 0 { 1.0 } else { 0.0 }).abs())
-            .chain(offset.iter().map(|c| c.abs()))
-            .fold(0.0, f64::max);
-        L2Error {
-            r,
-            gram,
-            offset,
-            tail,
-            orthonormal: defect < 1e-13,
-        }
-    }
-
-    /// `(1/|E→|) Σ_m ‖Σ_j a_m;j φ_j - m*_m‖²`.
-    fn mean<'a>(&self, coeff: impl Fn(MsgId) -> &'a [f64], a_star: &[f64]) -> f64 {
-        let r = self.r;
-        let mut d = vec![0.0; r];
-        let mut total = 0.0;
-        for (m, tail) in self.tail.iter().enumerate() {
-            for ((dj, a), s) in d.iter_mut().zip(coeff(m)).zip(&a_star[m * r..(m + 1) * r]) {
-                *dj = a - s;
-            }
-            let mut q = *tail;
-            for j in 0..r {
-                let md: f64 = (0..r).map(|l| self.gram[j * r + l] * d[l]).sum();
-                q += d[j] * (md + 2.0 * self.offset[m * r + j]);
-            }
-            total += q;
-        }
-        total / self.tail.len() as f64
-    }
-}
-
-impl Baselines {
-    pub fn new(problem: &SosmpProblem<IntervalGrid>, cancel: &CancelFlag) -> Result<Self> {
-        let reference = grid_bp(
-            &problem.mrf,
-            REFERENCE_TOLERANCE,
-            REFERENCE_MAX_SWEEPS,
-            cancel,
-        )?;
-        let n = problem.mrf.grid.len();
-        let r = problem.r();
-        let weights = problem.mrf.grid.weights();
-        let mut reference_coefficients = vec![0.0; problem.num_messages() * r];
-        for (m, a) in reference_coefficients.chunks_mut(r).enumerate() {
-            let msg = &reference.messages[m * n..(m + 1) * n];
-            problem.basis.project(weights, msg, a);
-        }
-        let l2 = L2Error::new(problem, &reference.messages, &reference_coefficients);
-        let truncation = l2.tail.iter().sum::<f64>() / problem.num_messages() as f64;
-        cancel.check()?;
-        let floor = expected_fixed_point(problem, REFERENCE_TOLERANCE, FLOOR_MAX_SWEEPS, cancel)?;
-        let a0 = vec![1.0 / r as f64; r];
-        let e0 = problem.squared_error(|_| &a0, &reference_coefficients);
-        let floor_raw = problem.squared_error(
-            |m| &floor.coefficients[m * r..(m + 1) * r],
-            &reference_coefficients,
-        );
-        let e0_l2 = l2.mean(|_| &a0, &reference_coefficients);
-        let floor_l2 = l2.mean(
-            |m| &floor.coefficients[m * r..(m + 1) * r],
-            &reference_coefficients,
-        );
-        cancel.check()?;
-        let (_, gains) = edge_gains(problem, &floor.coefficients);
-        Ok(Baselines {
-            reference,
-            reference_coefficients,
-            floor,
-            e0,
-            floor_raw,
-            truncation,
-            e0_l2,
-            floor_l2,
-            gains,
-            l2,
-        })
-    }
-
-    /// The squared L2 error `(1/|E→|) Σ_m ‖Σ_j a_m;j φ_j - m*_m‖²` (grid quadrature) of any
-    /// coefficients: what eq. 38 measures plus the truncation (and, for a basis that is not
-    /// orthonormal on the grid, the cross terms). O(|E→| r²).
-    pub fn l2_error<'a>(&self, coeff: impl Fn(MsgId) -> &'a [f64]) -> f64 {
-        self.l2.mean(coeff, &self.reference_coefficients)
-    }
-
-    /// [`Self::l2_error`] given the coefficients' eq. 38 error `eq38` (raw): for a basis
-    /// orthonormal on the grid that is `eq38 + truncation` at no cost, otherwise O(|E→| r²).
-    pub fn l2_error_from<'a>(&self, eq38: f64, coeff: impl Fn(MsgId) -> &'a [f64]) -> f64 {
-        if self.l2.orthonormal {
-            eq38 + self.truncation
-        } else {
-            self.l2_error(coeff)
-        }
-    }
-
-    /// True when the basis is orthonormal on the grid to 1e-13, so that the L2 error is eq. 38's
-    /// plus the truncation.
-    pub fn orthonormal_basis(&self) -> bool {
-        self.l2.orthonormal
-    }
-}
-
 /// A running SOSMP experiment.
 pub struct SosmpScenario {
     config: SosmpConfig,
@@ -427,63 +106,6 @@ pub struct SosmpScenario {
     edges_undirected: Arc<Vec<(NodeId, NodeId)>>,
     run_seconds: f64,
     diameter: usize,
-}
-
-/// The number of edges on the longest shortest path (two breadth-first searches: exact on a
-/// tree, a lower bound with cycles). O(nodes + edges).
-pub fn graph_diameter(graph: &crate::model::Graph) -> usize {
-    let depths = |root: NodeId| {
-        let mut depth = vec![0usize; graph.num_nodes()];
-        let mut far = (root, 0);
-        for (node, parent) in graph.bfs_order(root) {
-            if let Some(p) = parent {
-                depth[node] = depth[p] + 1;
-            }
-            if depth[node] > far.1 {
-                far = (node, depth[node]);
-            }
-        }
-        far
-    };
-    let (end, _) = depths(0);
-    depths(end).1
-}
-
-/// One paragraph on why the fitted slope is not -1: Theorem 1's bound and this problem's gains.
-pub fn slope_explanation(
-    slope: Option<f64>,
-    gains: Option<&GainSummary>,
-    diameter: usize,
-    tree: bool,
-) -> String {
-    let slope = slope.map_or("not fitted yet".to_string(), |s| format!("{s:.2}"));
-    let gains = match gains {
-        Some(g) => format!(
-            "Here the per-edge gains of the expected update at its fixed point (spectral norm of \
-             dG(v→u)/da(w→v), {} pairs) have median {:.2}, geometric mean {:.2}, maximum {:.2}.",
-            g.count, g.median, g.geometric_mean, g.max
-        ),
-        None => "Here no message has an input (each leaves a leaf): there is no gain, and the \
-                 error falls like 1/t from the start."
-            .to_string(),
-    };
-    let theorem = if tree {
-        "Theorem 1 (eq. 26) bounds the error by (6 Σ B_j²) (I − log t · N)^-1 (N1 + 16) / t plus \
-         the floor, N the tree's nilpotent matrix of per-edge constants: (I − log t · N)^-1 = \
-         Σ_k (log t)^k N^k is a polynomial in log t of degree up to the depth"
-    } else {
-        "Theorem 1 is for trees (this graph has cycles; Theorem 2 gives (log t)/t for a \
-         contractive update); on a tree its bound (I − log t · N)^-1 / t is a polynomial in \
-         log t of degree up to the depth"
-    };
-    format!(
-        "Fitted slope {slope}, not −1: {theorem} ({diameter} edges here), so the rate is 1/t only \
-         \"apart from logarithmic factors\". {gains} A message d edges from a leaf carries the \
-         noise-free transient of its upstream errors, of order (J ln t)^(d−1) / ((d−1)! t) for \
-         gains J: with gains near or above 1/2 on a deep tree it dominates at any practical t, \
-         and the slope bends from about −1 on short chains towards −0.5 on long ones (the depth \
-         sweep)."
-    )
 }
 
 impl SosmpScenario {
