@@ -90,7 +90,7 @@ pub struct Verb {
 impl Verb {
     /// The subcommand `name` with the flags of `A`.
     pub fn command<A: clap::Args>(name: &'static str, about: &'static str) -> clap::Command {
-        A::augment_args(clap::Command::new(name).about(about))
+        A::augment_args(scenario_command(name, about))
     }
 
     /// The parsed flags of `A`.
@@ -153,7 +153,15 @@ pub struct Kind {
 }
 
 fn run_command<S: ScenarioDef>() -> clap::Command {
-    <S::RunArgs as clap::Args>::augment_args(clap::Command::new(S::NAME).about(S::SUMMARY))
+    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY))
+}
+
+/// A scenario subcommand. Negative numbers are values, so that `--bandwidth -5` reaches the
+/// parameter's range check instead of being taken for a flag.
+fn scenario_command(name: &'static str, about: &'static str) -> clap::Command {
+    clap::Command::new(name)
+        .about(about)
+        .allow_negative_numbers(true)
 }
 
 fn run_config<S: ScenarioDef>(matches: &ArgMatches) -> Result<(ScenarioConfig, OutputArgs)>

@@ -79,6 +79,13 @@ fn the_command_line_is_built_from_the_registry() {
     };
     let e = scenario.run_config().unwrap_err().to_string();
     assert!(e.contains("levels") && e.contains("between 1 and"), "{e}");
+    // A negative number is a value that reaches the range check, not an unknown flag.
+    let cli = Cli::try_parse_from(["beliefscope", "run", "denoise", "--damping", "-0.5"]).unwrap();
+    let Some(Command::Run { scenario }) = cli.command else {
+        panic!()
+    };
+    let e = scenario.run_config().unwrap_err().to_string();
+    assert!(e.contains("damping") && e.contains("-0.5"), "{e}");
     assert!(Cli::try_parse_from(["beliefscope", "run", "nosuch"]).is_err());
     assert!(Cli::try_parse_from(["beliefscope", "tune", "sosmp"]).is_err());
     assert!(Cli::try_parse_from(["beliefscope", "sweep", "sosmp", "--samples", "1,2"]).is_ok());
