@@ -41,10 +41,10 @@ pub struct KernelWidths {
 /// `⟨μ_r, μ_s⟩` in closed form (Supp B.3) for diagonal Gaussians and `Σ = diag(inner_var)`.
 pub fn expected_product(r: &DiagGaussian, s: &DiagGaussian, inner_var: &[f64]) -> f64 {
     let mut log = 0.0;
-    for l in 0..inner_var.len() {
-        let total = r.var[l] + s.var[l] + inner_var[l];
+    for (l, &width) in inner_var.iter().enumerate() {
+        let total = r.var[l] + s.var[l] + width;
         let dm = r.mean[l] - s.mean[l];
-        log += 0.5 * (inner_var[l] / total).ln() - 0.5 * dm * dm / total;
+        log += 0.5 * (width / total).ln() - 0.5 * dm * dm / total;
     }
     log.exp()
 }

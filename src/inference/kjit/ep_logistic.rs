@@ -171,7 +171,7 @@ impl LogisticEp {
                 let xi = self.row(i);
                 let sx = &self.cov * &xi;
                 let denom = 1.0 + dt * xi.dot(&sx);
-                if !(denom > 0.0) {
+                if denom.is_nan() || denom <= 0.0 {
                     report.skipped += 1;
                     continue;
                 }

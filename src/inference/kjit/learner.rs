@@ -59,6 +59,9 @@ impl JitSettings {
     }
 }
 
+/// The predicted outputs, the log predictive variance and the features of the input.
+pub type Prediction = (Vec<f64>, f64, DVector<f64>);
+
 /// What the learner says about one input.
 #[derive(Debug, Clone)]
 pub enum Answer {
@@ -122,7 +125,7 @@ impl JitLearner {
     }
 
     /// Prediction and log predictive variance regardless of τ (None before B).
-    pub fn predict(&self, input: &DiagGaussian) -> Result<Option<(Vec<f64>, f64, DVector<f64>)>> {
+    pub fn predict(&self, input: &DiagGaussian) -> Result<Option<Prediction>> {
         match &self.phase {
             Phase::Collecting { .. } => Ok(None),
             Phase::Online {

@@ -77,10 +77,11 @@ impl Beta {
     /// `None` when no Beta has these moments.
     pub fn from_moments(mean: f64, var: f64) -> Option<Beta> {
         let mut var = var;
-        if (mean < 1e-12 || mean > 1.0 - 1e-12) && var < 1e-6 {
+        if !(1e-12..=1.0 - 1e-12).contains(&mean) && var < 1e-6 {
             var = mean * (1.0 - mean);
         }
-        if !(var > 0.0) || !(mean > 0.0 && mean < 1.0) {
+        let valid = var > 0.0 && mean > 0.0 && mean < 1.0;
+        if !valid {
             return None;
         }
         let kappa = mean * (1.0 - mean) / var - 1.0;

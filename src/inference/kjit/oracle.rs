@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
-use super::messages::{Beta, Gaussian, LogisticTuple, ProjectedBeliefs, log_sigmoid};
+use super::messages::{Beta, Gaussian, LogisticTuple, ProjectedBeliefs, log_sigmoid, sigmoid};
 use crate::error::{Error, Result};
 
 /// The proposal variance of the authors' code.
@@ -43,6 +43,8 @@ pub struct ImportanceOracle {
     /// `log σ(z_l)` and `log σ(−z_l)`.
     log_p: Vec<f64>,
     log_q: Vec<f64>,
+    /// `σ(z_l)`, so a call needs one exp per particle.
+    p: Vec<f64>,
 }
 
 impl ImportanceOracle {
@@ -60,7 +62,8 @@ impl ImportanceOracle {
         z.sort_by(f64::total_cmp);
         let log_p = z.iter().map(|&v| log_sigmoid(v)).collect();
         let log_q = z.iter().map(|&v| log_sigmoid(-v)).collect();
-        Ok(ImportanceOracle { z, log_p, log_q })
+        let p = z.iter().map(|&v| sigmoid(v)).collect();
+        Ok(ImportanceOracle { z, log_p, log_q, p })
     }
 
     pub fn particles(&self) -> usize {
@@ -100,17 +103,25 @@ impl ImportanceOracle {
             a1 * self.log_p[i] + b1 * self.log_q[i] - (z - mean) * (z - mean) * inv_2v
                 + z * z / (2.0 * PROPOSAL_VAR)
         };
-        // The largest log-weight, so no exp overflows (a cheap pass: no exp).
-        let shift = (start..end)
-            .step_by(CHUNK)
-            .collect::<Vec<_>>()
-            .par_iter()
-            .map(|&c| {
-                (c..(c + CHUNK).min(end))
-                    .map(log_w)
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-            .reduce(|| f64::NEG_INFINITY, f64::max);
+        // A shift so no exp overflows: with α, β ≥ 1 the tilt is ≤ 0, so every log-weight is at
+        // most the proposal term at the range's ends; otherwise the exact largest log-weight.
+        let shift = if end <= start {
+            0.0
+        } else if a1 >= 0.0 && b1 >= 0.0 {
+            let edge = |i: usize| self.z[i] * self.z[i] / (2.0 * PROPOSAL_VAR);
+            edge(start).max(edge(end - 1))
+        } else {
+            (start..end)
+                .step_by(CHUNK)
+                .collect::<Vec<_>>()
+                .par_iter()
+                .map(|&c| {
+                    (c..(c + CHUNK).min(end))
+                        .map(log_w)
+                        .fold(f64::NEG_INFINITY, f64::max)
+                })
+                .reduce(|| f64::NEG_INFINITY, f64::max)
+        };
         let chunks: Vec<[f64; 6]> = (start..end)
             .step_by(CHUNK)
             .collect::<Vec<_>>()
@@ -120,7 +131,7 @@ impl ImportanceOracle {
                 for i in c..(c + CHUNK).min(end) {
                     let w = (log_w(i) - shift).exp();
                     let z = self.z[i];
-                    let p = self.log_p[i].exp();
+                    let p = self.p[i];
                     s[0] += w;
                     s[1] += w * z;
                     s[2] += w * z * z;
@@ -137,7 +148,7 @@ impl ImportanceOracle {
                 s[k] += c[k];
             }
         }
-        if !(s[0] > 0.0) || !s[0].is_finite() {
+        if s[0].is_nan() || s[0] <= 0.0 || s[0].is_infinite() {
             return Err(Error::Other(format!(
                 "importance sampler: all weights vanish for {tuple:?} (too few particles near the cavity)"
             )));
