@@ -7,6 +7,7 @@
 //! ([`blr`], eqs. 9–17) and the uncertainty gate ([`learner`]). Costs are stated per module.
 
 pub mod blr;
+pub mod compound_gamma;
 pub mod embedding;
 pub mod ep_logistic;
 pub mod gauss_hermite;

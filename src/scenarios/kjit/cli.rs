@@ -14,19 +14,19 @@ pub struct KjitArgs {
     /// Seed of w, data, test points, particles and features [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Problems in sequence [default: 30].
+    /// Problems in sequence [default: 30; compound-gamma 1500].
     #[arg(long)]
     pub problems: Option<usize>,
-    /// Oracle threshold τ on the log predictive variance [default: -8.5].
+    /// Oracle threshold τ on the log predictive variance [default: -8.5; compound-gamma -6].
     #[arg(long, allow_hyphen_values = true)]
     pub tau: Option<f64>,
     /// Importance-sampling particles M [default: 50000; paper 500000].
     #[arg(long)]
     pub particles: Option<usize>,
-    /// First-stage random features [default: 300].
+    /// First-stage random features [default: 300; compound-gamma 400].
     #[arg(long)]
     pub din: Option<usize>,
-    /// Second-stage random features [default: 500].
+    /// Second-stage random features [default: 500; compound-gamma 800].
     #[arg(long)]
     pub dout: Option<usize>,
     /// γ² = factor × median distance [default: 0.5 as the authors' code; 1 as Supp A].
@@ -47,17 +47,27 @@ impl KjitArgs {
             (None, true) => 500_000,
             (None, false) => d.particles,
         };
-        let config = KjitConfig {
-            experiment: self.experiment.unwrap_or(d.experiment),
+        let experiment = self.experiment.unwrap_or(d.experiment);
+        let mut config = KjitConfig {
+            experiment,
             seed: self.seed.unwrap_or(d.seed),
-            problems: self.problems.unwrap_or(d.problems),
-            tau: self.tau.unwrap_or(d.tau),
             particles,
-            d_in: self.din.unwrap_or(d.d_in),
-            d_out: self.dout.unwrap_or(d.d_out),
             median_factor: self.median_factor.unwrap_or(d.median_factor),
             ..d
         };
+        // --problems, --tau, --din and --dout set the selected experiment's own settings.
+        if experiment == Experiment::CompoundGamma {
+            let g = &mut config.compound_gamma;
+            g.problems = self.problems.unwrap_or(g.problems);
+            g.tau = self.tau.unwrap_or(g.tau);
+            g.d_in = self.din.unwrap_or(g.d_in);
+            g.d_out = self.dout.unwrap_or(g.d_out);
+        } else {
+            config.problems = self.problems.unwrap_or(config.problems);
+            config.tau = self.tau.unwrap_or(config.tau);
+            config.d_in = self.din.unwrap_or(config.d_in);
+            config.d_out = self.dout.unwrap_or(config.d_out);
+        }
         let config = self.output.apply_sets(config, PARAMS)?;
         config.check()?;
         Ok(config)

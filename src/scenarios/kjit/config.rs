@@ -38,6 +38,29 @@ impl Experiment {
     }
 }
 
+/// The settings of Exp. 4 (compound gamma; spec K.2 K-E4, the authors' class defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GammaSettings {
+    pub problems: usize,
+    pub tau: f64,
+    pub minibatch: usize,
+    pub d_in: usize,
+    pub d_out: usize,
+}
+
+impl Default for GammaSettings {
+    fn default() -> Self {
+        GammaSettings {
+            problems: 1500,
+            tau: -6.0,
+            minibatch: 20,
+            d_in: 400,
+            d_out: 800,
+        }
+    }
+}
+
 /// Every parameter of a kjit run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -74,6 +97,8 @@ pub struct KjitConfig {
     pub sigma_y2: f64,
     /// σ₀², the regression's prior weight variance.
     pub sigma0_2: f64,
+    /// Exp. 4's own problem count, threshold, minibatch and features.
+    pub compound_gamma: GammaSettings,
 }
 
 impl Default for KjitConfig {
@@ -97,6 +122,7 @@ impl Default for KjitConfig {
             median_factor: 0.5,
             sigma_y2: 1e-4,
             sigma0_2: 1.0,
+            compound_gamma: GammaSettings::default(),
         }
     }
 }
@@ -139,31 +165,66 @@ pub const PARAMS: &[Param] = &[
     Param::real("sigma0_2", "σ₀²", 1e-6, 1e6)
         .log()
         .help("Regression prior weight variance."),
+    Param::int(
+        "compound_gamma.problems",
+        "problems (Exp. 4)",
+        1.0,
+        100_000.0,
+    )
+    .log()
+    .help("Compound-gamma problems, one message each."),
+    Param::real("compound_gamma.tau", "threshold τ (Exp. 4)", -9.2, 10.0)
+        .help("Exp. 4's oracle threshold (paper: -6)."),
+    Param::int(
+        "compound_gamma.minibatch",
+        "minibatch B (Exp. 4)",
+        2.0,
+        100_000.0,
+    )
+    .log()
+    .help("Exp. 4's minibatch (paper: 20)."),
+    Param::int("compound_gamma.d_in", "D_in (Exp. 4)", 1.0, 10_000.0).log(),
+    Param::int("compound_gamma.d_out", "D_out (Exp. 4)", 1.0, 10_000.0).log(),
 ];
 
 impl KjitConfig {
     pub fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
-        if self.experiment != Experiment::Logistic {
+        if !matches!(
+            self.experiment,
+            Experiment::Logistic | Experiment::CompoundGamma
+        ) {
             return Err(Error::param(
                 "experiment",
                 format!(
-                    "'{}' is not implemented in this build yet; only 'logistic' (Exp. 3) runs",
+                    "'{}' is not implemented in this build yet; only 'logistic' (Exp. 3) and 'compound-gamma' (Exp. 4) run",
                     self.experiment.name()
                 ),
             ));
         }
-        if self.tau <= self.sigma_y2.ln() {
-            return Err(Error::param(
-                "tau",
-                format!(
-                    "must exceed log sigma_y2 = {:.4}, else every call goes to the oracle; got {}",
-                    self.sigma_y2.ln(),
-                    self.tau
-                ),
-            ));
+        for (name, tau) in [
+            ("tau", self.tau),
+            ("compound_gamma.tau", self.compound_gamma.tau),
+        ] {
+            if tau <= self.sigma_y2.ln() {
+                return Err(Error::param(
+                    name,
+                    format!(
+                        "must exceed log sigma_y2 = {:.4}, else every call goes to the oracle; got {tau}",
+                        self.sigma_y2.ln(),
+                    ),
+                ));
+            }
         }
         Ok(())
+    }
+
+    /// The number of iterations (problems) of the selected experiment.
+    pub fn iterations(&self) -> usize {
+        match self.experiment {
+            Experiment::CompoundGamma => self.compound_gamma.problems,
+            _ => self.problems,
+        }
     }
 
     /// The learner's settings (features seeded from `features_seed`).

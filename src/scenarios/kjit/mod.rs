@@ -4,6 +4,7 @@
 //! KJIT-EP; one iteration is one problem. Cost per problem: see [`logistic`].
 
 pub mod cli;
+pub mod compound_gamma;
 pub mod config;
 pub mod logistic;
 pub mod report;
@@ -22,6 +23,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::io::write_atomic;
+use compound_gamma::GammaExperiment;
 pub use config::{Experiment, KjitConfig, PARAMS};
 use logistic::{Operators, ProblemRun, run_problem, true_weights};
 use report::{
@@ -52,6 +54,8 @@ pub struct KjitScenario {
     sampling_calls: usize,
     /// The trace index of each problem's first KJIT call.
     problem_starts: Vec<usize>,
+    /// Exp. 4, when it is the selected experiment (the logistic fields then stay empty).
+    gamma: Option<GammaExperiment>,
     log: RunLog,
 }
 
@@ -74,6 +78,10 @@ impl KjitScenario {
         let start = Instant::now();
         config.check()?;
         let operators = Operators::new(&config)?;
+        let gamma = match config.experiment {
+            Experiment::CompoundGamma => Some(GammaExperiment::new(&config)?),
+            _ => None,
+        };
         Ok(KjitScenario {
             w_true: true_weights(&config),
             operators,
@@ -82,6 +90,7 @@ impl KjitScenario {
             sampling_seconds: 0.0,
             sampling_calls: 0,
             problem_starts: Vec::new(),
+            gamma,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
         })
@@ -189,7 +198,7 @@ impl ScenarioDef for KjitScenario {
     }
 
     fn max_iters(config: &KjitConfig) -> Option<usize> {
-        Some(config.problems)
+        Some(config.iterations())
     }
 
     fn params() -> &'static [super::params::Param] {
@@ -212,7 +221,10 @@ impl Scenario for KjitScenario {
     }
 
     fn algorithm(&self) -> String {
-        "kjit-ep vs quadrature-ep vs sampling-ep".into()
+        match self.config.experiment {
+            Experiment::CompoundGamma => "kjit vs quadrature (compound gamma)".into(),
+            _ => "kjit-ep vs quadrature-ep vs sampling-ep".into(),
+        }
     }
 
     fn log(&self) -> &RunLog {
@@ -221,6 +233,27 @@ impl Scenario for KjitScenario {
 
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
+        if let Some(gamma) = &mut self.gamma {
+            let p = gamma.step()?;
+            let mut metrics = BTreeMap::from([
+                ("log_shape_kjit".to_string(), p.log_shape_kjit),
+                ("log_shape_quadrature".to_string(), p.log_shape_quadrature),
+                ("log_rate_kjit".to_string(), p.log_rate_kjit),
+                ("log_rate_quadrature".to_string(), p.log_rate_quadrature),
+                ("oracle".to_string(), p.oracle as u8 as f64),
+                ("seconds_kjit".to_string(), p.seconds_kjit),
+            ]);
+            if let Some(v) = p.log_var {
+                metrics.insert("log_var".into(), v);
+            }
+            let record = IterationRecord {
+                iter: p.problem,
+                seconds: start.elapsed().as_secs_f64(),
+                residual: 0.0,
+                metrics,
+            };
+            return Ok(self.log.push(record));
+        }
         let k = self.problems.len();
         let run = run_problem(&self.config, &self.w_true, &mut self.operators, k)?;
         let log_vars: Vec<f64> = self.operators.kjit.trace[run.first_call..]
@@ -281,7 +314,7 @@ impl Scenario for KjitScenario {
     }
 
     fn finished(&self) -> bool {
-        self.problems.len() >= self.config.problems
+        self.log.history().len() >= self.config.iterations()
     }
 
     fn view(&self, _probe: Option<Probe>) -> ScenarioView {
@@ -312,6 +345,17 @@ impl Scenario for KjitScenario {
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
+        if let Some(gamma) = &self.gamma {
+            let r = gamma.report();
+            m.insert("oracle_calls".into(), r.oracle_calls as f64);
+            if let Some(c) = r.correlation_log_shape {
+                m.insert("correlation_log_shape".into(), c);
+            }
+            if let Some(c) = r.correlation_log_rate {
+                m.insert("correlation_log_rate".into(), c);
+            }
+            return m;
+        }
         let n = self.problems.len().max(1) as f64;
         m.insert(
             "mean_error_kjit".into(),
@@ -346,10 +390,16 @@ impl Scenario for KjitScenario {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        report_fields(&self.report())
+        match &self.gamma {
+            Some(gamma) => report_fields(&gamma.report()),
+            None => report_fields(&self.report()),
+        }
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
+        if self.gamma.is_some() {
+            return Ok(());
+        }
         write_atomic(&dir.join("kjit_trace.csv"), self.trace_csv().as_bytes())
     }
 }
