@@ -417,6 +417,33 @@ fn kjit_runs_are_reproducible_from_the_seed() {
     assert_eq!(traces[0], traces[1]);
 }
 
+/// `--experiment rff` writes the Supp B.3 table (errors falling with D, the D = 500 row within
+/// 1.5× the figure's 0.015 / 0.063) and the 3 × 4 Supp B.6 grid.
+#[test]
+fn kjit_rff_experiment_writes_both_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = beliefscope(&[
+        "run",
+        "kjit",
+        "--experiment",
+        "rff",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = read_json(&dir.path().join("results.json"));
+    let b3 = json["supp_b3"].as_array().unwrap();
+    let means: Vec<f64> = b3
+        .iter()
+        .map(|r| r["mean_abs_error"].as_f64().unwrap())
+        .collect();
+    assert_eq!(means.len(), 3);
+    assert!(means.windows(2).all(|w| w[1] < w[0]), "{means:?}");
+    assert!(means[0] <= 1.5 * 0.015);
+    assert!(b3[0]["max_abs_error"].as_f64().unwrap() <= 1.5 * 0.063);
+    assert_eq!(json["supp_b6"].as_array().unwrap().len(), 12);
+}
+
 /// Bad input names the problem.
 #[test]
 fn kjit_bad_settings_exit_with_a_clear_error() {

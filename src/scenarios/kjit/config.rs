@@ -192,12 +192,12 @@ impl KjitConfig {
         check_table(self, PARAMS)?;
         if !matches!(
             self.experiment,
-            Experiment::Logistic | Experiment::CompoundGamma
+            Experiment::Logistic | Experiment::CompoundGamma | Experiment::Rff
         ) {
             return Err(Error::param(
                 "experiment",
                 format!(
-                    "'{}' is not implemented in this build yet; only 'logistic' (Exp. 3) and 'compound-gamma' (Exp. 4) run",
+                    "'{}' is not implemented in this build yet; only 'logistic' (Exp. 3), 'compound-gamma' (Exp. 4) and 'rff' (Supp B.3/B.6) run",
                     self.experiment.name()
                 ),
             ));
@@ -223,6 +223,7 @@ impl KjitConfig {
     pub fn iterations(&self) -> usize {
         match self.experiment {
             Experiment::CompoundGamma => self.compound_gamma.problems,
+            Experiment::Rff => super::rff::RffLab::steps(),
             _ => self.problems,
         }
     }

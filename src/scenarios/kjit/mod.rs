@@ -8,6 +8,7 @@ pub mod compound_gamma;
 pub mod config;
 pub mod logistic;
 pub mod report;
+pub mod rff;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -56,6 +57,8 @@ pub struct KjitScenario {
     problem_starts: Vec<usize>,
     /// Exp. 4, when it is the selected experiment (the logistic fields then stay empty).
     gamma: Option<GammaExperiment>,
+    /// Supp B.3/B.6, when it is the selected experiment.
+    rff: Option<rff::RffLab>,
     log: RunLog,
 }
 
@@ -82,6 +85,10 @@ impl KjitScenario {
             Experiment::CompoundGamma => Some(GammaExperiment::new(&config)?),
             _ => None,
         };
+        let rff = match config.experiment {
+            Experiment::Rff => Some(rff::RffLab::new(config.seed)?),
+            _ => None,
+        };
         Ok(KjitScenario {
             w_true: true_weights(&config),
             operators,
@@ -91,6 +98,7 @@ impl KjitScenario {
             sampling_calls: 0,
             problem_starts: Vec::new(),
             gamma,
+            rff,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
         })
@@ -223,6 +231,7 @@ impl Scenario for KjitScenario {
     fn algorithm(&self) -> String {
         match self.config.experiment {
             Experiment::CompoundGamma => "kjit vs quadrature (compound gamma)".into(),
+            Experiment::Rff => "random features vs exact kernels (Supp B.3, B.6)".into(),
             _ => "kjit-ep vs quadrature-ep vs sampling-ep".into(),
         }
     }
@@ -233,6 +242,17 @@ impl Scenario for KjitScenario {
 
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
+        if let Some(lab) = &mut self.rff {
+            let k = self.log.history().len();
+            let (name, value) = lab.step(k)?;
+            let record = IterationRecord {
+                iter: k + 1,
+                seconds: start.elapsed().as_secs_f64(),
+                residual: 0.0,
+                metrics: BTreeMap::from([(name, value)]),
+            };
+            return Ok(self.log.push(record));
+        }
         if let Some(gamma) = &mut self.gamma {
             let p = gamma.step()?;
             let mut metrics = BTreeMap::from([
@@ -345,6 +365,12 @@ impl Scenario for KjitScenario {
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
+        if self.rff.is_some() {
+            for r in self.log.history() {
+                m.extend(r.metrics.clone());
+            }
+            return m;
+        }
         if let Some(gamma) = &self.gamma {
             let r = gamma.report();
             m.insert("oracle_calls".into(), r.oracle_calls as f64);
@@ -390,6 +416,9 @@ impl Scenario for KjitScenario {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
+        if let Some(lab) = &self.rff {
+            return report_fields(&lab.report);
+        }
         match &self.gamma {
             Some(gamma) => report_fields(&gamma.report()),
             None => report_fields(&self.report()),
@@ -397,7 +426,7 @@ impl Scenario for KjitScenario {
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
-        if self.gamma.is_some() {
+        if self.gamma.is_some() || self.rff.is_some() {
             return Ok(());
         }
         write_atomic(&dir.join("kjit_trace.csv"), self.trace_csv().as_bytes())
