@@ -13,6 +13,8 @@ mod flow_benches;
 mod kbp_benches;
 #[path = "groups/kernel.rs"]
 mod kernel_benches;
+#[path = "groups/kjit.rs"]
+mod kjit_benches;
 #[path = "groups/sosmp.rs"]
 mod sosmp_benches;
 #[path = "groups/tree.rs"]
@@ -23,6 +25,7 @@ fn all(c: &mut Criterion) {
     flow_benches::benches(c);
     kbp_benches::benches(c);
     kernel_benches::benches(c);
+    kjit_benches::benches(c);
     tree_benches::benches(c);
     sosmp_benches::benches(c);
 }

@@ -6,6 +6,7 @@ pub mod flow_bp;
 pub mod gaussian_bp;
 pub mod grid_reference;
 pub mod kbp;
+pub mod kjit;
 pub mod schedule;
 pub mod sosmp;
 pub mod tree_kbp;

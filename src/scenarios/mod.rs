@@ -6,6 +6,7 @@
 
 pub mod denoise;
 pub mod flow;
+pub mod kjit;
 pub mod output;
 pub mod params;
 pub mod registry;

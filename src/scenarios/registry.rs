@@ -372,4 +372,5 @@ registry! {
     Retrieval => super::retrieval::Retrieval,
     Sosmp => super::sosmp::SosmpScenario,
     Flow => super::flow::FlowScenario,
+    Kjit => super::kjit::KjitScenario,
 }

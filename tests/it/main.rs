@@ -18,6 +18,7 @@ mod kernel_gram;
 mod kernel_hsic;
 mod kernel_lowrank;
 mod kernel_solve;
+mod kjit;
 mod layers;
 mod registry;
 mod sosmp_app;

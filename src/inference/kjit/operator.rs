@@ -1,0 +1,199 @@
+//! The three operators that can host the logistic factor in EP (spec K.1): the quadrature
+//! reference, the importance-sampling oracle of eq. (2), and KJIT (Jitkrittum et al. 2015,
+//! Secs. 3–4): two learned directions (z: targets (mean, log variance) of q_{f→z};
+//! p: (log α, log β) of q_{f→p}), each gated on its own predictive variance, sharing one oracle
+//! whose answer is computed once per call when either direction is uncertain.
+//!
+//! Cost per call: quadrature O(nodes); sampling O(M); KJIT O(D_in D_out + D_out²) per
+//! direction, plus O(M + D_out²) on oracle calls.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::embedding::DiagGaussian;
+use super::learner::{Answer, JitLearner, JitSettings};
+use super::messages::{Beta, Gaussian, LogisticTuple};
+use super::oracle::ImportanceOracle;
+use super::quadrature::QuadratureProjection;
+use crate::error::Result;
+
+/// Something that returns the projected belief `q_{f→z}` of the logistic factor.
+pub trait ZProjection {
+    /// `None` when no proper belief is available (the EP site is skipped).
+    fn project_z(&mut self, tuple: &LogisticTuple) -> Result<Option<Gaussian>>;
+}
+
+impl ZProjection for QuadratureProjection {
+    fn project_z(&mut self, tuple: &LogisticTuple) -> Result<Option<Gaussian>> {
+        Ok(Some(self.project(tuple).z))
+    }
+}
+
+/// The sampling operator: the oracle answers every call.
+pub struct SamplingOperator {
+    pub oracle: Arc<ImportanceOracle>,
+    pub calls: usize,
+}
+
+impl ZProjection for SamplingOperator {
+    fn project_z(&mut self, tuple: &LogisticTuple) -> Result<Option<Gaussian>> {
+        self.calls += 1;
+        let z = self.oracle.estimate(tuple)?.beliefs.z;
+        Ok(z.is_proper().then_some(z))
+    }
+}
+
+/// One KJIT call, for the uncertainty trace (main Fig. 5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CallRecord {
+    /// Log predictive variance of the z-direction (NaN during the minibatch phase).
+    pub log_var_z: f64,
+    pub log_var_p: f64,
+    /// Whether the z-direction asked the oracle.
+    pub oracle_z: bool,
+    /// The incoming z-message (for the operator panel's scatter).
+    pub mean_z: f64,
+    pub var_z: f64,
+}
+
+/// Counters of a KJIT operator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct KjitCounters {
+    pub calls: usize,
+    /// z-direction oracle calls (what Exp. 3 counts).
+    pub oracle_calls_z: usize,
+    pub oracle_calls_p: usize,
+    /// Oracle answers that were improper and not trained on.
+    pub untrainable_z: usize,
+    pub untrainable_p: usize,
+    /// Predictions whose quotient by the incoming message was improper.
+    pub improper_predictions: usize,
+    /// Total seconds of confident calls and of oracle calls.
+    pub predict_seconds: f64,
+    pub predict_count: usize,
+    pub oracle_seconds: f64,
+    pub oracle_count: usize,
+}
+
+/// KJIT for the logistic factor.
+pub struct KjitOperator {
+    oracle: Arc<ImportanceOracle>,
+    z_learner: JitLearner,
+    p_learner: JitLearner,
+    pub counters: KjitCounters,
+    pub trace: Vec<CallRecord>,
+}
+
+/// The tuple as one diagonal Gaussian (z, moment-matched p).
+pub fn tuple_input(tuple: &LogisticTuple) -> DiagGaussian {
+    let (m, v) = tuple.as_gaussian();
+    DiagGaussian::new(m.to_vec(), v.to_vec())
+}
+
+impl KjitOperator {
+    /// Both directions with `settings` (the p-direction's features use `seed + 2`).
+    pub fn new(oracle: Arc<ImportanceOracle>, settings: JitSettings) -> Result<KjitOperator> {
+        let p_settings = JitSettings {
+            seed: settings.seed.wrapping_add(2),
+            ..settings
+        };
+        Ok(KjitOperator {
+            oracle,
+            z_learner: JitLearner::new(settings, 2)?,
+            p_learner: JitLearner::new(p_settings, 2)?,
+            counters: KjitCounters::default(),
+            trace: Vec::new(),
+        })
+    }
+
+    pub fn z_learner(&self) -> &JitLearner {
+        &self.z_learner
+    }
+
+    pub fn p_learner(&self) -> &JitLearner {
+        &self.p_learner
+    }
+
+    /// Both directions' projected beliefs (the p-belief is learned as in the paper but does
+    /// not affect q(w)).
+    pub fn project(&mut self, tuple: &LogisticTuple) -> Result<(Option<Gaussian>, Option<Beta>)> {
+        let start = Instant::now();
+        let input = tuple_input(tuple);
+        let z_answer = self.z_learner.ask(&input)?;
+        let p_answer = self.p_learner.ask(&input)?;
+        let needs_oracle = matches!(z_answer, Answer::Uncertain { .. })
+            || matches!(p_answer, Answer::Uncertain { .. });
+        let estimate = if needs_oracle {
+            Some(self.oracle.estimate(tuple)?.beliefs)
+        } else {
+            None
+        };
+        let mut record = CallRecord {
+            log_var_z: f64::NAN,
+            log_var_p: f64::NAN,
+            oracle_z: false,
+            mean_z: tuple.z.mean,
+            var_z: tuple.z.var,
+        };
+        let z = match z_answer {
+            Answer::Certain { outputs, log_var } => {
+                record.log_var_z = log_var;
+                Some(Gaussian::new(outputs[0], outputs[1].exp()))
+            }
+            Answer::Uncertain { log_var, features } => {
+                record.log_var_z = log_var.unwrap_or(f64::NAN);
+                record.oracle_z = true;
+                self.counters.oracle_calls_z += 1;
+                let q = estimate.expect("computed when uncertain").z;
+                // Never train on an answer whose outgoing message is improper (spec K.5.5).
+                let target = q.divide(&tuple.z).map(|_| [q.mean, q.var.ln()]);
+                self.z_learner
+                    .teach(&input, features, target.as_ref().map(|t| &t[..]))?;
+                self.counters.untrainable_z = self.z_learner.untrainable;
+                Some(q)
+            }
+        };
+        let p = match p_answer {
+            Answer::Certain { outputs, log_var } => {
+                record.log_var_p = log_var;
+                Some(Beta::new(outputs[0].exp(), outputs[1].exp()))
+            }
+            Answer::Uncertain { log_var, features } => {
+                record.log_var_p = log_var.unwrap_or(f64::NAN);
+                self.counters.oracle_calls_p += 1;
+                let q = estimate.expect("computed when uncertain").p;
+                let target = q
+                    .filter(|b| b.divide(&tuple.p).is_some())
+                    .map(|b| [b.alpha.ln(), b.beta.ln()]);
+                self.p_learner
+                    .teach(&input, features, target.as_ref().map(|t| &t[..]))?;
+                self.counters.untrainable_p = self.p_learner.untrainable;
+                q
+            }
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        if needs_oracle {
+            self.counters.oracle_seconds += seconds;
+            self.counters.oracle_count += 1;
+        } else {
+            self.counters.predict_seconds += seconds;
+            self.counters.predict_count += 1;
+        }
+        self.counters.calls += 1;
+        self.trace.push(record);
+        Ok((z, p))
+    }
+}
+
+impl ZProjection for KjitOperator {
+    fn project_z(&mut self, tuple: &LogisticTuple) -> Result<Option<Gaussian>> {
+        let (z, _) = self.project(tuple)?;
+        let proper = z.filter(|q| q.is_proper() && q.divide(&tuple.z).is_some());
+        if proper.is_none() {
+            self.counters.improper_predictions += 1;
+        }
+        Ok(proper)
+    }
+}

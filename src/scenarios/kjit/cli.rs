@@ -1,0 +1,79 @@
+//! `beliefscope run kjit` flags.
+
+use clap::Args;
+
+use crate::error::Result;
+use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
+use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
+
+#[derive(Debug, Clone, Args)]
+pub struct KjitArgs {
+    /// Which experiment of spec K.2 [default: logistic (Exp. 3)].
+    #[arg(long, value_enum)]
+    pub experiment: Option<Experiment>,
+    /// Seed of w, data, test points, particles and features [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Problems in sequence [default: 30; compound-gamma 1500].
+    #[arg(long)]
+    pub problems: Option<usize>,
+    /// Oracle threshold τ on the log predictive variance [default: -8.5; compound-gamma -6].
+    #[arg(long, allow_hyphen_values = true)]
+    pub tau: Option<f64>,
+    /// Importance-sampling particles M [default: 50000; paper 500000].
+    #[arg(long)]
+    pub particles: Option<usize>,
+    /// First-stage random features [default: 300; compound-gamma 400].
+    #[arg(long)]
+    pub din: Option<usize>,
+    /// Second-stage random features [default: 500; compound-gamma 800].
+    #[arg(long)]
+    pub dout: Option<usize>,
+    /// γ² = factor × median distance [default: 0.5 as the authors' code; 1 as Supp A].
+    #[arg(long)]
+    pub median_factor: Option<f64>,
+    /// Use the paper's particle count (M = 5e5) unless --particles is given.
+    #[arg(long)]
+    pub paper: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl KjitArgs {}
+
+impl RunFlags for KjitArgs {
+    type Config = KjitConfig;
+
+    fn into_config(self) -> Result<KjitConfig> {
+        let d = KjitConfig::default();
+        let particles = match (self.particles, self.paper) {
+            (Some(m), _) => m,
+            (None, true) => 500_000,
+            (None, false) => d.particles,
+        };
+        let experiment = self.experiment.unwrap_or(d.experiment);
+        let mut config = KjitConfig {
+            experiment,
+            seed: self.seed.unwrap_or(d.seed),
+            particles,
+            median_factor: self.median_factor.unwrap_or(d.median_factor),
+            ..d
+        };
+        // --problems, --tau, --din and --dout set the selected experiment's own settings.
+        if experiment == Experiment::CompoundGamma {
+            let g = &mut config.compound_gamma;
+            g.problems = self.problems.unwrap_or(g.problems);
+            g.tau = self.tau.unwrap_or(g.tau);
+            g.d_in = self.din.unwrap_or(g.d_in);
+            g.d_out = self.dout.unwrap_or(g.d_out);
+        } else {
+            config.problems = self.problems.unwrap_or(config.problems);
+            config.tau = self.tau.unwrap_or(config.tau);
+            config.d_in = self.din.unwrap_or(config.d_in);
+            config.d_out = self.dout.unwrap_or(config.d_out);
+        }
+        let config = self.output.apply_sets(config, PARAMS)?;
+        config.check()?;
+        Ok(config)
+    }
+}

@@ -1,0 +1,249 @@
+//! The kjit scenario's settings (spec `kjit.md` K.2 Exp. 3 defaults) and their parameter table.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::inference::kjit::JitSettings;
+use crate::scenarios::ScenarioParams;
+use crate::scenarios::params::{Param, check_table};
+
+/// Which experiment of spec K.2 runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Experiment {
+    /// Supp B.3 / B.6: random-feature quality against the exact kernel.
+    Rff,
+    /// Exp. 1 / Supp C: batch learning, the log-KL table.
+    Batch,
+    /// Exp. 2: log predictive variance along the two test curves.
+    Uncertainty,
+    /// Exp. 3: 30 logistic-regression problems in sequence (the default).
+    #[default]
+    Logistic,
+    /// Exp. 4: compound gamma.
+    CompoundGamma,
+    /// Exp. 5: the four UCI data sets.
+    Uci,
+}
+
+impl Experiment {
+    pub fn name(self) -> &'static str {
+        match self {
+            Experiment::Rff => "rff",
+            Experiment::Batch => "batch",
+            Experiment::Uncertainty => "uncertainty",
+            Experiment::Logistic => "logistic",
+            Experiment::CompoundGamma => "compound-gamma",
+            Experiment::Uci => "uci",
+        }
+    }
+}
+
+/// The settings of Exp. 4 (compound gamma; spec K.2 K-E4, the authors' class defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GammaSettings {
+    pub problems: usize,
+    pub tau: f64,
+    pub minibatch: usize,
+    pub d_in: usize,
+    pub d_out: usize,
+}
+
+impl Default for GammaSettings {
+    fn default() -> Self {
+        GammaSettings {
+            problems: 1500,
+            tau: -6.0,
+            minibatch: 20,
+            d_in: 400,
+            d_out: 800,
+        }
+    }
+}
+
+/// Every parameter of a kjit run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KjitConfig {
+    pub experiment: Experiment,
+    /// One seed for the true w, the data, the test points, the particles and the features.
+    pub seed: u64,
+    /// Problems in sequence (one iteration each).
+    pub problems: usize,
+    /// Examples per problem (n) and their dimension (d).
+    pub examples: usize,
+    pub dim: usize,
+    /// EP sweeps per problem.
+    pub ep_iterations: usize,
+    /// EP damping ρ (1 = none).
+    pub damping: f64,
+    /// Fresh points for the classification error.
+    pub test_points: usize,
+    /// M, particles of the importance-sampling oracle (paper: 5e5).
+    pub particles: usize,
+    /// Gauss–Hermite nodes of the reference projection.
+    pub quadrature_nodes: usize,
+    /// Whether sampling EP (the all-oracle baseline) runs beside KJIT and quadrature.
+    pub run_sampling: bool,
+    /// τ: the oracle is called when log predictive variance ≥ τ.
+    pub tau: f64,
+    /// B: oracle calls before the first fit.
+    pub minibatch: usize,
+    pub d_in: usize,
+    pub d_out: usize,
+    /// γ² = median_factor × median (0.5 as the authors' code; 1 as Supp A's text).
+    pub median_factor: f64,
+    /// σ_y², the regression's output noise.
+    pub sigma_y2: f64,
+    /// σ₀², the regression's prior weight variance.
+    pub sigma0_2: f64,
+    /// Exp. 4's own problem count, threshold, minibatch and features.
+    pub compound_gamma: GammaSettings,
+}
+
+impl Default for KjitConfig {
+    fn default() -> Self {
+        KjitConfig {
+            experiment: Experiment::Logistic,
+            seed: 1,
+            problems: 30,
+            examples: 300,
+            dim: 20,
+            ep_iterations: 10,
+            damping: 1.0,
+            test_points: 10_000,
+            particles: 50_000,
+            quadrature_nodes: 200,
+            run_sampling: true,
+            tau: -8.5,
+            minibatch: 300,
+            d_in: 300,
+            d_out: 500,
+            median_factor: 0.5,
+            sigma_y2: 1e-4,
+            sigma0_2: 1.0,
+            compound_gamma: GammaSettings::default(),
+        }
+    }
+}
+
+/// The tunable numbers, described once.
+pub const PARAMS: &[Param] = &[
+    Param::int("problems", "problems", 1.0, 10_000.0).help("Logistic problems in sequence."),
+    Param::int("examples", "examples n", 2.0, 100_000.0)
+        .log()
+        .help("Examples per problem."),
+    Param::int("dim", "dimension d", 1.0, 1000.0).help("Input dimension (no bias)."),
+    Param::int("ep_iterations", "EP sweeps", 1.0, 1000.0)
+        .help("EP sweeps per problem (paper: 10)."),
+    Param::real("damping", "damping ρ", 0.01, 1.0).help("EP site damping (1 = none)."),
+    Param::int("test_points", "test points", 1.0, 10_000_000.0)
+        .log()
+        .help("Fresh x for the classification error."),
+    Param::int("particles", "particles M", 100.0, 10_000_000.0)
+        .log()
+        .help("Importance-sampling particles (paper: 5e5)."),
+    Param::int("quadrature_nodes", "Gauss-Hermite nodes", 100.0, 400.0)
+        .help("Nodes of the reference projection."),
+    Param::real("tau", "threshold τ", -9.2, 10.0)
+        .help("Oracle when log predictive variance ≥ τ (must exceed log σ_y²)."),
+    Param::int("minibatch", "minibatch B", 2.0, 100_000.0)
+        .log()
+        .help("Oracle calls before the first fit."),
+    Param::int("d_in", "D_in", 1.0, 10_000.0)
+        .log()
+        .help("First-stage random features."),
+    Param::int("d_out", "D_out", 1.0, 10_000.0)
+        .log()
+        .help("Second-stage random features."),
+    Param::real("median_factor", "median factor", 1e-3, 1e3)
+        .log()
+        .help("γ² = factor × median (code 0.5; Supp A text 1)."),
+    Param::real("sigma_y2", "σ_y²", 1e-12, 1e3)
+        .log()
+        .help("Regression output noise variance."),
+    Param::real("sigma0_2", "σ₀²", 1e-6, 1e6)
+        .log()
+        .help("Regression prior weight variance."),
+    Param::int(
+        "compound_gamma.problems",
+        "problems (Exp. 4)",
+        1.0,
+        100_000.0,
+    )
+    .log()
+    .help("Compound-gamma problems, one message each."),
+    Param::real("compound_gamma.tau", "threshold τ (Exp. 4)", -9.2, 10.0)
+        .help("Exp. 4's oracle threshold (paper: -6)."),
+    Param::int(
+        "compound_gamma.minibatch",
+        "minibatch B (Exp. 4)",
+        2.0,
+        100_000.0,
+    )
+    .log()
+    .help("Exp. 4's minibatch (paper: 20)."),
+    Param::int("compound_gamma.d_in", "D_in (Exp. 4)", 1.0, 10_000.0).log(),
+    Param::int("compound_gamma.d_out", "D_out (Exp. 4)", 1.0, 10_000.0).log(),
+];
+
+impl KjitConfig {
+    /// The number of iterations (problems) of the selected experiment.
+    pub fn iterations(&self) -> usize {
+        match self.experiment {
+            Experiment::CompoundGamma => self.compound_gamma.problems,
+            Experiment::Rff => super::rff::RffLab::steps(),
+            _ => self.problems,
+        }
+    }
+
+    /// The learner's settings (features seeded from `features_seed`).
+    pub fn jit_settings(&self, features_seed: u64) -> JitSettings {
+        JitSettings {
+            minibatch: self.minibatch,
+            tau: self.tau,
+            d_in: self.d_in,
+            d_out: self.d_out,
+            median_factor: self.median_factor,
+            weight_var: self.sigma0_2,
+            noise_var: self.sigma_y2,
+            seed: features_seed,
+        }
+    }
+}
+
+impl ScenarioParams for KjitConfig {
+    const PARAMS: &'static [Param] = PARAMS;
+
+    fn check(&self) -> Result<()> {
+        check_table(self, PARAMS)?;
+        if !matches!(
+            self.experiment,
+            Experiment::Logistic | Experiment::CompoundGamma | Experiment::Rff
+        ) {
+            return Err(Error::param(
+                "experiment",
+                format!(
+                    "'{}' is not implemented in this build yet; only 'logistic' (Exp. 3), 'compound-gamma' (Exp. 4) and 'rff' (Supp B.3/B.6) run",
+                    self.experiment.name()
+                ),
+            ));
+        }
+        for (name, tau) in [
+            ("tau", self.tau),
+            ("compound_gamma.tau", self.compound_gamma.tau),
+        ] {
+            if tau <= self.sigma_y2.ln() {
+                return Err(Error::param(
+                    name,
+                    format!(
+                        "must exceed log sigma_y2 = {:.4}, else every call goes to the oracle; got {tau}",
+                        self.sigma_y2.ln(),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,421 @@
+//! Scenario `kjit`: kernel-based just-in-time learning of EP messages (Jitkrittum et al., UAI
+//! 2015; spec `kjit.md`). The default run is Exp. 3 (spec K.2 K-E3): one true w, then 30
+//! logistic-regression problems in sequence, each solved by quadrature-EP, sampling-EP and
+//! KJIT-EP; one iteration is one problem. Cost per problem: see [`logistic`].
+
+pub mod cli;
+pub mod compound_gamma;
+pub mod config;
+pub mod logistic;
+pub mod report;
+pub mod rff;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use nalgebra::DVector;
+use serde_json::{Map, Value};
+
+use super::{
+    CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
+    ScenarioDef, ScenarioParams, ScenarioView, report_fields,
+};
+use crate::error::Result;
+use crate::io::write_atomic;
+use compound_gamma::GammaExperiment;
+pub use config::{Experiment, KjitConfig, PARAMS};
+use logistic::{Operators, ProblemRun, run_problem, true_weights};
+use report::{
+    CONVENTIONS, KernelReport, LastProblem, LogisticReport, Posterior, Posteriors, ProblemReport,
+    Summary, Timings,
+};
+
+/// What the window draws: per-problem errors and the recent uncertainty trace.
+#[derive(Debug, Clone, Default)]
+pub struct KjitView {
+    pub problems_done: usize,
+    pub problems: usize,
+    /// (error_kjit, error_quadrature, error_sampling or NaN) per problem.
+    pub errors: Vec<[f64; 3]>,
+    /// (log predictive variance of the z-direction, oracle called) per KJIT call.
+    pub trace: Vec<(f64, bool)>,
+    pub tau: f64,
+}
+
+/// The running experiment.
+pub struct KjitScenario {
+    config: KjitConfig,
+    w_true: DVector<f64>,
+    operators: Operators,
+    problems: Vec<ProblemReport>,
+    last: Option<ProblemRun>,
+    sampling_seconds: f64,
+    sampling_calls: usize,
+    /// The trace index of each problem's first KJIT call.
+    problem_starts: Vec<usize>,
+    /// Exp. 4, when it is the selected experiment (the logistic fields then stay empty).
+    gamma: Option<GammaExperiment>,
+    /// Supp B.3/B.6, when it is the selected experiment.
+    rff: Option<rff::RffLab>,
+    log: RunLog,
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.retain(|v| v.is_finite());
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    })
+}
+
+impl KjitScenario {
+    pub fn new(config: KjitConfig, _cancel: &CancelFlag) -> Result<KjitScenario> {
+        let start = Instant::now();
+        config.check()?;
+        let operators = Operators::new(&config)?;
+        let gamma = match config.experiment {
+            Experiment::CompoundGamma => Some(GammaExperiment::new(&config)?),
+            _ => None,
+        };
+        let rff = match config.experiment {
+            Experiment::Rff => Some(rff::RffLab::new(config.seed)?),
+            _ => None,
+        };
+        Ok(KjitScenario {
+            w_true: true_weights(&config),
+            operators,
+            problems: Vec::new(),
+            last: None,
+            sampling_seconds: 0.0,
+            sampling_calls: 0,
+            problem_starts: Vec::new(),
+            gamma,
+            rff,
+            log: RunLog::new(start.elapsed().as_secs_f64()),
+            config,
+        })
+    }
+
+    pub fn problems(&self) -> &[ProblemReport] {
+        &self.problems
+    }
+
+    fn summary(&self) -> Summary {
+        let from2: Vec<&ProblemReport> = self.problems.iter().skip(1).collect();
+        let from3: Vec<&ProblemReport> = self.problems.iter().skip(2).collect();
+        let (oracle, calls) = from3
+            .iter()
+            .fold((0, 0), |(o, c), p| (o + p.oracle_calls, c + p.calls));
+        Summary {
+            max_error_difference_from_problem_2: from2
+                .iter()
+                .map(|p| (p.error_kjit - p.error_quadrature).abs())
+                .reduce(f64::max),
+            oracle_fraction_from_problem_3: (calls > 0).then(|| oracle as f64 / calls as f64),
+            median_log_var_z_problem_2: self.problems.get(1).and_then(|p| p.median_log_var_z),
+        }
+    }
+
+    fn timings(&self) -> Timings {
+        let c = &self.operators.kjit.counters;
+        Timings {
+            predict_us: (c.predict_count > 0)
+                .then(|| 1e6 * c.predict_seconds / c.predict_count as f64),
+            oracle_ms: (c.oracle_count > 0).then(|| 1e3 * c.oracle_seconds / c.oracle_count as f64),
+            sampling_call_ms: (self.sampling_calls > 0)
+                .then(|| 1e3 * self.sampling_seconds / self.sampling_calls as f64),
+        }
+    }
+
+    /// The typed results.json report.
+    pub fn report(&self) -> LogisticReport {
+        let posterior = |r: &logistic::OperatorRun| Posterior {
+            mean: r.mean.clone(),
+            cov: r.cov.clone(),
+        };
+        LogisticReport {
+            experiment: self.config.experiment.name(),
+            problems: self.problems.clone(),
+            w_true: self.w_true.iter().copied().collect(),
+            last_problem: self.last.as_ref().map(|run| LastProblem {
+                x: (0..run.problem.x.nrows())
+                    .map(|i| run.problem.x.row(i).iter().copied().collect())
+                    .collect(),
+                y: run.problem.y.iter().map(|&b| b as u8).collect(),
+            }),
+            posteriors: self.last.as_ref().map(|run| Posteriors {
+                kjit: posterior(&run.kjit),
+                quadrature: posterior(&run.quadrature),
+                sampling: run.sampling.as_ref().map(posterior),
+            }),
+            timings: self.timings(),
+            kernel: KernelReport {
+                z_direction: self.operators.kjit.z_learner().widths().cloned(),
+                p_direction: self.operators.kjit.p_learner().widths().cloned(),
+                median_factor: self.config.median_factor,
+                log_sigma_y2: self.config.sigma_y2.ln(),
+            },
+            summary: self.summary(),
+            counters: self.operators.kjit.counters,
+            conventions: CONVENTIONS,
+        }
+    }
+
+    /// `call,problem,log_var_z,log_var_p,oracle_z,cavity_mean,cavity_var`.
+    pub fn trace_csv(&self) -> String {
+        let mut out =
+            String::from("call,problem,log_var_z,log_var_p,oracle_z,cavity_mean,cavity_var\n");
+        for (i, r) in self.operators.kjit.trace.iter().enumerate() {
+            let problem = self.problem_starts.partition_point(|&s| s <= i);
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{}",
+                i + 1,
+                problem,
+                r.log_var_z,
+                r.log_var_p,
+                r.oracle_z as u8,
+                r.mean_z,
+                r.var_z
+            );
+        }
+        out
+    }
+}
+
+impl ScenarioDef for KjitScenario {
+    const NAME: &'static str = "kjit";
+    const SUMMARY: &'static str = "kernel-based just-in-time EP messages: KJIT vs quadrature vs sampling EP on 30 logistic problems (Jitkrittum et al. 2015, Exp. 3)";
+    const ALGORITHMS: &'static [&'static str] = &["kjit-ep", "quadrature-ep", "sampling-ep"];
+    type Config = KjitConfig;
+    type View = KjitView;
+    type Control = NoControl;
+    type Task = NoTask;
+    type RunArgs = cli::KjitArgs;
+
+    fn build(config: KjitConfig, cancel: &CancelFlag) -> Result<Self> {
+        KjitScenario::new(config, cancel)
+    }
+
+    fn max_iters(config: &KjitConfig) -> Option<usize> {
+        Some(config.iterations())
+    }
+}
+
+impl Scenario for KjitScenario {
+    fn config(&self) -> ScenarioConfig {
+        ScenarioConfig::Kjit(self.config.clone())
+    }
+
+    fn algorithm(&self) -> String {
+        match self.config.experiment {
+            Experiment::CompoundGamma => "kjit vs quadrature (compound gamma)".into(),
+            Experiment::Rff => "random features vs exact kernels (Supp B.3, B.6)".into(),
+            _ => "kjit-ep vs quadrature-ep vs sampling-ep".into(),
+        }
+    }
+
+    fn log(&self) -> &RunLog {
+        &self.log
+    }
+
+    fn step(&mut self) -> Result<IterationRecord> {
+        let start = Instant::now();
+        if let Some(lab) = &mut self.rff {
+            let k = self.log.history().len();
+            let (name, value) = lab.step(k)?;
+            let record = IterationRecord {
+                iter: k + 1,
+                seconds: start.elapsed().as_secs_f64(),
+                residual: 0.0,
+                metrics: BTreeMap::from([(name, value)]),
+            };
+            return Ok(self.log.push(record));
+        }
+        if let Some(gamma) = &mut self.gamma {
+            let p = gamma.step()?;
+            let mut metrics = BTreeMap::from([
+                ("log_shape_kjit".to_string(), p.log_shape_kjit),
+                ("log_shape_quadrature".to_string(), p.log_shape_quadrature),
+                ("log_rate_kjit".to_string(), p.log_rate_kjit),
+                ("log_rate_quadrature".to_string(), p.log_rate_quadrature),
+                ("oracle".to_string(), p.oracle as u8 as f64),
+                ("seconds_kjit".to_string(), p.seconds_kjit),
+            ]);
+            if let Some(v) = p.log_var {
+                metrics.insert("log_var".into(), v);
+            }
+            let record = IterationRecord {
+                iter: p.problem,
+                seconds: start.elapsed().as_secs_f64(),
+                residual: 0.0,
+                metrics,
+            };
+            return Ok(self.log.push(record));
+        }
+        let k = self.problems.len();
+        let run = run_problem(&self.config, &self.w_true, &mut self.operators, k)?;
+        let log_vars: Vec<f64> = self.operators.kjit.trace[run.first_call..]
+            .iter()
+            .map(|r| r.log_var_z)
+            .collect();
+        if let Some(s) = &run.sampling {
+            self.sampling_seconds += s.seconds;
+            self.sampling_calls += run.calls;
+        }
+        let report = ProblemReport {
+            problem: k + 1,
+            error_kjit: run.kjit.error,
+            error_quadrature: run.quadrature.error,
+            error_sampling: run.sampling.as_ref().map(|s| s.error),
+            oracle_calls: run.oracle_calls,
+            calls: run.calls,
+            seconds_kjit: run.kjit.seconds,
+            seconds_quadrature: run.quadrature.seconds,
+            seconds_sampling: run.sampling.as_ref().map(|s| s.seconds),
+            skipped_kjit: run.kjit.skipped,
+            median_log_var_z: median(log_vars),
+        };
+        let mut metrics = BTreeMap::from([
+            ("error_kjit".to_string(), report.error_kjit),
+            ("error_quadrature".to_string(), report.error_quadrature),
+            (
+                "error_difference".to_string(),
+                (report.error_kjit - report.error_quadrature).abs(),
+            ),
+            ("oracle_calls".to_string(), report.oracle_calls as f64),
+            ("calls".to_string(), report.calls as f64),
+            (
+                "oracle_fraction".to_string(),
+                report.oracle_calls as f64 / report.calls.max(1) as f64,
+            ),
+            ("seconds_kjit".to_string(), report.seconds_kjit),
+            ("seconds_quadrature".to_string(), report.seconds_quadrature),
+            ("skipped_kjit".to_string(), report.skipped_kjit as f64),
+        ]);
+        if let Some(s) = &run.sampling {
+            metrics.insert("error_sampling".into(), s.error);
+            metrics.insert("seconds_sampling".into(), s.seconds);
+        }
+        if let Some(m) = report.median_log_var_z {
+            metrics.insert("median_log_var_z".into(), m);
+        }
+        self.problems.push(report);
+        self.problem_starts.push(run.first_call);
+        self.last = Some(run);
+        let record = IterationRecord {
+            iter: k + 1,
+            seconds: start.elapsed().as_secs_f64(),
+            residual: 0.0,
+            metrics,
+        };
+        Ok(self.log.push(record))
+    }
+
+    fn finished(&self) -> bool {
+        self.log.history().len() >= self.config.iterations()
+    }
+
+    fn view(&self, _probe: Option<Probe>) -> ScenarioView {
+        // The last 20 000 calls (about seven problems) keep snapshots small.
+        let trace = &self.operators.kjit.trace;
+        let from = trace.len().saturating_sub(20_000);
+        ScenarioView::Kjit(KjitView {
+            problems_done: self.problems.len(),
+            problems: self.config.problems,
+            errors: self
+                .problems
+                .iter()
+                .map(|p| {
+                    [
+                        p.error_kjit,
+                        p.error_quadrature,
+                        p.error_sampling.unwrap_or(f64::NAN),
+                    ]
+                })
+                .collect(),
+            trace: trace[from..]
+                .iter()
+                .map(|r| (r.log_var_z, r.oracle_z))
+                .collect(),
+            tau: self.config.tau,
+        })
+    }
+
+    fn final_metrics(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        if self.rff.is_some() {
+            for r in self.log.history() {
+                m.extend(r.metrics.clone());
+            }
+            return m;
+        }
+        if let Some(gamma) = &self.gamma {
+            let r = gamma.report();
+            m.insert("oracle_calls".into(), r.oracle_calls as f64);
+            if let Some(c) = r.correlation_log_shape {
+                m.insert("correlation_log_shape".into(), c);
+            }
+            if let Some(c) = r.correlation_log_rate {
+                m.insert("correlation_log_rate".into(), c);
+            }
+            return m;
+        }
+        let n = self.problems.len().max(1) as f64;
+        m.insert(
+            "mean_error_kjit".into(),
+            self.problems.iter().map(|p| p.error_kjit).sum::<f64>() / n,
+        );
+        m.insert(
+            "mean_error_quadrature".into(),
+            self.problems
+                .iter()
+                .map(|p| p.error_quadrature)
+                .sum::<f64>()
+                / n,
+        );
+        let c = &self.operators.kjit.counters;
+        m.insert("oracle_calls".into(), c.oracle_calls_z as f64);
+        m.insert("calls".into(), c.calls as f64);
+        let s = self.summary();
+        if let Some(v) = s.max_error_difference_from_problem_2 {
+            m.insert("max_error_difference_from_problem_2".into(), v);
+        }
+        if let Some(v) = s.oracle_fraction_from_problem_3 {
+            m.insert("oracle_fraction_from_problem_3".into(), v);
+        }
+        let t = self.timings();
+        if let Some(v) = t.predict_us {
+            m.insert("predict_us".into(), v);
+        }
+        if let Some(v) = t.oracle_ms {
+            m.insert("oracle_ms".into(), v);
+        }
+        m
+    }
+
+    fn extra_results(&self) -> Map<String, Value> {
+        if let Some(lab) = &self.rff {
+            return report_fields(&lab.report);
+        }
+        match &self.gamma {
+            Some(gamma) => report_fields(&gamma.report()),
+            None => report_fields(&self.report()),
+        }
+    }
+
+    fn write_outputs(&self, dir: &Path) -> Result<()> {
+        if self.gamma.is_some() || self.rff.is_some() {
+            return Ok(());
+        }
+        write_atomic(&dir.join("kjit_trace.csv"), self.trace_csv().as_bytes())
+    }
+}

@@ -1,0 +1,115 @@
+//! The kjit scenario's fields of results.json, as types (Exp. 3 of Jitkrittum et al. 2015):
+//! per problem the three operators' classification errors, KJIT's oracle calls and calls, the
+//! seconds of each EP run; the true w; the last problem's data; each operator's final
+//! posterior; KJIT's timings and chosen kernel widths.
+
+use serde::Serialize;
+
+use crate::inference::kjit::embedding::KernelWidths;
+use crate::inference::kjit::operator::KjitCounters;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LogisticReport {
+    pub experiment: &'static str,
+    pub problems: Vec<ProblemReport>,
+    pub w_true: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_problem: Option<LastProblem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub posteriors: Option<Posteriors>,
+    pub timings: Timings,
+    pub kernel: KernelReport,
+    pub summary: Summary,
+    pub counters: KjitCounters,
+    pub conventions: Conventions,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProblemReport {
+    /// 1-based.
+    pub problem: usize,
+    pub error_kjit: f64,
+    pub error_quadrature: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_sampling: Option<f64>,
+    /// KJIT z-direction oracle calls in this problem.
+    pub oracle_calls: usize,
+    /// KJIT calls in this problem.
+    pub calls: usize,
+    pub seconds_kjit: f64,
+    pub seconds_quadrature: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_sampling: Option<f64>,
+    /// EP sites KJIT-EP skipped (improper predicted messages or cavities).
+    pub skipped_kjit: usize,
+    /// Median log predictive variance of the z-direction over this problem's fitted calls.
+    pub median_log_var_z: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LastProblem {
+    /// n rows of d numbers.
+    pub x: Vec<Vec<f64>>,
+    pub y: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Posterior {
+    pub mean: Vec<f64>,
+    /// Row-major d × d.
+    pub cov: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Posteriors {
+    pub kjit: Posterior,
+    pub quadrature: Posterior,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Posterior>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Timings {
+    /// Mean microseconds of a confident KJIT call (both directions predicted, no oracle).
+    pub predict_us: Option<f64>,
+    /// Mean milliseconds of a KJIT call that asked the oracle (oracle plus updates).
+    pub oracle_ms: Option<f64>,
+    /// Mean milliseconds of one sampling-EP oracle call (total sampling seconds / calls).
+    pub sampling_call_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelReport {
+    /// Widths chosen at B for the z-direction and the p-direction (coordinates (z, p)).
+    pub z_direction: Option<KernelWidths>,
+    pub p_direction: Option<KernelWidths>,
+    pub median_factor: f64,
+    pub log_sigma_y2: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// max over problems ≥ 2 of |error_kjit − error_quadrature| (spec K.3 test 8: ≤ 0.01).
+    pub max_error_difference_from_problem_2: Option<f64>,
+    /// Oracle calls / calls over problems 3.. (spec K.3 test 8: < 0.15).
+    pub oracle_fraction_from_problem_3: Option<f64>,
+    /// Spec K.3 test 8: in [−9.21, −8.6].
+    pub median_log_var_z_problem_2: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Conventions {
+    pub error: &'static str,
+    pub oracle_calls: &'static str,
+    pub features: &'static str,
+    pub first_sweep: &'static str,
+    pub timing: &'static str,
+}
+
+pub const CONVENTIONS: Conventions = Conventions {
+    error: "disagreement of sign(mean_post . x) with sign(w_true . x) on test_points fresh x ~ N(0, I)",
+    oracle_calls: "z-direction oracle calls of KJIT (the p-direction learns from the same oracle answers)",
+    features: "one two-stage feature map per direction, shared by its two outputs (the code draws one per output)",
+    first_sweep: "parallel (all cavities from the prior), later sweeps sequential",
+    timing: "KJIT-EP runs on one thread beside quadrature-EP then sampling-EP on the other",
+};
