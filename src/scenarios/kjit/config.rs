@@ -130,25 +130,25 @@ impl Default for KjitConfig {
 
 /// The tunable numbers, described once.
 pub const PARAMS: &[Param] = &[
-    Param::int("problems", "problems", 1.0, 10_000.0).help("Logistic problems in sequence."),
-    Param::int("examples", "examples n", 2.0, 100_000.0)
+    Param::int("problems", "Problems", 1.0, 10_000.0).help("Logistic problems in sequence."),
+    Param::int("examples", "Examples n", 2.0, 100_000.0)
         .log()
         .help("Examples per problem."),
-    Param::int("dim", "dimension d", 1.0, 1000.0).help("Input dimension (no bias)."),
+    Param::int("dim", "Dimension d", 1.0, 1000.0).help("Input dimension (no bias)."),
     Param::int("ep_iterations", "EP sweeps", 1.0, 1000.0)
         .help("EP sweeps per problem (paper: 10)."),
-    Param::real("damping", "damping ρ", 0.01, 1.0).help("EP site damping (1 = none)."),
-    Param::int("test_points", "test points", 1.0, 10_000_000.0)
+    Param::real("damping", "Damping ρ", 0.01, 1.0).help("EP site damping (1 = none)."),
+    Param::int("test_points", "Test points", 1.0, 10_000_000.0)
         .log()
         .help("Fresh x for the classification error."),
-    Param::int("particles", "particles M", 100.0, 10_000_000.0)
+    Param::int("particles", "Particles M", 100.0, 10_000_000.0)
         .log()
         .help("Importance-sampling particles (paper: 5e5)."),
     Param::int("quadrature_nodes", "Gauss-Hermite nodes", 100.0, 400.0)
         .help("Nodes of the reference projection."),
-    Param::real("tau", "threshold τ", -9.2, 10.0)
+    Param::real("tau", "Threshold τ", -9.2, 10.0)
         .help("Oracle when log predictive variance ≥ τ (must exceed log σ_y²)."),
-    Param::int("minibatch", "minibatch B", 2.0, 100_000.0)
+    Param::int("minibatch", "Minibatch B", 2.0, 100_000.0)
         .log()
         .help("Oracle calls before the first fit."),
     Param::int("d_in", "D_in", 1.0, 10_000.0)
@@ -157,7 +157,7 @@ pub const PARAMS: &[Param] = &[
     Param::int("d_out", "D_out", 1.0, 10_000.0)
         .log()
         .help("Second-stage random features."),
-    Param::real("median_factor", "median factor", 1e-3, 1e3)
+    Param::real("median_factor", "Median factor", 1e-3, 1e3)
         .log()
         .help("γ² = factor × median (code 0.5; Supp A text 1)."),
     Param::real("sigma_y2", "σ_y²", 1e-12, 1e3)
@@ -168,17 +168,17 @@ pub const PARAMS: &[Param] = &[
         .help("Regression prior weight variance."),
     Param::int(
         "compound_gamma.problems",
-        "problems (Exp. 4)",
+        "Problems (Exp. 4)",
         1.0,
         100_000.0,
     )
     .log()
     .help("Compound-gamma problems, one message each."),
-    Param::real("compound_gamma.tau", "threshold τ (Exp. 4)", -9.2, 10.0)
+    Param::real("compound_gamma.tau", "Threshold τ (Exp. 4)", -9.2, 10.0)
         .help("Exp. 4's oracle threshold (paper: -6)."),
     Param::int(
         "compound_gamma.minibatch",
-        "minibatch B (Exp. 4)",
+        "Minibatch B (Exp. 4)",
         2.0,
         100_000.0,
     )
