@@ -154,9 +154,10 @@ impl std::str::FromStr for Candidates {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DenoiseConfig {
-    /// Sunset width in pixels (ignored when `image` is set).
+    /// Sunset width in pixels. With `image` set the scenario echoes the image's size here (the
+    /// file fixes it; the fields are then only a record of what ran).
     pub width: usize,
-    /// Sunset height in pixels (ignored when `image` is set).
+    /// Sunset height in pixels (see `width`).
     pub height: usize,
     /// Number of gray levels C, evenly spaced over 0..255.
     pub colors: usize,

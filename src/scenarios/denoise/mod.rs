@@ -163,9 +163,11 @@ pub struct Denoise {
 }
 
 impl Denoise {
-    pub fn new(config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
+    pub fn new(mut config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
         let start = Instant::now();
         let data = DenoiseData::generate(&config)?;
+        // Echo the size that runs: a loaded image fixes it, whatever the fields said.
+        (config.width, config.height) = (data.width, data.height);
         cancel.check()?;
         let mut runs = vec![build_run(config.primary(), &data, &config, cancel)?];
         if let Some(choice) = config.compare {
