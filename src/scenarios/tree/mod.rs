@@ -482,6 +482,7 @@ impl TreeScenario {
             multiplier: k.settings.multiplier,
             sigma: k.sigma,
             median: k.median,
+            rule: k.rule.clone(),
             lambda: k.settings.lambda,
         }
     }
@@ -832,6 +833,7 @@ impl Scenario for TreeScenario {
                         "kernel": k.settings.kernel.label(),
                         "bandwidth": k.sigma,
                         "bandwidth_auto": matches!(k.settings.bandwidth, crate::inference::kbp::Bandwidth::Auto),
+                        "bandwidth_rule": k.rule,
                         "multiplier": k.settings.multiplier,
                         "median_distance": k.median,
                         "lambda": k.settings.lambda,
