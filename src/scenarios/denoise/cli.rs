@@ -30,6 +30,14 @@ pub struct DenoiseArgs {
     /// Use this image (any common format, converted to gray) as the clean image.
     #[arg(long, value_name = "PATH")]
     pub image: Option<PathBuf>,
+    /// Learn the potentials from this clean image (converted to gray, quantised like the test
+    /// image) [default: the built-in sunset for a loaded image; the sunset generator for the
+    /// sunset].
+    #[arg(long, value_name = "PATH")]
+    pub train_image: Option<PathBuf>,
+    /// Learn the potentials from the test image's own clean version: an oracle no user has.
+    #[arg(long)]
+    pub oracle_training: bool,
     /// Keep a loaded image's gray values instead of quantising them to C levels.
     #[arg(long)]
     pub no_quantize: bool,
@@ -96,6 +104,8 @@ impl DenoiseArgs {
             seed: self.seed.unwrap_or(d.seed),
             image: self.image,
             quantize: !self.no_quantize,
+            train_image: self.train_image,
+            oracle: self.oracle_training,
             algorithm: self.algorithm.unwrap_or(d.algorithm),
             kbp: KbpSettings {
                 update: self.update.unwrap_or(d.kbp.update),

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, check_positive};
+use crate::error::{Error, Result, check_positive};
 use crate::inference::kbp::{KbpSettings, KbpUpdate};
 use crate::inference::{Damping, EstimateKind, Schedule};
 use crate::scenarios::params::{Param, check_table};
@@ -169,6 +169,12 @@ pub struct DenoiseConfig {
     pub image: Option<PathBuf>,
     /// Quantise a loaded image to the C levels (the sunset is always on them).
     pub quantize: bool,
+    /// The clean image the potentials are learned from (quantised like the test image). None:
+    /// the sunset generator (for the sunset, the paper's protocol; for a loaded image, the
+    /// built-in sunset of its size).
+    pub train_image: Option<PathBuf>,
+    /// Learn the potentials from the test image's own clean version (an oracle no user has).
+    pub oracle: bool,
     pub algorithm: DenoiseAlgorithm,
     /// Kernel-BP parameters (used when `algorithm` or `compare` is kernel BP).
     pub kbp: KbpSettings,
@@ -196,6 +202,8 @@ impl Default for DenoiseConfig {
             seed: 0,
             image: None,
             quantize: true,
+            train_image: None,
+            oracle: false,
             algorithm: DenoiseAlgorithm::Kbp,
             kbp: KbpSettings::default(),
             candidates: Candidates::Training,
@@ -227,6 +235,12 @@ impl DenoiseConfig {
         check_table(self, PARAMS)?;
         check_positive("noise", self.noise)?;
         Damping(self.damping).check()?;
+        if self.oracle && self.train_image.is_some() {
+            return Err(Error::param(
+                "training",
+                "choose one: a training image (--train-image) or the oracle (--oracle-training)",
+            ));
+        }
         if self.algorithm == DenoiseAlgorithm::Kbp
             || self
                 .compare

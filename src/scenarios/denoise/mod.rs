@@ -1,10 +1,11 @@
 //! Scenario `denoise`: image denoising on a 4-connected grid MRF, as in Song et al., "Kernel
 //! Belief Propagation" (AISTATS 2011, Sec. 7). The clean image is the synthetic sunset (or an
 //! image the user loads), corrupted by Gaussian noise; the algorithm estimates each pixel's gray
-//! level. Kernel BP learns the edge model and the likelihood from a training pair (the same clean
-//! image with noise drawn from a different seed). The discrete BP baseline uses the C true gray
-//! levels as states (oracle discretisation), the true Gaussian likelihood and pseudo-moment
-//! potentials from the clean training image. Compare mode runs a second algorithm on the same
+//! level. Kernel BP learns the edge model and the likelihood from a training pair (a clean
+//! training image with noise drawn from a different seed; see `data.rs` for which image: never
+//! the test image unless the `oracle` option asks for it). The discrete BP baseline uses the C
+//! true gray levels as states, the true Gaussian likelihood and pseudo-moment potentials from
+//! the clean training image. Compare mode runs a second algorithm on the same
 //! noisy image.
 //!
 //! Each iteration costs the algorithms' iterations plus O(pixels · candidates) for the
@@ -157,6 +158,9 @@ pub struct Denoise {
     clean: Arc<Vec<f64>>,
     noisy: Arc<Vec<f64>>,
     noisy_rmse: f64,
+    /// What the potentials were learned from, and its size.
+    training: String,
+    training_size: [usize; 2],
     /// The primary algorithm first, then the compared one.
     runs: Vec<AlgorithmRun>,
     log: RunLog,
@@ -175,6 +179,8 @@ impl Denoise {
         }
         let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
         Ok(Denoise {
+            training: data.train.source.clone(),
+            training_size: [data.train.width, data.train.height],
             width: data.width,
             height: data.height,
             levels: Arc::new(data.levels),
@@ -350,6 +356,7 @@ impl Scenario for Denoise {
             estimate: self.runs[0].estimate.clone(),
             noisy_rmse: self.noisy_rmse,
             rmse: self.rmse(),
+            training: self.training.clone(),
             label: self.runs[0].choice.label(),
             compare,
             kbp: self.kbp_info(),
@@ -459,6 +466,8 @@ impl Denoise {
         let first = runs.first().and_then(|r| r.kernel.as_ref());
         report::DenoiseReport {
             image_size: [self.width, self.height],
+            training: self.training.clone(),
+            training_size: self.training_size,
             training_seed: self.config.seed.wrapping_add(TRAINING_SEED_OFFSET),
             update: self.runs[0].choice.label(),
             ranks: first.map(|k| k.ranks.clone()),

@@ -12,6 +12,9 @@ use super::{AlgorithmRun, Engine};
 #[derive(Debug, Clone, Serialize)]
 pub struct DenoiseReport {
     pub image_size: [usize; 2],
+    /// What the potentials were learned from.
+    pub training: String,
+    pub training_size: [usize; 2],
     pub training_seed: u64,
     pub update: String,
     /// The primary run's kernel read-outs, also at top level where scripts look first.
