@@ -311,6 +311,7 @@ impl App {
         let room = self.rooms.get(self.state.config.name());
         match room.open_paths(&self.state.config, paths) {
             Opened::Apply(config) => {
+                let config = *config;
                 self.state.config = config.clone();
                 self.selection = None;
                 let play = self.should_play_after_load();

@@ -16,7 +16,11 @@ use crate::cli_common::{beliefscope, read_json, stderr};
 fn blocks(path: &Path, w: u32, h: u32, shift: u32) {
     image::GrayImage::from_fn(w, h, |x, y| {
         let x = x + 64 - shift;
-        let base = if (x / 8 + y / 8) % 2 == 0 { 30 } else { 150 };
+        let base = if (x / 8 + y / 8).is_multiple_of(2) {
+            30
+        } else {
+            150
+        };
         image::Luma([(base + (x % 8) * 6 + (y % 8) * 3) as u8])
     })
     .save(path)

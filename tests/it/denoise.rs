@@ -140,7 +140,7 @@ fn bad_parameters_are_clear_errors() {
 /// A `w` x `h` PNG of shaded blocks (distinct from the sunset).
 fn blocks_png(path: &std::path::Path, w: u32, h: u32, phase: u32) {
     image::GrayImage::from_fn(w, h, |x, y| {
-        let base = if ((x + phase) / 8 + y / 8) % 2 == 0 {
+        let base = if ((x + phase) / 8 + y / 8).is_multiple_of(2) {
             30
         } else {
             170

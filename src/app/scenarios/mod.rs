@@ -70,7 +70,7 @@ pub enum OpenKind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Opened {
     /// Run this config.
-    Apply(ScenarioConfig),
+    Apply(Box<ScenarioConfig>),
     /// Kept for later (e.g. frame 1 waiting for frame 2); the text says what to do next.
     Waiting(String),
     /// The files do not fit this scenario; the text says why.

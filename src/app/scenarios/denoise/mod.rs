@@ -96,7 +96,7 @@ impl ScenarioUi for DenoiseRoom {
         };
         let mut c = c.clone();
         c.image = Some(path.clone());
-        Opened::Apply(ScenarioConfig::Denoise(c))
+        Opened::Apply(Box::new(ScenarioConfig::Denoise(c)))
     }
 
     fn drop_hint(&self) -> &'static str {

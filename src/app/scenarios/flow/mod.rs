@@ -83,7 +83,7 @@ impl ScenarioUi for FlowRoom {
         // Files opened together are complete in themselves; one file pairs with a waiting one.
         let pending = self.pending.take().filter(|_| paths.len() == 1);
         match open_flow_files(c, pending.as_deref(), paths) {
-            FlowOpen::Apply(config) => Opened::Apply(ScenarioConfig::Flow(*config)),
+            FlowOpen::Apply(config) => Opened::Apply(Box::new(ScenarioConfig::Flow(*config))),
             FlowOpen::Waiting(frame) => {
                 let message = format!("frame 1 is {}: open frame 2 next", frame.display());
                 self.pending = Some(frame);

@@ -83,7 +83,7 @@ impl ScenarioUi for TreeRoom {
         };
         let mut c = c.clone();
         match open_file(&mut c, path) {
-            Ok(()) => Opened::Apply(ScenarioConfig::Tree(c)),
+            Ok(()) => Opened::Apply(Box::new(ScenarioConfig::Tree(c))),
             Err(e) => Opened::Refused(e),
         }
     }
