@@ -439,12 +439,12 @@ fn maximise_log_sigma(
 /// of `b`) maximising the leave-one-out log-likelihood of the product-kernel Gaussian KDE of
 /// the pairs. Unlike each marginal's own LOO-CV this sees how narrowly one variable is pinned
 /// down by the other: on `b = a² + noise` it picks `sigma_a` at the width of `a` given `b`, not
-/// at the width of `a`'s broad marginal. Coordinate ascent from the marginal optima, three
+/// at the width of `a`'s broad marginal. Coordinate ascent from the marginal optima, two
 /// rounds of a search over `[sigma / 100, 3 sigma]` per coordinate.
 ///
 /// Errors as [`loo_cv_bandwidth`] does, and when the two have different numbers of rows.
-/// Cost: O(s² (d_a + d_b)) for the distances plus O(s²) per likelihood evaluation (about 6
-/// (grid + iterations) evaluations), `s = min(n, max_points)`.
+/// Cost: O(s² (d_a + d_b)) for the distances plus O(s²) per likelihood evaluation (about 4
+/// (grid + iterations) evaluations, plus the two marginal searches), `s = min(n, max_points)`.
 pub fn loo_cv_joint_bandwidths(
     a: &Points,
     b: &Points,
@@ -464,7 +464,7 @@ pub fn loo_cv_joint_bandwidths(
     let (qa, qb) = (pairwise_sq(a, &idx), pairwise_sq(b, &idx));
     let dims = [a.dim(), b.dim()];
     let (g, it) = (options.grid_points, options.refine_iterations);
-    for _ in 0..3 {
+    for _ in 0..2 {
         let fa = |l: f64| joint_loo_from_sq([&qa, &qb], s, dims, l.exp(), sb);
         sa = maximise_log_sigma(fa, sa / 100.0, sa * 3.0, g, it).0;
         let fb = |l: f64| joint_loo_from_sq([&qa, &qb], s, dims, sa, l.exp());
