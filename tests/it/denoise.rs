@@ -222,3 +222,33 @@ fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
     let err = Denoise::new(both, &CancelFlag::default()).err().unwrap();
     assert!(err.to_string().contains("training"), "{err}");
 }
+
+#[test]
+fn baselines_are_reported_and_the_blur_sigma_by_sure_is_near_the_best() {
+    use beliefscope::scenarios::denoise::DenoiseData;
+    use beliefscope::scenarios::denoise::baselines::{blur_by_sure, gaussian_blur};
+    let config = DenoiseConfig {
+        max_iters: 1,
+        ..DenoiseConfig::default()
+    };
+    let d = Denoise::new(config.clone(), &CancelFlag::default()).unwrap();
+    let m = d.final_metrics();
+    let noisy = m["noisy_rmse"];
+    assert!(m["baseline_rmse_tv"] < 0.5 * noisy, "{m:?}");
+    assert!(m["baseline_rmse_blur"] < 0.7 * noisy, "{m:?}");
+    // SURE never sees the clean image; its sigma must still be close to the best one.
+    let data = DenoiseData::generate(&config).unwrap();
+    let (w, h) = (data.width, data.height);
+    let (sigma, blurred) = blur_by_sure(&data.noisy, w, h, config.noise);
+    let chosen = beliefscope::scenarios::denoise::rmse(&blurred, &data.clean);
+    let best = (1..=50)
+        .map(|k| {
+            let b = gaussian_blur(&data.noisy, w, h, 0.1 * k as f64);
+            beliefscope::scenarios::denoise::rmse(&b, &data.clean)
+        })
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        chosen <= 1.05 * best,
+        "SURE sigma {sigma}: {chosen} against best {best}"
+    );
+}

@@ -12,6 +12,7 @@
 //! estimates and the RMSE.
 
 pub mod autotune;
+pub mod baselines;
 pub mod cli;
 pub mod config;
 pub mod data;
@@ -158,6 +159,8 @@ pub struct Denoise {
     clean: Arc<Vec<f64>>,
     noisy: Arc<Vec<f64>>,
     noisy_rmse: f64,
+    /// Reference baselines (not message passing): (label, estimate), RMSE computed on demand.
+    baselines: Vec<(String, Arc<Vec<f64>>)>,
     /// What the potentials were learned from, and its size.
     training: String,
     training_size: [usize; 2],
@@ -178,7 +181,15 @@ impl Denoise {
             runs.push(build_run(choice, &data, &config, cancel)?);
         }
         let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
+        let (w, h) = (data.width, data.height);
+        let tv = baselines::tv_chambolle(&data.noisy, w, h, baselines::TV_WEIGHT * 255.0);
+        let (blur_sigma, blur) = baselines::blur_by_sure(&data.noisy, w, h, config.noise);
+        let baselines = vec![
+            (format!("tv_w{}", baselines::TV_WEIGHT), Arc::new(tv)),
+            (format!("blur_sure_s{blur_sigma:.2}"), Arc::new(blur)),
+        ];
         Ok(Denoise {
+            baselines,
             training: data.train.source.clone(),
             training_size: [data.train.width, data.train.height],
             width: data.width,
@@ -357,6 +368,11 @@ impl Scenario for Denoise {
             noisy_rmse: self.noisy_rmse,
             rmse: self.rmse(),
             training: self.training.clone(),
+            baselines: self
+                .baselines
+                .iter()
+                .map(|(l, e)| (l.clone(), sunset::rmse(e, &self.clean)))
+                .collect(),
             label: self.runs[0].choice.label(),
             compare,
             kbp: self.kbp_info(),
@@ -373,6 +389,13 @@ impl Scenario for Denoise {
             m.insert(
                 format!("rmse_{}", run.choice.label()),
                 sunset::rmse(&run.estimate, &self.clean),
+            );
+        }
+        for (label, est) in &self.baselines {
+            let kind = label.split('_').next().unwrap_or(label);
+            m.insert(
+                format!("baseline_rmse_{kind}"),
+                sunset::rmse(est, &self.clean),
             );
         }
         m
@@ -468,6 +491,11 @@ impl Denoise {
             image_size: [self.width, self.height],
             training: self.training.clone(),
             training_size: self.training_size,
+            baselines: self
+                .baselines
+                .iter()
+                .map(|(l, e)| (l.clone(), sunset::rmse(e, &self.clean)))
+                .collect(),
             training_seed: self.config.seed.wrapping_add(TRAINING_SEED_OFFSET),
             update: self.runs[0].choice.label(),
             ranks: first.map(|k| k.ranks.clone()),

@@ -83,6 +83,21 @@ pub fn ui(
             }
         });
 
+    if let Some(v) = running {
+        let text: Vec<String> = v
+            .baselines
+            .iter()
+            .map(|(l, r)| format!("{l}: RMSE {r:.2}"))
+            .collect();
+        ui.weak(format!(
+            "baselines, not message passing: {}",
+            text.join(", ")
+        ))
+        .on_hover_text(
+            "Total-variation denoising (Chambolle) and a Gaussian blur whose sigma is \
+                 chosen by SURE without the clean image, on the same noisy image",
+        );
+    }
     section(ui, "Training");
     if let Some(v) = running {
         ui.label(format!("trained on {}", v.training))
