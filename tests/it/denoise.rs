@@ -252,3 +252,42 @@ fn baselines_are_reported_and_the_blur_sigma_by_sure_is_near_the_best() {
         "SURE sigma {sigma}: {chosen} against best {best}"
     );
 }
+
+#[test]
+fn the_discrepancy_rule_stops_each_method_when_it_reaches_the_noise_level() {
+    let mut d = Denoise::new(
+        DenoiseConfig {
+            max_iters: 60,
+            compare: Some("discrete".parse().unwrap()),
+            discrepancy_stop: true,
+            ..DenoiseConfig::default()
+        },
+        &CancelFlag::default(),
+    )
+    .unwrap();
+    let mut records = Vec::new();
+    while !d.finished() {
+        records.push(d.step().unwrap());
+    }
+    assert!(records.len() < 60, "it never stopped");
+    // The primary stops at the first iterate at or past the noise sigma (30).
+    let first = records
+        .iter()
+        .position(|r| r.metrics["rms_to_noisy"] >= 30.0)
+        .expect("the primary reached the noise level");
+    let last = records.len() - 1;
+    assert!(first <= last);
+    let frozen = records[first].metrics["rmse"];
+    for r in &records[first..] {
+        assert_eq!(
+            r.metrics["rmse"], frozen,
+            "the stopped estimate must not change"
+        );
+    }
+    assert!(
+        records[..first]
+            .iter()
+            .all(|r| r.metrics["rms_to_noisy"] < 30.0)
+    );
+    assert_eq!(d.final_metrics()["rmse"], frozen);
+}

@@ -82,6 +82,10 @@ pub struct DenoiseArgs {
     /// Stop when the residual falls below this [default: 1e-6].
     #[arg(long)]
     pub tolerance: Option<f64>,
+    /// Stop each algorithm at the discrepancy principle: the first iterate whose RMS distance
+    /// to the noisy image reaches the noise sigma (no clean image needed).
+    #[arg(long)]
+    pub discrepancy_stop: bool,
     /// synchronous or sweep [default: synchronous].
     #[arg(long)]
     pub schedule: Option<Schedule>,
@@ -124,6 +128,7 @@ impl DenoiseArgs {
             damping: self.damping.unwrap_or(d.damping),
             max_iters: self.iters.unwrap_or(d.max_iters),
             tolerance: self.tolerance.unwrap_or(d.tolerance),
+            discrepancy_stop: self.discrepancy_stop,
             estimate: self.estimate.unwrap_or(d.estimate),
         };
         let config = self

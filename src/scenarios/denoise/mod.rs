@@ -78,6 +78,10 @@ pub struct AlgorithmRun {
     pub engine: Engine,
     pub estimate: Arc<Vec<f64>>,
     pub setup_seconds: f64,
+    /// Stopped by the discrepancy principle: no further steps, the estimate stays.
+    pub stopped: bool,
+    /// The residual of its last step (repeated while stopped).
+    pub last_residual: f64,
 }
 
 impl AlgorithmRun {
@@ -147,6 +151,8 @@ pub fn build_run(
         engine,
         estimate,
         setup_seconds: start.elapsed().as_secs_f64(),
+        stopped: false,
+        last_residual: f64::INFINITY,
     })
 }
 
@@ -301,16 +307,33 @@ impl Scenario for Denoise {
         let mut metrics = BTreeMap::new();
         let mut primary = None;
         for (i, run) in self.runs.iter_mut().enumerate() {
-            let report = run.engine.inference_mut().step()?;
-            run.estimate = Arc::new(
-                run.engine
-                    .inference()
-                    .estimates(self.config.estimate)
-                    .values,
-            );
+            let report = if run.stopped {
+                crate::inference::StepReport {
+                    iteration: self.log.history().len() + 1,
+                    seconds: 0.0,
+                    residual: run.last_residual,
+                    updates: 0,
+                }
+            } else {
+                run.engine.inference_mut().step()?
+            };
+            run.last_residual = report.residual;
+            if !run.stopped {
+                run.estimate = Arc::new(
+                    run.engine
+                        .inference()
+                        .estimates(self.config.estimate)
+                        .values,
+                );
+            }
             let rmse = sunset::rmse(&run.estimate, &self.clean);
+            let to_noisy = sunset::rmse(&run.estimate, &self.noisy);
+            if self.config.discrepancy_stop && to_noisy >= self.config.noise {
+                run.stopped = true;
+            }
             if i == 0 {
                 metrics.insert("rmse".to_string(), rmse);
+                metrics.insert("rms_to_noisy".to_string(), to_noisy);
                 primary = Some(report);
             } else {
                 let label = run.choice.label();
@@ -330,8 +353,10 @@ impl Scenario for Denoise {
     }
 
     fn finished(&self) -> bool {
-        self.log
-            .reached(self.config.max_iters, self.config.tolerance)
+        self.runs.iter().all(|r| r.stopped)
+            || self
+                .log
+                .reached(self.config.max_iters, self.config.tolerance)
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {
