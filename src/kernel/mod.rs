@@ -69,8 +69,8 @@ mod random_features;
 mod solve;
 
 pub use bandwidth::{
-    LooCvOptions, LooCvResult, MedianHeuristic, loo_cv_bandwidth, loo_log_likelihood,
-    median_heuristic, median_pairwise_distance, silverman,
+    LooCvOptions, LooCvResult, MedianHeuristic, loo_cv_bandwidth, loo_cv_joint_bandwidths,
+    loo_log_likelihood, median_heuristic, median_pairwise_distance, silverman,
 };
 pub use dense_cholesky::cholesky_in_place;
 pub use error::{KernelError, Result as KernelResult};

@@ -112,7 +112,10 @@ fn run_denoise_writes_results_and_files() {
     let fin = &r["final"]["metrics"];
     assert!(fin["rmse"].as_f64().unwrap() < fin["noisy_rmse"].as_f64().unwrap());
     let csv = std::fs::read_to_string(out.join("curves.csv")).unwrap();
-    assert_eq!(csv.lines().next().unwrap(), "iter,seconds,residual,rmse");
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "iter,seconds,residual,rms_to_noisy,rmse"
+    );
     assert_eq!(csv.lines().count(), 6);
     let img = image::open(out.join("estimate.png")).unwrap();
     assert_eq!((img.width(), img.height()), (24, 20));

@@ -136,3 +136,158 @@ fn bad_parameters_are_clear_errors() {
         );
     }
 }
+
+/// A `w` x `h` PNG of shaded blocks (distinct from the sunset).
+fn blocks_png(path: &std::path::Path, w: u32, h: u32, phase: u32) {
+    image::GrayImage::from_fn(w, h, |x, y| {
+        let base = if ((x + phase) / 8 + y / 8).is_multiple_of(2) {
+            30
+        } else {
+            170
+        };
+        image::Luma([(base + (x % 8) * 5 + (y % 8) * 4) as u8])
+    })
+    .save(path)
+    .unwrap();
+}
+
+#[test]
+fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
+    use beliefscope::scenarios::denoise::DenoiseData;
+    use beliefscope::scenarios::denoise::sunset::sunset_indices;
+    let dir = tempfile::tempdir().unwrap();
+    let (test, train) = (dir.path().join("test.png"), dir.path().join("train.png"));
+    blocks_png(&test, 40, 32, 0);
+    blocks_png(&train, 24, 20, 3);
+    let base = DenoiseConfig {
+        image: Some(test.clone()),
+        colors: 16,
+        ..DenoiseConfig::default()
+    };
+    let levels = gray_levels(16);
+    // Default: the built-in sunset of the test image's size.
+    let data = DenoiseData::generate(&base).unwrap();
+    let sunset: Vec<f64> = sunset_indices(40, 32, 16)
+        .iter()
+        .map(|&i| levels[i])
+        .collect();
+    assert_eq!(data.train.clean, sunset);
+    assert_ne!(data.train.clean, data.clean);
+    let t = data.kbp_templates(&base);
+    assert_eq!(t.hidden, sunset, "kernel BP learns from the sunset");
+    assert!(
+        data.train.source.contains("sunset"),
+        "{}",
+        data.train.source
+    );
+    // A chosen training image.
+    let chosen = DenoiseConfig {
+        train_image: Some(train.clone()),
+        ..base.clone()
+    };
+    let data = DenoiseData::generate(&chosen).unwrap();
+    assert_eq!((data.train.width, data.train.height), (24, 20));
+    assert_eq!(data.kbp_templates(&chosen).hidden.len(), 24 * 20);
+    // The oracle, only when asked.
+    let oracle = DenoiseConfig {
+        oracle: true,
+        ..base.clone()
+    };
+    let data = DenoiseData::generate(&oracle).unwrap();
+    assert_eq!(data.train.clean, data.clean);
+    assert!(data.train.source.starts_with("oracle"));
+    // The discrete model follows the training image too: oracle and default differ.
+    let run = |c: DenoiseConfig| {
+        let mut d = Denoise::new(
+            DenoiseConfig {
+                algorithm: DenoiseAlgorithm::Discrete,
+                max_iters: 3,
+                ..c
+            },
+            &CancelFlag::default(),
+        )
+        .unwrap();
+        while !d.finished() {
+            d.step().unwrap();
+        }
+        d.rmse()
+    };
+    assert_ne!(run(base.clone()), run(oracle));
+    // Both at once is refused with a message naming the choice.
+    let both = DenoiseConfig {
+        oracle: true,
+        train_image: Some(train),
+        ..base
+    };
+    let err = Denoise::new(both, &CancelFlag::default()).err().unwrap();
+    assert!(err.to_string().contains("training"), "{err}");
+}
+
+#[test]
+fn baselines_are_reported_and_the_blur_sigma_by_sure_is_near_the_best() {
+    use beliefscope::scenarios::denoise::DenoiseData;
+    use beliefscope::scenarios::denoise::baselines::{blur_by_sure, gaussian_blur};
+    let config = DenoiseConfig {
+        max_iters: 1,
+        ..DenoiseConfig::default()
+    };
+    let d = Denoise::new(config.clone(), &CancelFlag::default()).unwrap();
+    let m = d.final_metrics();
+    let noisy = m["noisy_rmse"];
+    assert!(m["baseline_rmse_tv"] < 0.5 * noisy, "{m:?}");
+    assert!(m["baseline_rmse_blur"] < 0.7 * noisy, "{m:?}");
+    // SURE never sees the clean image; its sigma must still be close to the best one.
+    let data = DenoiseData::generate(&config).unwrap();
+    let (w, h) = (data.width, data.height);
+    let (sigma, blurred) = blur_by_sure(&data.noisy, w, h, config.noise);
+    let chosen = beliefscope::scenarios::denoise::rmse(&blurred, &data.clean);
+    let best = (1..=50)
+        .map(|k| {
+            let b = gaussian_blur(&data.noisy, w, h, 0.1 * k as f64);
+            beliefscope::scenarios::denoise::rmse(&b, &data.clean)
+        })
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        chosen <= 1.05 * best,
+        "SURE sigma {sigma}: {chosen} against best {best}"
+    );
+}
+
+#[test]
+fn the_discrepancy_rule_stops_each_method_when_it_reaches_the_noise_level() {
+    let mut d = Denoise::new(
+        DenoiseConfig {
+            max_iters: 60,
+            compare: Some("discrete".parse().unwrap()),
+            discrepancy_stop: true,
+            ..DenoiseConfig::default()
+        },
+        &CancelFlag::default(),
+    )
+    .unwrap();
+    let mut records = Vec::new();
+    while !d.finished() {
+        records.push(d.step().unwrap());
+    }
+    assert!(records.len() < 60, "it never stopped");
+    // The primary stops at the first iterate at or past the noise sigma (30).
+    let first = records
+        .iter()
+        .position(|r| r.metrics["rms_to_noisy"] >= 30.0)
+        .expect("the primary reached the noise level");
+    let last = records.len() - 1;
+    assert!(first <= last);
+    let frozen = records[first].metrics["rmse"];
+    for r in &records[first..] {
+        assert_eq!(
+            r.metrics["rmse"], frozen,
+            "the stopped estimate must not change"
+        );
+    }
+    assert!(
+        records[..first]
+            .iter()
+            .all(|r| r.metrics["rms_to_noisy"] < 30.0)
+    );
+    assert_eq!(d.final_metrics()["rmse"], frozen);
+}

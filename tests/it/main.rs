@@ -6,6 +6,7 @@ mod app_ui;
 mod cli;
 mod cli_common;
 mod common;
+mod config_echo;
 mod denoise;
 mod discrete_bp;
 mod flow_app;

@@ -27,10 +27,12 @@ fn delta_kernel(lambda: f64) -> ResolvedKernel {
             bandwidth: Bandwidth::Auto,
             multiplier: 1.0,
             lambda,
+            ..NodeKernelSettings::default()
         },
         kernel: Kernel::delta(),
         sigma: None,
         median: 1.0,
+        rule: "none".into(),
         parzen: Kernel::delta(),
     }
 }
@@ -248,10 +250,12 @@ fn rbf_kernel(sigma: f64, lambda: f64) -> ResolvedKernel {
             bandwidth: Bandwidth::Value(sigma),
             multiplier: 1.0,
             lambda,
+            ..NodeKernelSettings::default()
         },
         kernel: Kernel::rbf(sigma).unwrap(),
         sigma: Some(sigma),
         median: sigma,
+        rule: "given".into(),
         parzen: Kernel::rbf(sigma).unwrap(),
     }
 }

@@ -80,6 +80,11 @@ pub fn autotune(
         ));
     }
     let mut data = DenoiseData::generate(config)?;
+    // Score on the training image (never the test image): it becomes the "test" here.
+    data.width = data.train.width;
+    data.height = data.train.height;
+    data.clean = data.train.clean.clone();
+    data.indices = data.train.indices.clone();
     data.noisy = sunset::add_noise(
         &data.clean,
         config.noise,

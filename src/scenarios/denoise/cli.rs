@@ -31,6 +31,14 @@ pub struct DenoiseArgs {
     /// Use this image (any common format, converted to gray) as the clean image.
     #[arg(long, value_name = "PATH")]
     pub image: Option<PathBuf>,
+    /// Learn the potentials from this clean image (converted to gray, quantised like the test
+    /// image) [default: the built-in sunset for a loaded image; the sunset generator for the
+    /// sunset].
+    #[arg(long, value_name = "PATH")]
+    pub train_image: Option<PathBuf>,
+    /// Learn the potentials from the test image's own clean version: an oracle no user has.
+    #[arg(long)]
+    pub oracle_training: bool,
     /// Keep a loaded image's gray values instead of quantising them to C levels.
     #[arg(long)]
     pub no_quantize: bool,
@@ -75,6 +83,10 @@ pub struct DenoiseArgs {
     /// Stop when the residual falls below this [default: 1e-6].
     #[arg(long)]
     pub tolerance: Option<f64>,
+    /// Stop each algorithm at the discrepancy principle: the first iterate whose RMS distance
+    /// to the noisy image reaches the noise sigma (no clean image needed).
+    #[arg(long)]
+    pub discrepancy_stop: bool,
     /// synchronous or sweep [default: synchronous].
     #[arg(long)]
     pub schedule: Option<Schedule>,
@@ -101,6 +113,8 @@ impl RunFlags for DenoiseArgs {
             seed: self.seed.unwrap_or(d.seed),
             image: self.image,
             quantize: !self.no_quantize,
+            train_image: self.train_image,
+            oracle: self.oracle_training,
             algorithm: self.algorithm.unwrap_or(d.algorithm),
             kbp: KbpSettings {
                 update: self.update.unwrap_or(d.kbp.update),
@@ -119,6 +133,7 @@ impl RunFlags for DenoiseArgs {
             damping: self.damping.unwrap_or(d.damping),
             max_iters: self.iters.unwrap_or(d.max_iters),
             tolerance: self.tolerance.unwrap_or(d.tolerance),
+            discrepancy_stop: self.discrepancy_stop,
             estimate: self.estimate.unwrap_or(d.estimate),
         };
         let config = self

@@ -1,6 +1,12 @@
 //! The images of a denoise problem and the models learned from them: the clean image (the
-//! sunset or a loaded file), the noisy test image, the training pair, the discrete-BP MRF and
+//! sunset or a loaded file), the noisy test image, the training image, the discrete-BP MRF and
 //! the kernel-BP templates. Cost O(pixels · C + C²).
+//!
+//! Training follows Song et al. 2011, Sec. 6.1: the potentials are learned from a training pair
+//! that is not the test image. On the sunset the training image is the same generator's output
+//! with an independent noise draw (the paper's protocol). A loaded test image trains by default
+//! on the built-in sunset of the same size, or on `train_image`; training on the test image's
+//! own clean version is the `oracle` option (a user has no clean test image).
 
 use crate::error::Result;
 use crate::inference::discrete::{DiscreteMrf, EdgePotentials};
@@ -22,6 +28,43 @@ pub struct DenoiseData {
     /// Index of the level nearest to each clean pixel.
     pub indices: Vec<usize>,
     pub noisy: Vec<f64>,
+    /// The clean image the potentials are learned from.
+    pub train: TrainingImage,
+}
+
+/// The clean training image (on the same C levels as the test image).
+#[derive(Debug, Clone)]
+pub struct TrainingImage {
+    pub width: usize,
+    pub height: usize,
+    pub clean: Vec<f64>,
+    pub indices: Vec<usize>,
+    /// What it is, for the window and results.json.
+    pub source: String,
+}
+
+/// A clean image on the C levels: `(width, height, values, level indices)`.
+type Clean = (usize, usize, Vec<f64>, Vec<usize>);
+
+fn sunset_clean(width: usize, height: usize, levels: &[f64]) -> Clean {
+    let idx = sunset::sunset_indices(width, height, levels.len());
+    let values = idx.iter().map(|&i| levels[i]).collect();
+    (width, height, values, idx)
+}
+
+fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<Clean> {
+    let img = io::load_gray(path)?;
+    let idx: Vec<usize> = img
+        .pixels
+        .iter()
+        .map(|&v| sunset::nearest_level(levels, v))
+        .collect();
+    let values = if quantize {
+        idx.iter().map(|&i| levels[i]).collect()
+    } else {
+        img.pixels
+    };
+    Ok((img.width, img.height, values, idx))
 }
 
 /// Kernel-BP training samples from the training pair.
@@ -41,25 +84,30 @@ impl DenoiseData {
         config.check()?;
         let levels = sunset::gray_levels(config.colors);
         let (width, height, clean, indices) = match &config.image {
-            None => {
-                let idx = sunset::sunset_indices(config.width, config.height, config.colors);
-                let values = idx.iter().map(|&i| levels[i]).collect();
-                (config.width, config.height, values, idx)
-            }
-            Some(path) => {
-                let img = io::load_gray(path)?;
-                let idx: Vec<usize> = img
-                    .pixels
-                    .iter()
-                    .map(|&v| sunset::nearest_level(&levels, v))
-                    .collect();
-                let values = if config.quantize {
-                    idx.iter().map(|&i| levels[i]).collect()
-                } else {
-                    img.pixels
-                };
-                (img.width, img.height, values, idx)
-            }
+            None => sunset_clean(config.width, config.height, &levels),
+            Some(path) => file_clean(path, &levels, config.quantize)?,
+        };
+        let name = |p: &std::path::Path| {
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+        };
+        let ((tw, th, tclean, tidx), source) = match (&config.train_image, &config.image) {
+            _ if config.oracle => (
+                (width, height, clean.clone(), indices.clone()),
+                "oracle: the test image's own clean version".to_string(),
+            ),
+            (Some(p), _) => (
+                file_clean(p, &levels, config.quantize)?,
+                format!("{} (another image)", name(p)),
+            ),
+            (None, None) => (
+                (width, height, clean.clone(), indices.clone()),
+                "the sunset generator (the paper's protocol: an independent noise draw)".into(),
+            ),
+            (None, Some(_)) => (
+                sunset_clean(width, height, &levels),
+                format!("the built-in sunset, {width} x {height} (another image)"),
+            ),
         };
         let noisy = sunset::add_noise(&clean, config.noise, config.seed);
         Ok(DenoiseData {
@@ -69,6 +117,13 @@ impl DenoiseData {
             clean,
             indices,
             noisy,
+            train: TrainingImage {
+                width: tw,
+                height: th,
+                clean: tclean,
+                indices: tidx,
+                source,
+            },
         })
     }
 
@@ -77,11 +132,11 @@ impl DenoiseData {
     }
 
     /// The discrete-BP baseline's MRF: C level states, the true likelihood, pseudo-moment
-    /// potentials from the clean training image (the same clean image; only the noise differs).
+    /// potentials from the clean training image.
     pub fn discrete_mrf(&self, noise: f64) -> Result<DiscreteMrf> {
         let c = self.levels.len();
-        let (psi, prior) =
-            potentials::pseudo_moment_tables(&self.indices, self.width, self.height, c);
+        let t = &self.train;
+        let (psi, prior) = potentials::pseudo_moment_tables(&t.indices, t.width, t.height, c);
         Ok(DiscreteMrf {
             graph: self.graph()?,
             state_values: self.levels.clone(),
@@ -90,17 +145,18 @@ impl DenoiseData {
         })
     }
 
-    /// Kernel-BP templates from the training pair: the clean image with noise drawn from
-    /// `seed + TRAINING_SEED_OFFSET`.
+    /// Kernel-BP templates from the training pair: the clean training image with noise drawn
+    /// from `seed + TRAINING_SEED_OFFSET`.
     pub fn kbp_templates(&self, config: &DenoiseConfig) -> KbpTemplates {
-        let (w, h) = (self.width, self.height);
+        let t = &self.train;
+        let (w, h) = (t.width, t.height);
         let mut sender = Vec::with_capacity(4 * w * h);
         let mut receiver = Vec::with_capacity(4 * w * h);
         let mut pair = |p: usize, q: usize| {
-            sender.push(self.clean[p]);
-            receiver.push(self.clean[q]);
-            sender.push(self.clean[q]);
-            receiver.push(self.clean[p]);
+            sender.push(t.clean[p]);
+            receiver.push(t.clean[q]);
+            sender.push(t.clean[q]);
+            receiver.push(t.clean[p]);
         };
         for y in 0..h {
             for x in 0..w {
@@ -113,14 +169,14 @@ impl DenoiseData {
             }
         }
         let observed = sunset::add_noise(
-            &self.clean,
+            &t.clean,
             config.noise,
             config.seed.wrapping_add(TRAINING_SEED_OFFSET),
         );
         KbpTemplates {
             sender,
             receiver,
-            hidden: self.clean.clone(),
+            hidden: t.clean.clone(),
             observed,
         }
     }

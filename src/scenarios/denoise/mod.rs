@@ -1,16 +1,18 @@
 //! Scenario `denoise`: image denoising on a 4-connected grid MRF, as in Song et al., "Kernel
 //! Belief Propagation" (AISTATS 2011, Sec. 7). The clean image is the synthetic sunset (or an
 //! image the user loads), corrupted by Gaussian noise; the algorithm estimates each pixel's gray
-//! level. Kernel BP learns the edge model and the likelihood from a training pair (the same clean
-//! image with noise drawn from a different seed). The discrete BP baseline uses the C true gray
-//! levels as states (oracle discretisation), the true Gaussian likelihood and pseudo-moment
-//! potentials from the clean training image. Compare mode runs a second algorithm on the same
+//! level. Kernel BP learns the edge model and the likelihood from a training pair (a clean
+//! training image with noise drawn from a different seed; see `data.rs` for which image: never
+//! the test image unless the `oracle` option asks for it). The discrete BP baseline uses the C
+//! true gray levels as states, the true Gaussian likelihood and pseudo-moment potentials from
+//! the clean training image. Compare mode runs a second algorithm on the same
 //! noisy image.
 //!
 //! Each iteration costs the algorithms' iterations plus O(pixels · candidates) for the
 //! estimates and the RMSE.
 
 pub mod autotune;
+pub mod baselines;
 pub mod cli;
 pub mod config;
 pub mod data;
@@ -76,6 +78,10 @@ pub struct AlgorithmRun {
     pub engine: Engine,
     pub estimate: Arc<Vec<f64>>,
     pub setup_seconds: f64,
+    /// Stopped by the discrepancy principle: no further steps, the estimate stays.
+    pub stopped: bool,
+    /// The residual of its last step (repeated while stopped).
+    pub last_residual: f64,
 }
 
 impl AlgorithmRun {
@@ -145,6 +151,8 @@ pub fn build_run(
         engine,
         estimate,
         setup_seconds: start.elapsed().as_secs_f64(),
+        stopped: false,
+        last_residual: f64::INFINITY,
     })
 }
 
@@ -157,22 +165,39 @@ pub struct Denoise {
     clean: Arc<Vec<f64>>,
     noisy: Arc<Vec<f64>>,
     noisy_rmse: f64,
+    /// Reference baselines (not message passing): (label, estimate), RMSE computed on demand.
+    baselines: Vec<(String, Arc<Vec<f64>>)>,
+    /// What the potentials were learned from, and its size.
+    training: String,
+    training_size: [usize; 2],
     /// The primary algorithm first, then the compared one.
     runs: Vec<AlgorithmRun>,
     log: RunLog,
 }
 
 impl Denoise {
-    pub fn new(config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
+    pub fn new(mut config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
         let start = Instant::now();
         let data = DenoiseData::generate(&config)?;
+        // Echo the size that runs: a loaded image fixes it, whatever the fields said.
+        (config.width, config.height) = (data.width, data.height);
         cancel.check()?;
         let mut runs = vec![build_run(config.primary(), &data, &config, cancel)?];
         if let Some(choice) = config.compare {
             runs.push(build_run(choice, &data, &config, cancel)?);
         }
         let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
+        let (w, h) = (data.width, data.height);
+        let tv = baselines::tv_chambolle(&data.noisy, w, h, baselines::TV_WEIGHT * 255.0);
+        let (blur_sigma, blur) = baselines::blur_by_sure(&data.noisy, w, h, config.noise);
+        let baselines = vec![
+            (format!("tv_w{}", baselines::TV_WEIGHT), Arc::new(tv)),
+            (format!("blur_sure_s{blur_sigma:.2}"), Arc::new(blur)),
+        ];
         Ok(Denoise {
+            baselines,
+            training: data.train.source.clone(),
+            training_size: [data.train.width, data.train.height],
             width: data.width,
             height: data.height,
             levels: Arc::new(data.levels),
@@ -282,16 +307,33 @@ impl Scenario for Denoise {
         let mut metrics = BTreeMap::new();
         let mut primary = None;
         for (i, run) in self.runs.iter_mut().enumerate() {
-            let report = run.engine.inference_mut().step()?;
-            run.estimate = Arc::new(
-                run.engine
-                    .inference()
-                    .estimates(self.config.estimate)
-                    .values,
-            );
+            let report = if run.stopped {
+                crate::inference::StepReport {
+                    iteration: self.log.history().len() + 1,
+                    seconds: 0.0,
+                    residual: run.last_residual,
+                    updates: 0,
+                }
+            } else {
+                run.engine.inference_mut().step()?
+            };
+            run.last_residual = report.residual;
+            if !run.stopped {
+                run.estimate = Arc::new(
+                    run.engine
+                        .inference()
+                        .estimates(self.config.estimate)
+                        .values,
+                );
+            }
             let rmse = sunset::rmse(&run.estimate, &self.clean);
+            let to_noisy = sunset::rmse(&run.estimate, &self.noisy);
+            if self.config.discrepancy_stop && to_noisy >= self.config.noise {
+                run.stopped = true;
+            }
             if i == 0 {
                 metrics.insert("rmse".to_string(), rmse);
+                metrics.insert("rms_to_noisy".to_string(), to_noisy);
                 primary = Some(report);
             } else {
                 let label = run.choice.label();
@@ -311,8 +353,10 @@ impl Scenario for Denoise {
     }
 
     fn finished(&self) -> bool {
-        self.log
-            .reached(self.config.max_iters, self.config.tolerance)
+        self.runs.iter().all(|r| r.stopped)
+            || self
+                .log
+                .reached(self.config.max_iters, self.config.tolerance)
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {
@@ -348,6 +392,12 @@ impl Scenario for Denoise {
             estimate: self.runs[0].estimate.clone(),
             noisy_rmse: self.noisy_rmse,
             rmse: self.rmse(),
+            training: self.training.clone(),
+            baselines: self
+                .baselines
+                .iter()
+                .map(|(l, e)| (l.clone(), sunset::rmse(e, &self.clean)))
+                .collect(),
             label: self.runs[0].choice.label(),
             compare,
             kbp: self.kbp_info(),
@@ -364,6 +414,13 @@ impl Scenario for Denoise {
             m.insert(
                 format!("rmse_{}", run.choice.label()),
                 sunset::rmse(&run.estimate, &self.clean),
+            );
+        }
+        for (label, est) in &self.baselines {
+            let kind = label.split('_').next().unwrap_or(label);
+            m.insert(
+                format!("baseline_rmse_{kind}"),
+                sunset::rmse(est, &self.clean),
             );
         }
         m
@@ -444,6 +501,13 @@ impl Denoise {
         let first = runs.first().and_then(|r| r.kernel.as_ref());
         report::DenoiseReport {
             image_size: [self.width, self.height],
+            training: self.training.clone(),
+            training_size: self.training_size,
+            baselines: self
+                .baselines
+                .iter()
+                .map(|(l, e)| (l.clone(), sunset::rmse(e, &self.clean)))
+                .collect(),
             training_seed: self.config.seed.wrapping_add(TRAINING_SEED_OFFSET),
             update: self.runs[0].choice.label(),
             ranks: first.map(|k| k.ranks.clone()),

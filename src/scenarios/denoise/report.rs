@@ -12,6 +12,12 @@ use super::{AlgorithmRun, Engine};
 #[derive(Debug, Clone, Serialize)]
 pub struct DenoiseReport {
     pub image_size: [usize; 2],
+    /// What the potentials were learned from.
+    pub training: String,
+    pub training_size: [usize; 2],
+    /// Reference baselines, not message passing: (what, RMSE): TV (Chambolle, weight 0.1 on
+    /// the 0..1 scale) and a Gaussian blur with sigma by SURE (no clean image).
+    pub baselines: Vec<(String, f64)>,
     pub training_seed: u64,
     pub update: String,
     /// The primary run's kernel read-outs, also at top level where scripts look first.

@@ -66,6 +66,10 @@ pub struct DenoiseView {
     pub estimate: Arc<Vec<f64>>,
     pub noisy_rmse: f64,
     pub rmse: f64,
+    /// What the potentials were learned from.
+    pub training: String,
+    /// Reference baselines (not message passing): (label, RMSE).
+    pub baselines: Vec<(String, f64)>,
     /// Label of the primary algorithm (e.g. "kbp-constant").
     pub label: String,
     pub compare: Option<CompareView>,

@@ -8,20 +8,21 @@ use crate::error::{Error, Result, check_positive};
 use crate::inference::EstimateKind;
 use crate::inference::sosmp::SosmpParams;
 use crate::inference::sosmp::basis::MAX_TENSOR_SIDE;
+use crate::io::MAX_IMAGE_SIDE;
 use crate::model::flow::FlowLabels;
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a flow run, described once.
 pub const PARAMS: &[Param] = &[
-    Param::int("width", "Width", 8.0, MAX_SYNTHETIC_SIDE as f64)
+    Param::int("width", "Width", 1.0, MAX_IMAGE_SIDE as f64)
         .unit("pixels")
         .log()
-        .help("Width of the built-in pair (loaded frames keep their own)."),
-    Param::int("height", "Height", 8.0, MAX_SYNTHETIC_SIDE as f64)
+        .help("Width of the built-in pair (8 to 2048); with frames, the frames' width as run."),
+    Param::int("height", "Height", 1.0, MAX_IMAGE_SIDE as f64)
         .unit("pixels")
         .log()
-        .help("Height of the built-in pair (loaded frames keep their own)."),
+        .help("Height of the built-in pair (8 to 2048); with frames, the frames' height as run."),
     Param::int("samples", "Samples k", 1.0, 10_000.0)
         .log()
         .help("Monte Carlo samples per message update."),
@@ -101,7 +102,8 @@ pub struct FlowConfig {
     pub frame2: Option<PathBuf>,
     /// Ground truth (Middlebury `.flo`, frame 1 -> frame 2), optional with the user's frames.
     pub ground_truth: Option<PathBuf>,
-    /// Size of the built-in pair (ignored with frames).
+    /// Size of the built-in pair. With frames the scenario echoes the frames' size here (the
+    /// files fix it; the fields are then only a record of what ran).
     pub width: usize,
     pub height: usize,
     /// Seed of the built-in texture and of SOSMP's samples.
@@ -233,6 +235,18 @@ impl ScenarioParams for FlowConfig {
             ));
         }
         check_table(self, PARAMS)?;
+        if self.frame1.is_none() {
+            for (name, side) in [("width", self.width), ("height", self.height)] {
+                if !(8..=MAX_SYNTHETIC_SIDE).contains(&side) {
+                    return Err(Error::param(
+                        name,
+                        format!(
+                            "the built-in pair is 8 to {MAX_SYNTHETIC_SIDE} pixels on a side, got {side}"
+                        ),
+                    ));
+                }
+            }
+        }
         self.side()?;
         self.sosmp_params().check()?;
 

@@ -534,11 +534,13 @@ impl FlowScenario {
 
     /// The scenario on frames already in memory (tests, the window's drag and drop).
     pub fn from_data(
-        config: FlowConfig,
+        mut config: FlowConfig,
         data: FlowData,
         cancel: &CancelFlag,
         start: Instant,
     ) -> Result<Self> {
+        // Echo the size that runs: loaded frames fix it, whatever the fields said.
+        (config.width, config.height) = data.size();
         config.check()?;
         let pyramid = Pyramid::new(&data, config.levels, config.presmooth)?;
         cancel.check()?;

@@ -8,7 +8,7 @@ use clap::{ArgGroup, Args};
 
 use crate::error::{Error, Result};
 use crate::inference::kbp::Bandwidth;
-use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
+use crate::inference::tree_kbp::{BandwidthRule, KernelKind, NodeKernelSettings};
 use crate::io::csv::{read_edge_list, write_csv};
 use crate::io::write_atomic;
 use crate::scenarios::ScenarioParams;
@@ -67,10 +67,16 @@ pub struct TreeArgs {
     /// Regulariser lambda, Gram-diagonal form K + lambda I [default: see `list`].
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// Bandwidth: auto (median distance times the multiplier) or a value [default: auto].
+    /// Bandwidth: auto (chosen by --bandwidth-rule) or a value [default: auto].
     #[arg(long)]
     pub bandwidth: Option<Bandwidth>,
-    /// Multiplier of the median-heuristic bandwidth.
+    /// Rule of an auto bandwidth: loo-cv (leave-one-out likelihood, per node) or median
+    /// (median distance times --multiplier) [default: loo-cv; median when --multiplier is
+    /// given].
+    #[arg(long)]
+    pub bandwidth_rule: Option<BandwidthRule>,
+    /// Multiplier of the median-heuristic bandwidth (selects the median rule unless
+    /// --bandwidth-rule says otherwise) [default: 0.35].
     #[arg(long)]
     pub multiplier: Option<f64>,
     /// Grid points of 1-D read-outs [default: 200].
@@ -146,8 +152,6 @@ pub fn parse_evidence(text: &str) -> Result<BTreeMap<String, Vec<f64>>> {
     Ok(out)
 }
 
-impl TreeArgs {}
-
 /// `beliefscope dataset NAME`: writes a built-in dataset as CSV (how `assets/` is made).
 #[derive(Debug, Clone, Args)]
 pub struct DatasetArgs {
@@ -215,7 +219,7 @@ pub struct TreeSweepArgs {
     /// Lambdas to try (Gram-diagonal form) [default: the run's].
     #[arg(long, value_delimiter = ',')]
     pub lambdas: Option<Vec<f64>>,
-    /// Bandwidth multipliers to try [default: the run's].
+    /// Bandwidth multipliers to try (selects the median rule) [default: the run's].
     #[arg(long, value_delimiter = ',')]
     pub multipliers: Option<Vec<f64>>,
     /// Repeats (different sample and data seeds) per setting [default: 5].
@@ -248,6 +252,9 @@ pub fn run_sweep(args: TreeSweepArgs) -> Result<()> {
                     c.samples_per_edge = m;
                     c.kernel.lambda = lambda;
                     c.kernel.multiplier = mult;
+                    if args.multipliers.is_some() {
+                        c.kernel.rule = BandwidthRule::Median;
+                    }
                     c.sample_seed = base.sample_seed + r as u64;
                     if let DataSource::Builtin { seed, .. } = &mut c.data {
                         *seed += r as u64;
@@ -413,6 +420,11 @@ impl RunFlags for TreeArgs {
         config.kernel = NodeKernelSettings {
             kernel: self.kernel.unwrap_or(d.kernel),
             bandwidth: self.bandwidth.unwrap_or(d.bandwidth),
+            rule: self.bandwidth_rule.unwrap_or(if self.multiplier.is_some() {
+                BandwidthRule::Median
+            } else {
+                d.rule
+            }),
             multiplier: self.multiplier.unwrap_or(d.multiplier),
             lambda: self.lambda.unwrap_or(d.lambda),
         };

@@ -471,6 +471,7 @@ impl TreeScenario {
             multiplier: k.settings.multiplier,
             sigma: k.sigma,
             median: k.median,
+            rule: k.rule.clone(),
             lambda: k.settings.lambda,
         }
     }

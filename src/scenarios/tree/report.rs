@@ -16,7 +16,7 @@ use crate::scenarios::Scenario as _;
 pub struct TreeReport<'a> {
     pub queries: BTreeMap<String, Query>,
     pub tree: Tree<'a>,
-    pub kernels: BTreeMap<&'a str, NodeKernel>,
+    pub kernels: BTreeMap<&'a str, NodeKernel<'a>>,
     pub lambda_convention: &'static str,
     pub samples: Samples,
     pub evidence: &'a BTreeMap<String, Vec<f64>>,
@@ -101,10 +101,12 @@ pub struct NodeColumns<'a> {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct NodeKernel {
+pub struct NodeKernel<'a> {
     pub kernel: &'static str,
     pub bandwidth: Option<f64>,
     pub bandwidth_auto: bool,
+    /// How an automatic bandwidth was chosen (LOO-CV or the median heuristic).
+    pub bandwidth_rule: &'a str,
     pub multiplier: f64,
     pub median_distance: f64,
     pub lambda: f64,
@@ -162,6 +164,7 @@ impl<'a> TreeReport<'a> {
                     kernel: k.settings.kernel.label(),
                     bandwidth: k.sigma,
                     bandwidth_auto: matches!(k.settings.bandwidth, Bandwidth::Auto),
+                    bandwidth_rule: &k.rule,
                     multiplier: k.settings.multiplier,
                     median_distance: k.median,
                     lambda: k.settings.lambda,

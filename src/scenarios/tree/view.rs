@@ -13,13 +13,15 @@ use super::draft::TreeDraft;
 pub struct NodeKernelInfo {
     /// "rbf", "laplacian", "linear" or "delta".
     pub kernel: String,
-    /// Whether the bandwidth is the median heuristic times the multiplier.
+    /// Whether the bandwidth is chosen from the data (by `rule`).
     pub auto: bool,
     pub multiplier: f64,
     /// The bandwidth used (RBF / Laplacian).
     pub sigma: Option<f64>,
     /// The median pairwise distance of the node's data (shown beside σ).
     pub median: f64,
+    /// How σ was chosen ("loo-cv", "median x 0.35", "given", "none").
+    pub rule: String,
     /// λ in Gram-diagonal form (`K + λ I`).
     pub lambda: f64,
 }

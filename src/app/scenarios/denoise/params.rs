@@ -83,6 +83,58 @@ pub fn ui(
             }
         });
 
+    if let Some(v) = running {
+        let text: Vec<String> = v
+            .baselines
+            .iter()
+            .map(|(l, r)| format!("{l}: RMSE {r:.2}"))
+            .collect();
+        ui.weak(format!(
+            "baselines, not message passing: {}",
+            text.join(", ")
+        ))
+        .on_hover_text(
+            "Total-variation denoising (Chambolle) and a Gaussian blur whose sigma is \
+                 chosen by SURE without the clean image, on the same noisy image",
+        );
+    }
+    section(ui, "Training");
+    if let Some(v) = running {
+        ui.label(format!("trained on {}", v.training))
+            .on_hover_text("The image the potentials of both methods are learned from");
+    }
+    ui.horizontal(|ui| {
+        let mut path = c
+            .train_image
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let id = ui.label("Training image").id;
+        let edit = ui
+            .add_enabled(
+                !c.oracle,
+                egui::TextEdit::singleline(&mut path)
+                    .hint_text("built-in sunset")
+                    .desired_width(160.0),
+            )
+            .labelled_by(id)
+            .on_hover_text("Path of a clean image to learn from (empty: the built-in sunset)");
+        if edit.lost_focus() {
+            let path = path.trim();
+            c.train_image = (!path.is_empty()).then(|| std::path::PathBuf::from(path));
+        }
+    });
+    ui.checkbox(
+        &mut c.oracle,
+        "oracle: train on the test image's clean version",
+    )
+    .on_hover_text(
+        "Not a user's situation (nobody has the clean test image): an upper reference only",
+    );
+    if c.oracle {
+        c.train_image = None;
+    }
+
     section(ui, "Model");
     egui::Grid::new("denoise_model")
         .num_columns(2)

@@ -404,10 +404,9 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, view: &TreeView, height
         let k = &n.kernel;
         ui.label(RichText::new(format!("Kernel of {}", n.name)).strong());
         let sigma = match k.sigma {
-            Some(s) if k.auto => format!(
-                "σ = {s:.4} = {:.2} × median distance {:.4}",
-                k.multiplier, k.median
-            ),
+            Some(s) if k.auto => {
+                format!("σ = {s:.4} by {} (median distance {:.4})", k.rule, k.median)
+            }
             Some(s) => format!("σ = {s:.4} (median distance {:.4})", k.median),
             None => format!("no bandwidth (median distance {:.4})", k.median),
         };

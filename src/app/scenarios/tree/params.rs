@@ -9,12 +9,21 @@ use eframe::egui::{self, RichText};
 use crate::app::commands::UiCommand;
 use crate::app::form::{row_label, section};
 use crate::inference::kbp::Bandwidth;
-use crate::inference::tree_kbp::{KernelKind, NodeKernelSettings};
-use crate::scenarios::tree::{BuiltinData, DataSource, Topology, TreeConfig, TreeView};
+use crate::inference::tree_kbp::{BandwidthRule, KernelKind, NodeKernelSettings};
+use crate::scenarios::tree::{
+    BuiltinData, DataSource, NodeKernelInfo, Topology, TreeConfig, TreeView,
+};
 use crate::scenarios::{Probe, ScenarioControl};
 
-/// The kernel widgets for one settings block (`salt` keeps the ids apart).
-pub fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, median: Option<f64>) {
+/// The kernel widgets for one settings block (`salt` keeps the ids apart); `running` is the
+/// kernel a node actually uses (its median distance, σ and the rule that chose it).
+pub fn kernel_rows(
+    ui: &mut egui::Ui,
+    k: &mut NodeKernelSettings,
+    salt: &str,
+    running: Option<&NodeKernelInfo>,
+) {
+    let median = running.map(|r| r.median);
     egui::Grid::new(("kernel", salt))
         .num_columns(2)
         .spacing([8.0, 6.0])
@@ -34,7 +43,7 @@ pub fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, me
                 let id = row_label(
                     ui,
                     "Bandwidth",
-                    "auto: the median pairwise distance of the node's data times the multiplier",
+                    "auto: chosen from each node's data by the rule below",
                 );
                 let mut auto = matches!(k.bandwidth, Bandwidth::Auto);
                 ui.horizontal(|ui| {
@@ -42,8 +51,30 @@ pub fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, me
                         k.bandwidth = if auto {
                             Bandwidth::Auto
                         } else {
-                            Bandwidth::Value(median.map_or(1.0, |m| m * k.multiplier))
+                            Bandwidth::Value(
+                                running
+                                    .and_then(|r| r.sigma)
+                                    .or(median.map(|m| m * k.multiplier))
+                                    .unwrap_or(1.0),
+                            )
                         };
+                    }
+                    if auto {
+                        // loo-cv: per node, the σ whose Parzen density best predicts held-out
+                        // pairs with its tree neighbours; median: median distance × multiplier.
+                        egui::ComboBox::from_id_salt(("bandwidth_rule", salt))
+                            .selected_text(k.rule.label())
+                            .show_ui(ui, |ui| {
+                                for rule in BandwidthRule::ALL {
+                                    ui.selectable_value(&mut k.rule, rule, rule.label());
+                                }
+                            })
+                            .response
+                            .on_hover_text(
+                                "loo-cv: per node, the σ maximising the leave-one-out \
+                                 likelihood of its pairs with its tree neighbours; median: \
+                                 the median pairwise distance times the multiplier",
+                            );
                     }
                     if let Bandwidth::Value(v) = &mut k.bandwidth {
                         ui.add(
@@ -56,7 +87,7 @@ pub fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, me
                     }
                 });
                 ui.end_row();
-                if auto {
+                if auto && k.rule == BandwidthRule::Median {
                     let id = row_label(ui, "Multiplier", "σ = multiplier × median distance");
                     ui.add(
                         egui::Slider::new(&mut k.multiplier, 0.01..=10.0)
@@ -66,13 +97,14 @@ pub fn kernel_rows(ui: &mut egui::Ui, k: &mut NodeKernelSettings, salt: &str, me
                     .labelled_by(id);
                     ui.end_row();
                 }
-                if let Some(m) = median {
+                if let Some(r) = running {
                     ui.label("");
-                    let sigma = match k.bandwidth {
-                        Bandwidth::Auto => m * k.multiplier,
-                        Bandwidth::Value(v) => v,
+                    match r.sigma {
+                        Some(s) => {
+                            ui.weak(format!("σ = {s:.4} ({}), median {:.3}", r.rule, r.median))
+                        }
+                        None => ui.weak(format!("running: median distance {:.4}", r.median)),
                     };
-                    ui.weak(format!("median distance {m:.4} → σ = {sigma:.4}"));
                     ui.end_row();
                 }
             }
@@ -238,8 +270,8 @@ pub fn tree_ui(
         });
 
     section(ui, "Kernel (every node)");
-    let median0 = running.and_then(|v| v.nodes.first().map(|n| n.kernel.median));
-    kernel_rows(ui, &mut c.kernel, "all", median0);
+    let first = running.and_then(|v| v.nodes.first().map(|n| &n.kernel));
+    kernel_rows(ui, &mut c.kernel, "all", first);
 
     if let (Some(Probe::Node(i)), Some(v)) = (selection, running)
         && let Some(node) = v.nodes.get(i)
@@ -257,11 +289,14 @@ pub fn tree_ui(
             }
         }
         if let Some(k) = c.node_kernels.get_mut(&node.name) {
-            kernel_rows(ui, k, "node", Some(node.kernel.median));
+            kernel_rows(ui, k, "node", Some(&node.kernel));
         } else {
             ui.weak(format!(
-                "median distance {:.4}; uses the settings above",
-                node.kernel.median
+                "σ = {} ({}); settings above",
+                node.kernel
+                    .sigma
+                    .map_or("none".to_string(), |s| format!("{s:.4}")),
+                node.kernel.rule,
             ));
         }
     }
