@@ -138,23 +138,8 @@ mod tests {
         let (lo, hi) = (0.0, 40.0);
         let h = (hi - lo) / k as f64;
         let dens = |t: f64| t.powf(7.0) * (-3.0 * t).exp() / (1.0 + t).powi(2);
-        let (mut s0, mut s1, mut s2) = (0.0, 0.0, 0.0);
-        for i in 0..=k {
-            let t = lo + h * i as f64;
-            let c = if i == 0 || i == k {
-                1.0
-            } else if i % 2 == 1 {
-                4.0
-            } else {
-                2.0
-            };
-            let v = c * dens(t);
-            s0 += v;
-            s1 += v * t;
-            s2 += v * t * t;
-        }
-        let mean = s1 / s0;
-        let var = s2 / s0 - mean * mean;
+        let (mean, var) =
+            crate::inference::kjit::quadrature::tests::simpson_moments(dens, lo, h, k);
         assert!(
             (got.mean() - mean).abs() < 1e-10 * mean,
             "{} vs {mean}",

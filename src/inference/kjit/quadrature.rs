@@ -64,7 +64,7 @@ impl QuadratureProjection {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Composite Simpson on μ ± 14 s (the spec's alternative reference), log-space integrand.
@@ -79,9 +79,15 @@ mod tests {
                 + (tuple.p.beta - 1.0) * log_sigmoid(-z))
             .exp()
         };
+        simpson_moments(f, a, h, k)
+    }
+
+    /// Mean and variance of the density `f` (unnormalised) by Simpson's rule on `k + 1` points
+    /// from `a` with step `h` (`k` even): an independent reference for the projections.
+    pub(crate) fn simpson_moments(f: impl Fn(f64) -> f64, a: f64, h: f64, k: usize) -> (f64, f64) {
         let (mut s0, mut s1, mut s2) = (0.0, 0.0, 0.0);
         for i in 0..=k {
-            let z = a + h * i as f64;
+            let x = a + h * i as f64;
             let c = if i == 0 || i == k {
                 1.0
             } else if i % 2 == 1 {
@@ -89,10 +95,10 @@ mod tests {
             } else {
                 2.0
             };
-            let v = c * f(z);
+            let v = c * f(x);
             s0 += v;
-            s1 += v * z;
-            s2 += v * z * z;
+            s1 += v * x;
+            s2 += v * x * x;
         }
         let mean = s1 / s0;
         (mean, s2 / s0 - mean * mean)
