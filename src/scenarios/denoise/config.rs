@@ -18,11 +18,12 @@ pub const PARAMS: &[Param] = &[
     Param::int("height", "Height", 2.0, 4096.0)
         .unit("pixels")
         .help("Height of the built-in sunset (a loaded image keeps its own)."),
-    Param::int("colors", "Gray levels C", 2.0, 256.0).help("Number of gray levels C."),
+    Param::int("colors", "Levels C", 2.0, 256.0)
+        .help("Number of gray levels (the states of every pixel), evenly spaced over 0..255."),
     Param::real("noise", "Noise σ", 1e-6, 1e4)
         .unit("gray levels")
         .help("Standard deviation of the Gaussian noise."),
-    Param::real("damping", "Damping", 0.0, 0.99).help("new = d old + (1 - d) update."),
+    Param::real("damping", "Damping", 0.0, 0.99).help("new = d · old + (1 − d) · update."),
     Param::real("tolerance", "Tolerance", 0.0, 1e6)
         .log()
         .help("Stop when the residual falls below this."),

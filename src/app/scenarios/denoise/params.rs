@@ -6,13 +6,13 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{row_label, section};
+use crate::app::form::{param_row, row_label, section};
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
 use crate::scenarios::denoise::{
     AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, Candidates, DenoiseAlgorithm,
-    DenoiseConfig, DenoiseView,
+    DenoiseConfig, DenoiseView, PARAMS,
 };
 
 /// Widest sunset the panel offers (larger sizes work from the command line).
@@ -140,21 +140,9 @@ pub fn ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "Levels C",
-                "Number of gray levels (the states of every pixel), evenly spaced over 0..255",
-            );
-            ui.add(egui::Slider::new(&mut c.colors, 2..=256))
-                .labelled_by(id);
+            param_row(ui, c, PARAMS, "colors", 2.0, 256.0);
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Noise σ",
-                "Standard deviation of the added Gaussian noise, in gray levels",
-            );
-            ui.add(egui::Slider::new(&mut c.noise, 1.0..=100.0).max_decimals(1))
-                .labelled_by(id);
+            param_row(ui, c, PARAMS, "noise", 1.0, 100.0);
             ui.end_row();
             let id = row_label(
                 ui,
@@ -216,9 +204,7 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Damping", "new = d · old + (1 − d) · update");
-            ui.add(egui::Slider::new(&mut c.damping, 0.0..=0.99).max_decimals(2))
-                .labelled_by(id);
+            param_row(ui, c, PARAMS, "damping", 0.0, 0.99);
             ui.end_row();
             let id = row_label(ui, "Max iterations", "Stop after this many iterations");
             ui.add(egui::DragValue::new(&mut c.max_iters).range(1..=100_000).speed(0.5))
