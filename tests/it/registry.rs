@@ -175,7 +175,7 @@ fn the_generic_room_draws_the_parameter_table_as_a_form() {
                 commands: &mut commands,
                 heights: Default::default(),
             };
-            GenericRoom.params(ui, config, &mut cx);
+            GenericRoom::default().params(ui, config, &mut cx);
         },
         ScenarioConfig::default(),
     );

@@ -128,7 +128,7 @@ impl Default for Rooms {
     fn default() -> Self {
         Rooms {
             rooms: rooms(),
-            generic: GenericRoom,
+            generic: GenericRoom::default(),
         }
     }
 }
@@ -149,8 +149,12 @@ impl Rooms {
 }
 
 /// The room of a registered scenario without a UI of its own: its parameter table as a form,
-/// its metrics as curves.
-pub struct GenericRoom;
+/// one metric at a time as a curve (metrics of different scales do not share an axis).
+#[derive(Default)]
+pub struct GenericRoom {
+    /// The metric on the plot; `None`: the first one.
+    metric: Option<String>,
+}
 
 impl ScenarioUi for GenericRoom {
     fn name(&self) -> &'static str {
@@ -171,16 +175,34 @@ impl ScenarioUi for GenericRoom {
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
+        let names: Vec<String> = snapshot
+            .history
+            .first()
+            .map(|r| r.metrics.keys().cloned().collect())
+            .unwrap_or_default();
+        let shown = (self.metric.clone())
+            .filter(|m| names.contains(m))
+            .or_else(|| names.first().cloned());
+        ui.horizontal(|ui| {
+            let id = form::row_label(ui, "Metric", "The per-iteration metric on the plot");
+            egui::ComboBox::from_id_salt("generic_metric")
+                .selected_text(shown.as_deref().unwrap_or("none yet"))
+                .show_ui(ui, |ui| {
+                    for name in &names {
+                        let chosen = shown.as_deref() == Some(name);
+                        if ui.selectable_label(chosen, name).clicked() {
+                            self.metric = Some(name.clone());
+                        }
+                    }
+                })
+                .response
+                .labelled_by(id);
+        });
+        let series: Vec<curves::Series> =
+            shown.iter().map(|m| curves::Series::metric(m, m)).collect();
         let h = ui.available_height() - 8.0;
-        curves::metrics_plot(
-            ui,
-            "generic_curves",
-            &snapshot.history,
-            &curves::all_metrics(&snapshot.history),
-            &[],
-            snapshot.config.max_iters(),
-            h,
-        );
+        let (history, max) = (&snapshot.history, snapshot.config.max_iters());
+        curves::metrics_plot(ui, "generic_curves", history, &series, &[], max, h);
     }
 
     fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
