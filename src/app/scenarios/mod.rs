@@ -2,7 +2,7 @@
 //! central view, inspector, status numbers, which files it opens) is one [`ScenarioUi`]
 //! implementation in `src/app/scenarios/<name>/`, listed once in [`rooms`]. A registered
 //! scenario without a room of its own gets [`GenericRoom`]: a form from its parameter table and
-//! its metric curves. The app never matches on scenario names.
+//! a chosen metric as a curve. The app never matches on scenario names.
 
 pub mod denoise;
 pub mod flow;
