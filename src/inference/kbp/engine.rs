@@ -760,37 +760,67 @@ impl Inference for KbpEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::inference::kbp::{KbpSettings, KbpUpdate};
-    use crate::scenarios::CancelFlag;
-    use crate::scenarios::denoise::{
-        AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig, DenoiseData, Engine, build_run,
-    };
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, StandardNormal};
 
-    /// A constant-time engine on a 20 x 20 sunset with C = 10: 400 nodes, so the batched step
-    /// runs several chunks per block and a partial one, over the blocks p = 2, 3, 4.
+    use super::*;
+    use crate::inference::kbp::{KbpSettings, KbpTraining, KbpUpdate};
+
+    /// A 20 x 20 image of C = 10 gray levels (concentric rings) and a noisy copy (sigma 30).
+    fn rings(seed: u64) -> (Vec<f64>, Vec<f64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let clean: Vec<f64> = (0..400)
+            .map(|i| {
+                let (x, y) = ((i % 20) as f64 - 9.5, (i / 20) as f64 - 9.5);
+                let level = ((x * x + y * y).sqrt() / 1.4).floor().min(9.0);
+                level * 255.0 / 9.0
+            })
+            .collect();
+        let noisy = clean
+            .iter()
+            .map(|v| {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                v + 30.0 * z
+            })
+            .collect();
+        (clean, noisy)
+    }
+
+    /// A constant-time engine on that image, learned from a second noise draw of it: 400
+    /// nodes, so the batched step runs several chunks per block and a partial one, over the
+    /// blocks p = 2, 3, 4 (corners, edges, interior).
     fn engine(damping: f64) -> KbpEngine {
-        let config = DenoiseConfig {
-            width: 20,
-            height: 20,
-            colors: 10,
-            damping,
-            kbp: KbpSettings {
-                update: KbpUpdate::Constant,
-                ..KbpSettings::default()
-            },
-            ..DenoiseConfig::default()
+        let graph = Graph::grid(20, 20).unwrap();
+        let (clean, training_noisy) = rings(1);
+        let (_, test_noisy) = rings(2);
+        let (mut sender, mut receiver) = (Vec::new(), Vec::new());
+        for &(a, b) in graph.edges() {
+            sender.extend([clean[a], clean[b]]);
+            receiver.extend([clean[b], clean[a]]);
+        }
+        let training = KbpTraining {
+            sender: &sender,
+            receiver: &receiver,
+            hidden: &clean,
+            observed: &training_noisy,
         };
-        let data = DenoiseData::generate(&config).unwrap();
-        let choice = AlgorithmChoice {
-            algorithm: DenoiseAlgorithm::Kbp,
+        let settings = KbpSettings {
             update: KbpUpdate::Constant,
+            ..KbpSettings::default()
         };
-        let run = build_run(choice, &data, &config, &CancelFlag::default()).unwrap();
-        let Engine::Kbp(engine) = run.engine else {
-            unreachable!("a kernel-BP choice builds a kernel-BP engine")
-        };
-        *engine
+        let model = KbpModel::learn(&training, &settings, &[2, 3, 4]).unwrap();
+        let evidence = model.evidence_coefficients(&test_noisy).unwrap();
+        let candidates = model.training_values().to_vec();
+        KbpEngine::new(
+            Arc::new(model),
+            graph,
+            Some(evidence),
+            candidates,
+            Schedule::Synchronous,
+            Damping(damping),
+        )
+        .unwrap()
     }
 
     #[test]
