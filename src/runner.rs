@@ -203,11 +203,6 @@ impl Runner {
         let _ = self.commands.send((number, command));
         number
     }
-
-    /// The number of the last command sent.
-    pub fn last_sent(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
-    }
 }
 
 impl Runner {

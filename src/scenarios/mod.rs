@@ -44,11 +44,6 @@ impl ScenarioConfig {
         }
         v
     }
-
-    /// The registry entry of this config's scenario.
-    pub fn kind(&self) -> &'static Kind {
-        registry::kind(self.name()).expect("every config variant is registered")
-    }
 }
 
 /// The registered scenarios as (name, summary, algorithms), for `beliefscope list`.

@@ -3,7 +3,8 @@
 
 use eframe::egui::{self, Color32};
 use egui_plot::{
-    AxisHints, GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot, PlotPoints,
+    AxisHints, GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot, PlotPoint,
+    PlotPoints,
 };
 
 use crate::scenarios::IterationRecord;
@@ -153,6 +154,18 @@ pub fn metrics_plot(
         });
 }
 
+/// A hover's first line (the curve's name, when the pointer is near one) and its position.
+pub fn hover_head(hover: &HoverPosition<'_>) -> (String, PlotPoint) {
+    match hover {
+        HoverPosition::NearDataPoint {
+            plot_name,
+            position,
+            ..
+        } => (format!("{plot_name}\n"), *position),
+        HoverPosition::Elsewhere { position } => (String::new(), *position),
+    }
+}
+
 /// Positive series per iteration on a log scale (residuals), with the stopping tolerance as a
 /// line once the curves come within three decades of it (before that it would squash them).
 pub fn residual_plot(
@@ -193,14 +206,7 @@ pub fn residual_plot(
         .y_axis_formatter(|mark, _| power_of_ten_label(mark.value))
         .y_axis_min_width(36.0)
         .label_formatter(|hover| {
-            let (head, point) = match hover {
-                HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => (format!("{plot_name}\n"), position),
-                HoverPosition::Elsewhere { position } => (String::new(), position),
-            };
+            let (head, point) = hover_head(hover);
             Some(format!(
                 "{head}iteration {:.0}\n{:.3e}",
                 point.x,

@@ -3,7 +3,9 @@
 //! fitted slope against chain length.
 
 use eframe::egui::{self};
-use egui_plot::{HLine, HoverPosition, Line, LineStyle, Plot, PlotPoints, Points};
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points};
+
+use crate::app::views::curves::hover_head;
 
 use super::view::*;
 use crate::scenarios::sosmp::{SosmpView, SweepResult};
@@ -33,14 +35,7 @@ pub(super) fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, h
         .x_axis_label("iteration t")
         .y_axis_min_width(36.0)
         .label_formatter(|hover| {
-            let (head, p) = match hover {
-                HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => (format!("{plot_name}\n"), position),
-                HoverPosition::Elsewhere { position } => (String::new(), position),
-            };
+            let (head, p) = hover_head(hover);
             Some(format!(
                 "{head}t = {:.0}\n{:.3e}",
                 10f64.powf(p.x),
