@@ -20,6 +20,9 @@ pub fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
     ui.label(text).on_hover_text(hint).id
 }
 
+/// Width kept for a slider's value box (enough for "1.0e-5" or "10000").
+const VALUE_BOX_WIDTH: f32 = 72.0;
+
 /// One row of a `Grid`: the parameter's label and a slider over `lo..=hi` (the comfortable
 /// range; typed values may go anywhere in the parameter's valid range). Returns the slider's
 /// response. Call `ui.end_row()` after it.
@@ -45,7 +48,14 @@ pub fn param_row<C: Serialize + DeserializeOwned>(
     if param.integer {
         slider = slider.integer();
     }
-    let response = ui.add(slider).labelled_by(id);
+    // The slider takes what the label left of the row, less room for its value box, so a long
+    // label (with its unit) never pushes the value past the panel's edge.
+    let response = ui
+        .scope(|ui| {
+            ui.spacing_mut().slider_width = (ui.available_width() - VALUE_BOX_WIDTH).max(60.0);
+            ui.add(slider).labelled_by(id)
+        })
+        .inner;
     if response.changed() {
         let value = value.clamp(param.min, param.max);
         let value = if param.integer { value.round() } else { value };
