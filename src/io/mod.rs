@@ -5,6 +5,7 @@ pub mod csv;
 pub mod flo;
 pub mod image_file;
 pub mod results;
+pub mod uci;
 
 pub use atomic::write_atomic;
 pub use flo::{FlowField, read_flo, write_flo};

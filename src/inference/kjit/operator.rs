@@ -35,12 +35,28 @@ impl ZProjection for QuadratureProjection {
 pub struct SamplingOperator {
     pub oracle: Arc<ImportanceOracle>,
     pub calls: usize,
+    /// Calls whose answer had too few effective particles (the site was skipped).
+    pub unreliable: usize,
+}
+
+impl SamplingOperator {
+    pub fn new(oracle: Arc<ImportanceOracle>) -> SamplingOperator {
+        SamplingOperator {
+            oracle,
+            calls: 0,
+            unreliable: 0,
+        }
+    }
 }
 
 impl ZProjection for SamplingOperator {
     fn project_z(&mut self, tuple: &LogisticTuple) -> Result<Option<Gaussian>> {
         self.calls += 1;
-        let z = self.oracle.estimate(tuple)?.beliefs.z;
+        let Some(estimate) = self.oracle.reliable(tuple)? else {
+            self.unreliable += 1;
+            return Ok(None);
+        };
+        let z = estimate.beliefs.z;
         Ok(z.is_proper().then_some(z))
     }
 }
@@ -70,6 +86,8 @@ pub struct KjitCounters {
     pub untrainable_p: usize,
     /// Predictions whose quotient by the incoming message was improper.
     pub improper_predictions: usize,
+    /// Oracle answers with too few effective particles (not used, not trained on).
+    pub unreliable_oracle: usize,
     /// Total seconds of confident calls and of oracle calls.
     pub predict_seconds: f64,
     pub predict_count: usize,
@@ -126,7 +144,11 @@ impl KjitOperator {
         let needs_oracle = matches!(z_answer, Answer::Uncertain { .. })
             || matches!(p_answer, Answer::Uncertain { .. });
         let estimate = if needs_oracle {
-            Some(self.oracle.estimate(tuple)?.beliefs)
+            let answer = self.oracle.reliable(tuple)?.map(|e| e.beliefs);
+            if answer.is_none() {
+                self.counters.unreliable_oracle += 1;
+            }
+            answer
         } else {
             None
         };
@@ -146,13 +168,13 @@ impl KjitOperator {
                 record.log_var_z = log_var.unwrap_or(f64::NAN);
                 record.oracle_z = true;
                 self.counters.oracle_calls_z += 1;
-                let q = estimate.expect("computed when uncertain").z;
+                let q = estimate.map(|b| b.z);
                 // Never train on an answer whose outgoing message is improper (spec K.5.5).
-                let target = q.divide(&tuple.z).map(|_| [q.mean, q.var.ln()]);
+                let target = q.and_then(|q| q.divide(&tuple.z).map(|_| [q.mean, q.var.ln()]));
                 self.z_learner
                     .teach(&input, features, target.as_ref().map(|t| &t[..]))?;
                 self.counters.untrainable_z = self.z_learner.untrainable;
-                Some(q)
+                q
             }
         };
         let p = match p_answer {
@@ -163,7 +185,7 @@ impl KjitOperator {
             Answer::Uncertain { log_var, features } => {
                 record.log_var_p = log_var.unwrap_or(f64::NAN);
                 self.counters.oracle_calls_p += 1;
-                let q = estimate.expect("computed when uncertain").p;
+                let q = estimate.and_then(|b| b.p);
                 let target = q
                     .filter(|b| b.divide(&tuple.p).is_some())
                     .map(|b| [b.alpha.ln(), b.beta.ln()]);

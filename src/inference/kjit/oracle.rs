@@ -24,6 +24,12 @@ use crate::error::{Error, Result};
 /// The proposal variance of the authors' code.
 pub const PROPOSAL_VAR: f64 = 200.0;
 
+/// Answers carried by fewer effective particles are not used: with a handful of particles the
+/// variance estimate can be near zero, which gives an EP site of unbounded precision (seen on
+/// the UCI blood set, where sampling-EP then diverged). Such answers are skipped and counted,
+/// the spec's rule for improper outputs (K.5 pitfall 5).
+pub const MIN_EFFECTIVE_SAMPLES: f64 = 10.0;
+
 /// Particles per parallel chunk (fixed, so sums are reproducible).
 const CHUNK: usize = 8192;
 
@@ -81,6 +87,19 @@ impl ImportanceOracle {
         let start = self.z.partition_point(|&v| v < lo);
         let end = self.z.partition_point(|&v| v <= hi);
         self.estimate_range(tuple, start, end)
+    }
+
+    /// [`Self::estimate`], or `None` when the weights vanish or fewer than
+    /// [`MIN_EFFECTIVE_SAMPLES`] effective particles carry the answer. Errors only on an
+    /// improper incoming message.
+    pub fn reliable(&self, tuple: &LogisticTuple) -> Result<Option<OracleEstimate>> {
+        if !tuple.z.is_proper() || !tuple.p.is_proper() {
+            return self.estimate(tuple).map(Some);
+        }
+        Ok(self
+            .estimate(tuple)
+            .ok()
+            .filter(|e| e.effective_sample_size >= MIN_EFFECTIVE_SAMPLES))
     }
 
     fn estimate_range(

@@ -14,24 +14,27 @@ pub struct KjitArgs {
     /// Seed of w, data, test points, particles and features [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Problems in sequence [default: 30; compound-gamma 1500].
+    /// Problems in sequence [default: 30; compound-gamma 1500; ignored by batch, uncertainty, uci].
     #[arg(long)]
     pub problems: Option<usize>,
-    /// Oracle threshold τ on the log predictive variance [default: -8.5; compound-gamma -6].
+    /// Oracle threshold τ on the log predictive variance [default: -8.5; compound-gamma -6; uci -8.95].
     #[arg(long, allow_hyphen_values = true)]
     pub tau: Option<f64>,
     /// Importance-sampling particles M [default: 50000; paper 500000].
     #[arg(long)]
     pub particles: Option<usize>,
-    /// First-stage random features [default: 300; compound-gamma 400].
+    /// First-stage random features [default: 300; compound-gamma, uci 400; batch 500].
     #[arg(long)]
     pub din: Option<usize>,
-    /// Second-stage random features [default: 500; compound-gamma 800].
+    /// Second-stage random features [default: 500; compound-gamma, uci 800; batch 1000].
     #[arg(long)]
     pub dout: Option<usize>,
     /// γ² = factor × median distance [default: 0.5 as the authors' code; 1 as Supp A].
     #[arg(long)]
     pub median_factor: Option<f64>,
+    /// Folder of the four UCI files of Exp. 5 [default: ../shared/data/uci].
+    #[arg(long)]
+    pub uci_dir: Option<std::path::PathBuf>,
     /// Use the paper's particle count (M = 5e5) unless --particles is given.
     #[arg(long)]
     pub paper: bool,
@@ -60,17 +63,34 @@ impl RunFlags for KjitArgs {
             ..d
         };
         // --problems, --tau, --din and --dout set the selected experiment's own settings.
-        if experiment == Experiment::CompoundGamma {
-            let g = &mut config.compound_gamma;
-            g.problems = self.problems.unwrap_or(g.problems);
-            g.tau = self.tau.unwrap_or(g.tau);
-            g.d_in = self.din.unwrap_or(g.d_in);
-            g.d_out = self.dout.unwrap_or(g.d_out);
-        } else {
-            config.problems = self.problems.unwrap_or(config.problems);
-            config.tau = self.tau.unwrap_or(config.tau);
-            config.d_in = self.din.unwrap_or(config.d_in);
-            config.d_out = self.dout.unwrap_or(config.d_out);
+        match experiment {
+            Experiment::CompoundGamma => {
+                let g = &mut config.compound_gamma;
+                g.problems = self.problems.unwrap_or(g.problems);
+                g.tau = self.tau.unwrap_or(g.tau);
+                g.d_in = self.din.unwrap_or(g.d_in);
+                g.d_out = self.dout.unwrap_or(g.d_out);
+            }
+            Experiment::Uci => {
+                let u = &mut config.uci;
+                u.tau = self.tau.unwrap_or(u.tau);
+                u.d_in = self.din.unwrap_or(u.d_in);
+                u.d_out = self.dout.unwrap_or(u.d_out);
+            }
+            Experiment::Batch | Experiment::Uncertainty => {
+                let b = &mut config.batch;
+                b.d_in = self.din.unwrap_or(b.d_in);
+                b.d_out = self.dout.unwrap_or(b.d_out);
+            }
+            Experiment::Logistic | Experiment::Rff => {
+                config.problems = self.problems.unwrap_or(config.problems);
+                config.tau = self.tau.unwrap_or(config.tau);
+                config.d_in = self.din.unwrap_or(config.d_in);
+                config.d_out = self.dout.unwrap_or(config.d_out);
+            }
+        }
+        if let Some(dir) = self.uci_dir {
+            config.uci.dir = dir;
         }
         let config = self.output.apply_sets(config, PARAMS)?;
         config.check()?;

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::batch::BatchSettings;
+use super::uci::UciSettings;
 use crate::error::{Error, Result};
 use crate::inference::kjit::JitSettings;
 use crate::scenarios::ScenarioParams;
@@ -100,6 +102,10 @@ pub struct KjitConfig {
     pub sigma0_2: f64,
     /// Exp. 4's own problem count, threshold, minibatch and features.
     pub compound_gamma: GammaSettings,
+    /// Exp. 1 / Exp. 2's data sets, split and feature counts.
+    pub batch: BatchSettings,
+    /// Exp. 5's folder, training sizes, threshold, minibatch and features.
+    pub uci: UciSettings,
 }
 
 impl Default for KjitConfig {
@@ -124,6 +130,8 @@ impl Default for KjitConfig {
             sigma_y2: 1e-4,
             sigma0_2: 1.0,
             compound_gamma: GammaSettings::default(),
+            batch: BatchSettings::default(),
+            uci: UciSettings::default(),
         }
     }
 }
@@ -186,6 +194,64 @@ pub const PARAMS: &[Param] = &[
     .help("Exp. 4's minibatch (paper: 20)."),
     Param::int("compound_gamma.d_in", "D_in (Exp. 4)", 1.0, 10_000.0).log(),
     Param::int("compound_gamma.d_out", "D_out (Exp. 4)", 1.0, 10_000.0).log(),
+    Param::int("batch.datasets", "Data sets (Exp. 1)", 1.0, 1000.0)
+        .help("Synthetic problems whose EP tuples are pooled (paper: 20)."),
+    Param::int("batch.examples", "Examples n (Exp. 1)", 2.0, 100_000.0)
+        .log()
+        .help("Examples per data set (paper: 300)."),
+    Param::int("batch.dim", "Dimension d (Exp. 1)", 1.0, 1000.0),
+    Param::int("batch.ep_iterations", "EP sweeps (Exp. 1)", 1.0, 1000.0),
+    Param::int(
+        "batch.record_iterations",
+        "Recorded sweeps (Exp. 1)",
+        1.0,
+        1000.0,
+    )
+    .help("Tuples come from the first this-many sweeps (paper: 5)."),
+    Param::int("batch.train", "Training tuples (Exp. 1)", 10.0, 100_000.0)
+        .log()
+        .help("Paper: 5000."),
+    Param::int("batch.test", "Test tuples (Exp. 1)", 1.0, 100_000.0)
+        .log()
+        .help("Paper: 3000."),
+    Param::int(
+        "batch.select_d_in",
+        "D_in for selection (Exp. 1)",
+        1.0,
+        10_000.0,
+    )
+    .log(),
+    Param::int(
+        "batch.select_d_out",
+        "D_out for selection (Exp. 1)",
+        4.0,
+        10_000.0,
+    )
+    .log(),
+    Param::int("batch.d_in", "D_in (Exp. 1)", 1.0, 10_000.0)
+        .log()
+        .help("Final first-stage features (paper: 500)."),
+    Param::int("batch.d_out", "D_out (Exp. 1)", 4.0, 10_000.0)
+        .log()
+        .help("Final second-stage features (paper: 1000)."),
+    Param::int("uci.train", "Training examples (Exp. 5)", 2.0, 100_000.0)
+        .log()
+        .help("Stratified training subsample per data set (paper: 200)."),
+    Param::int(
+        "uci.fertility_train",
+        "Fertility training (Exp. 5)",
+        2.0,
+        99.0,
+    )
+    .help("Fertility has 100 rows (paper: 50)."),
+    Param::real("uci.tau", "Threshold τ (Exp. 5)", -9.2, 10.0).help("Code: -8.95; paper text: -9."),
+    Param::int("uci.minibatch", "Minibatch B (Exp. 5)", 2.0, 100_000.0).log(),
+    Param::int("uci.d_in", "D_in (Exp. 5)", 1.0, 10_000.0)
+        .log()
+        .help("Code: 400; paper text: 300 (as Exp. 3)."),
+    Param::int("uci.d_out", "D_out (Exp. 5)", 1.0, 10_000.0)
+        .log()
+        .help("Code: 800; paper text: 500 (as Exp. 3)."),
 ];
 
 impl KjitConfig {
@@ -194,7 +260,21 @@ impl KjitConfig {
         match self.experiment {
             Experiment::CompoundGamma => self.compound_gamma.problems,
             Experiment::Rff => super::rff::RffLab::steps(),
-            _ => self.problems,
+            Experiment::Batch => super::batch::BatchLab::steps(&self.batch, 5),
+            Experiment::Uncertainty => super::batch::BatchLab::steps(&self.batch, 1),
+            Experiment::Uci => crate::io::uci::UCI_FILES.len(),
+            Experiment::Logistic => self.problems,
+        }
+    }
+
+    /// Exp. 5's learner settings (the code's features, threshold and minibatch).
+    pub fn uci_jit_settings(&self, features_seed: u64) -> JitSettings {
+        JitSettings {
+            minibatch: self.uci.minibatch,
+            tau: self.uci.tau,
+            d_in: self.uci.d_in,
+            d_out: self.uci.d_out,
+            ..self.jit_settings(features_seed)
         }
     }
 
@@ -218,21 +298,11 @@ impl ScenarioParams for KjitConfig {
 
     fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
-        if !matches!(
-            self.experiment,
-            Experiment::Logistic | Experiment::CompoundGamma | Experiment::Rff
-        ) {
-            return Err(Error::param(
-                "experiment",
-                format!(
-                    "'{}' is not implemented in this build yet; only 'logistic' (Exp. 3), 'compound-gamma' (Exp. 4) and 'rff' (Supp B.3/B.6) run",
-                    self.experiment.name()
-                ),
-            ));
-        }
+        self.batch.check()?;
         for (name, tau) in [
             ("tau", self.tau),
             ("compound_gamma.tau", self.compound_gamma.tau),
+            ("uci.tau", self.uci.tau),
         ] {
             if tau <= self.sigma_y2.ln() {
                 return Err(Error::param(

@@ -21,7 +21,7 @@ use super::config::KjitConfig;
 use crate::error::Result;
 use crate::inference::kjit::messages::sigmoid;
 use crate::inference::kjit::{
-    ImportanceOracle, KjitOperator, LogisticEp, QuadratureProjection, SamplingOperator,
+    ImportanceOracle, JitSettings, KjitOperator, LogisticEp, QuadratureProjection, SamplingOperator,
 };
 
 /// The random streams of a run, one per purpose, all keyed by the config's seed.
@@ -111,9 +111,12 @@ pub struct OperatorRun {
     pub cov: Vec<f64>,
 }
 
-fn finish(ep: &LogisticEp, test: &DMatrix<f64>, w: &DVector<f64>, seconds: f64) -> OperatorRun {
+/// How a posterior mean is scored (a classification error in [0, 1]).
+pub type Scorer<'a> = &'a (dyn Fn(&DVector<f64>) -> f64 + Sync);
+
+fn finish(ep: &LogisticEp, score: Scorer, seconds: f64) -> OperatorRun {
     OperatorRun {
-        error: classification_error(test, w, ep.posterior_mean()),
+        error: score(ep.posterior_mean()),
         seconds,
         skipped: ep.skipped_total,
         mean: ep.posterior_mean().iter().copied().collect(),
@@ -130,14 +133,19 @@ pub struct Operators {
 
 impl Operators {
     pub fn new(config: &KjitConfig) -> Result<Operators> {
+        Operators::with_settings(
+            config,
+            config.jit_settings(stream_seed(config.seed, Stream::Features)),
+        )
+    }
+
+    /// The operators with KJIT's own settings (Exp. 5 uses the code's, not Exp. 3's).
+    pub fn with_settings(config: &KjitConfig, settings: JitSettings) -> Result<Operators> {
         let oracle = Arc::new(ImportanceOracle::new(
             config.particles,
             stream_seed(config.seed, Stream::Particles),
         )?);
-        let kjit = KjitOperator::new(
-            oracle.clone(),
-            config.jit_settings(stream_seed(config.seed, Stream::Features)),
-        )?;
+        let kjit = KjitOperator::new(oracle.clone(), settings)?;
         Ok(Operators {
             quadrature: QuadratureProjection::new(config.quadrature_nodes)?,
             oracle,
@@ -173,6 +181,18 @@ pub fn run_problem(
         config.test_points,
         config.dim,
     );
+    let score = |mean: &DVector<f64>| classification_error(&test, w, mean);
+    solve(config, data, ops, &score)
+}
+
+/// Solves one data set with all operators (KJIT on one thread, quadrature-EP then
+/// sampling-EP on the other) and scores each posterior mean with `score`.
+pub fn solve(
+    config: &KjitConfig,
+    data: Problem,
+    ops: &mut Operators,
+    score: Scorer,
+) -> Result<ProblemRun> {
     let before = ops.kjit.counters;
     let first_call = ops.kjit.trace.len();
     let Operators {
@@ -184,22 +204,19 @@ pub fn run_problem(
         let start = Instant::now();
         let mut ep = LogisticEp::new(data.x.clone(), data.y.clone(), config.damping)?;
         ep.run(kjit, config.ep_iterations)?;
-        Ok(finish(&ep, &test, w, start.elapsed().as_secs_f64()))
+        Ok(finish(&ep, score, start.elapsed().as_secs_f64()))
     };
     let run_baselines = || -> Result<(OperatorRun, Option<OperatorRun>)> {
         let start = Instant::now();
         let mut ep = LogisticEp::new(data.x.clone(), data.y.clone(), config.damping)?;
         ep.run(&mut quadrature.clone(), config.ep_iterations)?;
-        let quad = finish(&ep, &test, w, start.elapsed().as_secs_f64());
+        let quad = finish(&ep, score, start.elapsed().as_secs_f64());
         let sampling = if config.run_sampling {
             let start = Instant::now();
             let mut ep = LogisticEp::new(data.x.clone(), data.y.clone(), config.damping)?;
-            let mut op = SamplingOperator {
-                oracle: oracle.clone(),
-                calls: 0,
-            };
+            let mut op = SamplingOperator::new(oracle.clone());
             ep.run(&mut op, config.ep_iterations)?;
-            Some(finish(&ep, &test, w, start.elapsed().as_secs_f64()))
+            Some(finish(&ep, score, start.elapsed().as_secs_f64()))
         } else {
             None
         };

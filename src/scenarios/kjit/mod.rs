@@ -3,12 +3,14 @@
 //! logistic-regression problems in sequence, each solved by quadrature-EP, sampling-EP and
 //! KJIT-EP; one iteration is one problem. Cost per problem: see [`logistic`].
 
+pub mod batch;
 pub mod cli;
 pub mod compound_gamma;
 pub mod config;
 pub mod logistic;
 pub mod report;
 pub mod rff;
+pub mod uci;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -23,10 +25,11 @@ use super::{
     ScenarioDef, ScenarioParams, ScenarioView, report_fields,
 };
 use crate::error::Result;
+use crate::inference::kjit::feature_maps::OperatorKind;
 use crate::io::write_atomic;
 use compound_gamma::GammaExperiment;
 pub use config::{Experiment, KjitConfig, PARAMS};
-use logistic::{Operators, ProblemRun, run_problem, true_weights};
+use logistic::{Operators, ProblemRun, run_problem, solve, stream_seed, true_weights};
 use report::{
     CONVENTIONS, KernelReport, LastProblem, LogisticReport, Posterior, Posteriors, ProblemReport,
     Summary, Timings,
@@ -59,7 +62,46 @@ pub struct KjitScenario {
     gamma: Option<GammaExperiment>,
     /// Supp B.3/B.6, when it is the selected experiment.
     rff: Option<rff::RffLab>,
+    /// Exp. 1 / Exp. 2, when selected.
+    batch: Option<batch::BatchLab>,
+    /// Exp. 5's four splits, when selected.
+    uci: Vec<uci::UciSplit>,
     log: RunLog,
+}
+
+/// The Supp C table and the Exp. 2 curves as CSV:
+/// `operator,features,mean_log_kl,sd_log_kl,paper_mean_log_kl,paper_sd_log_kl` then, when Exp. 2
+/// ran, `m,log_precision_test1,log_var_test1,log_precision_test2,log_var_test2`.
+fn batch_csv(report: &batch::BatchReport) -> String {
+    let mut out =
+        String::from("operator,features,mean_log_kl,sd_log_kl,paper_mean_log_kl,paper_sd_log_kl\n");
+    for r in &report.rows {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            r.operator,
+            r.features,
+            r.mean_log_kl,
+            r.sd_log_kl,
+            r.paper_mean_log_kl,
+            r.paper_sd_log_kl
+        );
+    }
+    if let Some(u) = &report.uncertainty {
+        out.push_str("\nm,log_precision_test1,log_var_test1,log_precision_test2,log_var_test2\n");
+        for i in 0..u.means.len() {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{}",
+                u.means[i],
+                u.log_precision_test1[i],
+                u.log_var_test1[i],
+                u.log_precision_test2[i],
+                u.log_var_test2[i]
+            );
+        }
+    }
+    out
 }
 
 fn median(mut values: Vec<f64>) -> Option<f64> {
@@ -80,7 +122,34 @@ impl KjitScenario {
     pub fn new(config: KjitConfig, _cancel: &CancelFlag) -> Result<KjitScenario> {
         let start = Instant::now();
         config.check()?;
-        let operators = Operators::new(&config)?;
+        let operators = match config.experiment {
+            Experiment::Uci => Operators::with_settings(
+                &config,
+                config.uci_jit_settings(stream_seed(config.seed, logistic::Stream::Features)),
+            )?,
+            _ => Operators::new(&config)?,
+        };
+        let uci = match config.experiment {
+            Experiment::Uci => uci::load_splits(&config.uci, config.seed)?,
+            _ => Vec::new(),
+        };
+        let batch = match config.experiment {
+            Experiment::Batch | Experiment::Uncertainty => {
+                let operators = if config.experiment == Experiment::Batch {
+                    OperatorKind::ALL.to_vec()
+                } else {
+                    vec![OperatorKind::Kjit]
+                };
+                Some(batch::BatchLab::new(
+                    config.experiment.name(),
+                    config.batch.clone(),
+                    config.seed,
+                    config.quadrature_nodes,
+                    operators,
+                )?)
+            }
+            _ => None,
+        };
         let gamma = match config.experiment {
             Experiment::CompoundGamma => Some(GammaExperiment::new(&config)?),
             _ => None,
@@ -90,7 +159,11 @@ impl KjitScenario {
             _ => None,
         };
         Ok(KjitScenario {
-            w_true: true_weights(&config),
+            // Exp. 5 has no true weights (its data are real).
+            w_true: match config.experiment {
+                Experiment::Uci => DVector::zeros(0),
+                _ => true_weights(&config),
+            },
             operators,
             problems: Vec::new(),
             last: None,
@@ -99,6 +172,8 @@ impl KjitScenario {
             problem_starts: Vec::new(),
             gamma,
             rff,
+            batch,
+            uci,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
         })
@@ -164,8 +239,26 @@ impl KjitScenario {
                 log_sigma_y2: self.config.sigma_y2.ln(),
             },
             summary: self.summary(),
+            uci: (!self.uci.is_empty()).then(|| {
+                self.uci
+                    .iter()
+                    .map(|s| uci::UciRow {
+                        dataset: s.name,
+                        train: s.train.y.len(),
+                        test: s.test_y.len(),
+                        features: s.train.x.ncols(),
+                        paper_errors: uci::paper_errors(s.name),
+                    })
+                    .collect()
+            }),
             counters: self.operators.kjit.counters,
-            conventions: CONVENTIONS,
+            conventions: match self.config.experiment {
+                Experiment::Uci => report::Conventions {
+                    error: "misclassification of sign(mean_post . x) on the held-out rows of each UCI set",
+                    ..CONVENTIONS
+                },
+                _ => CONVENTIONS,
+            },
         }
     }
 
@@ -219,6 +312,11 @@ impl Scenario for KjitScenario {
         match self.config.experiment {
             Experiment::CompoundGamma => "kjit vs quadrature (compound gamma)".into(),
             Experiment::Rff => "random features vs exact kernels (Supp B.3, B.6)".into(),
+            Experiment::Batch => "five random-feature operators, batch (Exp. 1 / Supp C)".into(),
+            Experiment::Uncertainty => "KJIT predictive variance on test curves (Exp. 2)".into(),
+            Experiment::Uci => {
+                "kjit-ep vs quadrature-ep vs sampling-ep on four UCI sets (Exp. 5)".into()
+            }
             _ => "kjit-ep vs quadrature-ep vs sampling-ep".into(),
         }
     }
@@ -229,9 +327,14 @@ impl Scenario for KjitScenario {
 
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
-        if let Some(lab) = &mut self.rff {
+        let lab_step = match (&mut self.rff, &mut self.batch) {
+            (Some(lab), _) => Some(lab.step(self.log.history().len())),
+            (None, Some(lab)) => Some(lab.step(self.log.history().len())),
+            _ => None,
+        };
+        if let Some(step) = lab_step {
             let k = self.log.history().len();
-            let (name, value) = lab.step(k)?;
+            let (name, value) = step?;
             let record = IterationRecord {
                 iter: k + 1,
                 seconds: start.elapsed().as_secs_f64(),
@@ -262,7 +365,18 @@ impl Scenario for KjitScenario {
             return Ok(self.log.push(record));
         }
         let k = self.problems.len();
-        let run = run_problem(&self.config, &self.w_true, &mut self.operators, k)?;
+        let run = match self.uci.get(k) {
+            Some(split) => {
+                let score = |mean: &DVector<f64>| split.test_error(mean);
+                solve(
+                    &self.config,
+                    split.train.clone(),
+                    &mut self.operators,
+                    &score,
+                )?
+            }
+            None => run_problem(&self.config, &self.w_true, &mut self.operators, k)?,
+        };
         let log_vars: Vec<f64> = self.operators.kjit.trace[run.first_call..]
             .iter()
             .map(|r| r.log_var_z)
@@ -352,7 +466,7 @@ impl Scenario for KjitScenario {
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
-        if self.rff.is_some() {
+        if self.rff.is_some() || self.batch.is_some() {
             for r in self.log.history() {
                 m.extend(r.metrics.clone());
             }
@@ -406,6 +520,9 @@ impl Scenario for KjitScenario {
         if let Some(lab) = &self.rff {
             return report_fields(&lab.report);
         }
+        if let Some(lab) = &self.batch {
+            return report_fields(&lab.report);
+        }
         match &self.gamma {
             Some(gamma) => report_fields(&gamma.report()),
             None => report_fields(&self.report()),
@@ -413,6 +530,12 @@ impl Scenario for KjitScenario {
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
+        if let Some(lab) = &self.batch {
+            return write_atomic(
+                &dir.join("kjit_batch.csv"),
+                batch_csv(&lab.report).as_bytes(),
+            );
+        }
         if self.gamma.is_some() || self.rff.is_some() {
             return Ok(());
         }

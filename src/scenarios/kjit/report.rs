@@ -20,6 +20,9 @@ pub struct LogisticReport {
     pub timings: Timings,
     pub kernel: KernelReport,
     pub summary: Summary,
+    /// Exp. 5: the four data sets in order (the problems above are these, in order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uci: Option<Vec<super::uci::UciRow>>,
     pub counters: KjitCounters,
     pub conventions: Conventions,
 }
