@@ -143,7 +143,7 @@ pub fn parse_uci(text: &str, layout: &UciFile, source: &str) -> Result<UciSet> {
     for j in 0..d {
         let mean = x.column(j).mean();
         let sd = (x.column(j).map(|v| (v - mean).powi(2)).sum() / (n - 1) as f64).sqrt();
-        if !(sd > 0.0) {
+        if sd.is_nan() || sd <= 0.0 {
             return Err(Error::Io(format!(
                 "{source}: feature column {} is constant, so it cannot be z-scored",
                 j + 1
