@@ -20,6 +20,7 @@ mod kernel_hsic;
 mod kernel_lowrank;
 mod kernel_solve;
 mod kjit;
+mod kjit_app;
 mod layers;
 mod registry;
 mod sosmp_app;

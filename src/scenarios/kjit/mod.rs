@@ -35,16 +35,34 @@ use report::{
     Summary, Timings,
 };
 
-/// What the window draws: per-problem errors and the recent uncertainty trace.
+/// What the window draws: per-problem errors and the recent uncertainty trace (Exps. 3, 5),
+/// the Supp C table and the Exp. 2 curves (Exps. 1, 2); Exp. 4 and the random-feature lab
+/// draw from the iteration metrics.
 #[derive(Debug, Clone, Default)]
 pub struct KjitView {
+    pub experiment: Experiment,
     pub problems_done: usize,
     pub problems: usize,
     /// (error_kjit, error_quadrature, error_sampling or NaN) per problem.
     pub errors: Vec<[f64; 3]>,
+    /// Problem names (the UCI sets; empty for synthetic problems).
+    pub problem_names: Vec<String>,
     /// (log predictive variance of the z-direction, oracle called) per KJIT call.
     pub trace: Vec<(f64, bool)>,
+    /// The index of `trace[0]` among all calls, and where each problem's calls start.
+    pub trace_offset: usize,
+    pub problem_starts: Vec<usize>,
     pub tau: f64,
+    /// log σ_y², the floor of every log predictive variance.
+    pub log_sigma_y2: f64,
+    /// KJIT's calls and z-direction oracle calls so far.
+    pub calls: usize,
+    pub oracle_calls: usize,
+    /// Exp. 1: the Supp C rows computed so far.
+    pub table: Vec<batch::BatchRow>,
+    /// Exp. 1/2: tuples collected, and the test curves once KJIT is fitted.
+    pub tuples: usize,
+    pub curves: Option<batch::UncertaintyReport>,
 }
 
 /// The running experiment.
@@ -442,9 +460,24 @@ impl Scenario for KjitScenario {
         // The last 20 000 calls (about seven problems) keep snapshots small.
         let trace = &self.operators.kjit.trace;
         let from = trace.len().saturating_sub(20_000);
+        let batch = self.batch.as_ref().map(|lab| &lab.report);
         ScenarioView::Kjit(KjitView {
+            experiment: self.config.experiment,
+            problem_names: self.uci.iter().map(|s| s.name.to_string()).collect(),
+            trace_offset: from,
+            problem_starts: self.problem_starts.clone(),
+            tau: match self.config.experiment {
+                Experiment::Uci => self.config.uci.tau,
+                _ => self.config.tau,
+            },
+            log_sigma_y2: self.config.sigma_y2.ln(),
+            calls: self.operators.kjit.counters.calls,
+            oracle_calls: self.operators.kjit.counters.oracle_calls_z,
+            table: batch.map(|b| b.rows.clone()).unwrap_or_default(),
+            tuples: batch.map(|b| b.tuples_collected).unwrap_or(0),
+            curves: batch.and_then(|b| b.uncertainty.clone()),
             problems_done: self.problems.len(),
-            problems: self.config.problems,
+            problems: self.config.iterations(),
             errors: self
                 .problems
                 .iter()
@@ -460,7 +493,6 @@ impl Scenario for KjitScenario {
                 .iter()
                 .map(|r| (r.log_var_z, r.oracle_z))
                 .collect(),
-            tau: self.config.tau,
         })
     }
 

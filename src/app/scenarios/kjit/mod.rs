@@ -1,0 +1,103 @@
+//! The KJIT room (Jitkrittum et al. 2015; spec K.4): the experiment chooser and its settings
+//! (`params`), the experiment's plots and tables (`view`), and the run's counters in the
+//! inspector.
+
+pub mod params;
+pub mod view;
+
+use eframe::egui;
+
+use super::{RoomContext, ScenarioUi};
+use crate::app::views::curves;
+use crate::runner::Snapshot;
+use crate::scenarios::kjit::{Experiment, KjitConfig, KjitView};
+use crate::scenarios::{Registered, ScenarioConfig};
+
+#[derive(Default)]
+pub struct KjitRoom;
+
+impl ScenarioUi for KjitRoom {
+    fn name(&self) -> &'static str {
+        "kjit"
+    }
+
+    fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, _: &mut RoomContext<'_>) {
+        if let Some(c) = KjitConfig::of_mut(config) {
+            params::kjit_ui(ui, c);
+        }
+    }
+
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
+        if let Some(v) = KjitView::of(&snapshot.view) {
+            view::central(ui, v, snapshot);
+        }
+    }
+
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        let Some(v) = KjitView::of(&snapshot.view) else {
+            return;
+        };
+        ui.label(format!(
+            "Step {} of {}",
+            snapshot.history.len(),
+            snapshot.config.max_iters().unwrap_or(0)
+        ));
+        let series = match v.experiment {
+            Experiment::Logistic | Experiment::Uci => vec![
+                curves::Series::metric("oracle fraction", "oracle_fraction"),
+                curves::Series::metric("|error KJIT − quadrature|", "error_difference"),
+            ],
+            Experiment::CompoundGamma => vec![curves::Series::metric("oracle", "oracle")],
+            _ => Vec::new(),
+        };
+        if !series.is_empty() {
+            curves::metrics_plot(
+                ui,
+                "kjit_side",
+                &snapshot.history,
+                &series,
+                &[],
+                snapshot.config.max_iters(),
+                cx.heights.curve,
+            );
+        }
+        if matches!(v.experiment, Experiment::Logistic | Experiment::Uci) {
+            let seconds = vec![
+                curves::Series::metric("seconds KJIT-EP", "seconds_kjit"),
+                curves::Series::metric("seconds quadrature-EP", "seconds_quadrature"),
+                curves::Series::metric("seconds sampling-EP", "seconds_sampling"),
+            ];
+            curves::metrics_plot(
+                ui,
+                "kjit_seconds",
+                &snapshot.history,
+                &seconds,
+                &[],
+                snapshot.config.max_iters(),
+                cx.heights.curve,
+            );
+        }
+    }
+
+    fn status(&self, snapshot: &Snapshot) -> Vec<String> {
+        let Some(v) = KjitView::of(&snapshot.view) else {
+            return Vec::new();
+        };
+        match v.experiment {
+            Experiment::Logistic | Experiment::Uci => vec![
+                format!("problem {}/{}", v.problems_done, v.problems),
+                format!(
+                    "oracle {}/{} calls ({:.1}%)",
+                    v.oracle_calls,
+                    v.calls,
+                    100.0 * v.oracle_calls as f64 / v.calls.max(1) as f64
+                ),
+            ],
+            Experiment::Batch | Experiment::Uncertainty => vec![
+                format!("{} tuples", v.tuples),
+                format!("{} operators scored", v.table.len()),
+            ],
+            _ => Vec::new(),
+        }
+    }
+}

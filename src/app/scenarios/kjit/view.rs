@@ -1,0 +1,393 @@
+//! The KJIT room's central views (spec K.4): per-problem errors and the uncertainty trace with
+//! the threshold, problem boundaries and oracle calls (Exps. 3, 5; main Figs. 5, 6a, 8, 9);
+//! the Supp C table with the paper's numbers and the incoming messages with the two test
+//! curves and KJIT's log predictive variance along them (Exps. 1, 2; main Fig. 4); KJIT
+//! against quadrature posteriors (Exp. 4; main Fig. 7); the random-feature tables (Supp B).
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
+
+use crate::runner::Snapshot;
+use crate::scenarios::IterationRecord;
+use crate::scenarios::kjit::{Experiment, KjitView};
+
+pub const KJIT_COLOR: Color32 = Color32::from_rgb(0, 114, 178);
+pub const QUADRATURE_COLOR: Color32 = Color32::from_rgb(140, 140, 140);
+pub const SAMPLING_COLOR: Color32 = Color32::from_rgb(213, 94, 0);
+const ORACLE_COLOR: Color32 = Color32::from_rgb(213, 94, 0);
+const TAU_COLOR: Color32 = Color32::from_rgb(204, 121, 167);
+const TEST1_COLOR: Color32 = Color32::from_rgb(0, 158, 115);
+const TEST2_COLOR: Color32 = Color32::from_rgb(230, 159, 0);
+const DATA_COLOR: Color32 = Color32::from_rgb(150, 150, 150);
+
+/// Window of the moving average on the trace (main Fig. 5 uses 60).
+const MOVING_AVERAGE: usize = 60;
+
+fn legend() -> Legend {
+    Legend::default()
+        .follow_insertion_order(true)
+        .text_style(egui::TextStyle::Small)
+        .background_alpha(0.7)
+}
+
+pub fn central(ui: &mut egui::Ui, view: &KjitView, snapshot: &Snapshot) {
+    match view.experiment {
+        Experiment::Logistic | Experiment::Uci => sequence(ui, view),
+        Experiment::Batch | Experiment::Uncertainty => batch(ui, view),
+        Experiment::CompoundGamma => compound_gamma(ui, &snapshot.history),
+        Experiment::Rff => rff(ui, &snapshot.history),
+    }
+}
+
+/// Exps. 3 and 5: errors per problem above, the uncertainty trace below.
+fn sequence(ui: &mut egui::Ui, view: &KjitView) {
+    let h = ((ui.available_height() - 60.0) / 2.0).max(120.0);
+    ui.strong("Classification error per problem (main Figs. 6a, 9)");
+    let names = view.problem_names.clone();
+    Plot::new("kjit_errors")
+        .height(h)
+        .legend(legend().position(egui_plot::Corner::RightTop))
+        .include_x(0.5)
+        .include_x(view.problems as f64 + 0.5)
+        .include_y(0.0)
+        .x_axis_label("problem")
+        .y_axis_label("error")
+        .allow_scroll(false)
+        .x_axis_formatter(move |m, _| {
+            let k = m.value.round();
+            if (m.value - k).abs() > 1e-6 || k < 1.0 {
+                return String::new();
+            }
+            names
+                .get(k as usize - 1)
+                .cloned()
+                .unwrap_or_else(|| format!("{k:.0}"))
+        })
+        .show(ui, |plot| {
+            for (i, (name, color)) in [
+                ("KJIT-EP", KJIT_COLOR),
+                ("quadrature-EP", QUADRATURE_COLOR),
+                ("sampling-EP", SAMPLING_COLOR),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let points: Vec<[f64; 2]> = view
+                    .errors
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e[i].is_finite())
+                    .map(|(k, e)| [k as f64 + 1.0, e[i]])
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                plot.line(
+                    Line::new(name, PlotPoints::from(points.clone()))
+                        .color(color)
+                        .width(if i == 0 { 2.5 } else { 1.5 }),
+                );
+                plot.points(
+                    Points::new(name, PlotPoints::from(points))
+                        .color(color)
+                        .radius(3.0),
+                );
+            }
+        });
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        ui.strong("Uncertainty trace (main Figs. 5, 8)");
+        ui.label(
+            RichText::new(format!(
+                "log predictive variance of the z-mean output per call; oracle when ≥ τ = {}; {} oracle calls of {}",
+                view.tau, view.oracle_calls, view.calls
+            ))
+            .small()
+            .weak(),
+        );
+    });
+    let offset = view.trace_offset;
+    let mut predicted = Vec::new();
+    let mut oracle = Vec::new();
+    for (i, &(v, asked)) in view.trace.iter().enumerate() {
+        if v.is_finite() {
+            let p = [(offset + i + 1) as f64, v];
+            if asked { &mut oracle } else { &mut predicted }.push(p);
+        }
+    }
+    let average = moving_average(&view.trace, offset);
+    let text = ui.visuals().text_color();
+    Plot::new("kjit_trace")
+        .height(h)
+        .legend(legend().position(egui_plot::Corner::RightTop))
+        .x_axis_label("KJIT call")
+        .y_axis_label("log variance")
+        .include_y(view.log_sigma_y2 - 0.2)
+        .include_y(view.tau + 1.0)
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            for &start in &view.problem_starts {
+                if start >= offset {
+                    let line = VLine::new("problem starts", (start + 1) as f64)
+                        .color(DATA_COLOR.gamma_multiply(0.5))
+                        .width(0.5);
+                    plot.vline(line);
+                }
+            }
+            plot.points(
+                Points::new("predicted", PlotPoints::from(predicted))
+                    .color(KJIT_COLOR.gamma_multiply(0.6))
+                    .radius(1.2),
+            );
+            plot.points(
+                Points::new("oracle", PlotPoints::from(oracle))
+                    .color(ORACLE_COLOR)
+                    .radius(1.6),
+            );
+            plot.line(
+                Line::new(
+                    format!("moving average ({MOVING_AVERAGE})"),
+                    PlotPoints::from(average),
+                )
+                .color(text)
+                .width(1.5),
+            );
+            plot.hline(
+                HLine::new("threshold τ", view.tau)
+                    .color(TAU_COLOR)
+                    .width(1.5),
+            );
+            plot.hline(
+                HLine::new("log σ_y² (floor)", view.log_sigma_y2)
+                    .color(DATA_COLOR)
+                    .style(LineStyle::dashed_loose()),
+            );
+        });
+}
+
+fn moving_average(trace: &[(f64, bool)], offset: usize) -> Vec<[f64; 2]> {
+    let mut out = Vec::new();
+    let mut window = std::collections::VecDeque::with_capacity(MOVING_AVERAGE);
+    let mut sum = 0.0;
+    for (i, &(v, _)) in trace.iter().enumerate() {
+        if !v.is_finite() {
+            continue;
+        }
+        window.push_back(v);
+        sum += v;
+        if window.len() > MOVING_AVERAGE {
+            sum -= window.pop_front().unwrap_or(0.0);
+        }
+        if window.len() == MOVING_AVERAGE {
+            out.push([(offset + i + 1) as f64, sum / MOVING_AVERAGE as f64]);
+        }
+    }
+    out
+}
+
+/// Exps. 1 and 2: the Supp C table, the incoming messages with the test curves, and the log
+/// predictive variance along them.
+fn batch(ui: &mut egui::Ui, view: &KjitView) {
+    ui.strong("Supp C: mean (s.d.) of log KL[q ‖ q̂] on the test tuples");
+    ui.label(
+        RichText::new(format!(
+            "{} tuples collected from quadrature-EP; each operator picks its width and λ by leave-one-out.",
+            view.tuples
+        ))
+        .small()
+        .weak(),
+    );
+    egui::Grid::new("kjit_table")
+        .num_columns(5)
+        .striped(true)
+        .spacing([16.0, 4.0])
+        .show(ui, |ui| {
+            for head in ["operator", "features", "log KL (here)", "paper", "seconds"] {
+                ui.label(RichText::new(head).strong());
+            }
+            ui.end_row();
+            for r in &view.table {
+                ui.label(r.operator);
+                ui.label(r.features.to_string());
+                ui.label(format!("{:.2} ({:.2})", r.mean_log_kl, r.sd_log_kl));
+                ui.label(format!(
+                    "{:.2} ({:.2})",
+                    r.paper_mean_log_kl, r.paper_sd_log_kl
+                ));
+                ui.label(format!("{:.1}", r.seconds));
+                ui.end_row();
+            }
+        });
+    let Some(c) = &view.curves else {
+        ui.add_space(8.0);
+        ui.label("The test curves appear once KJIT is fitted.");
+        return;
+    };
+    ui.add_space(6.0);
+    let h = (ui.available_height() - 30.0).max(120.0);
+    let w = (ui.available_width() - 12.0) / 2.0;
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(w);
+            ui.strong("Incoming m_{z→f}: training tuples and test curves (Fig. 4a)");
+            Plot::new("kjit_messages")
+                .height(h - 20.0)
+                .width(w)
+                .legend(legend().position(egui_plot::Corner::LeftBottom))
+                .x_axis_label("mean")
+                .y_axis_label("log precision")
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    let data: Vec<[f64; 2]> = c.training_z.iter().map(|&(m, p)| [m, p]).collect();
+                    plot.points(
+                        Points::new("training tuples", PlotPoints::from(data))
+                            .color(DATA_COLOR.gamma_multiply(0.6))
+                            .radius(1.2),
+                    );
+                    for (name, ys, color) in [
+                        ("test #1", &c.log_precision_test1, TEST1_COLOR),
+                        ("test #2", &c.log_precision_test2, TEST2_COLOR),
+                    ] {
+                        let pts: Vec<[f64; 2]> =
+                            c.means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
+                        plot.line(Line::new(name, PlotPoints::from(pts)).color(color).width(2.0));
+                    }
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(w);
+            ui.strong("KJIT log predictive variance along the curves (Fig. 4b)");
+            Plot::new("kjit_curves")
+                .height(h - 20.0)
+                .width(w)
+                .legend(legend().position(egui_plot::Corner::LeftTop))
+                .x_axis_label("mean of m_{z→f}")
+                .y_axis_label("log variance")
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    for (name, ys, color) in [
+                        ("test #1", &c.log_var_test1, TEST1_COLOR),
+                        ("test #2", &c.log_var_test2, TEST2_COLOR),
+                    ] {
+                        let pts: Vec<[f64; 2]> =
+                            c.means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
+                        plot.line(Line::new(name, PlotPoints::from(pts)).color(color).width(2.0));
+                    }
+                });
+            ui.label(
+                RichText::new(format!(
+                    "Correlation of log variance with log KL on the test tuples: {:.2} (Supp Fig. 10)",
+                    c.correlation_log_var_log_kl
+                ))
+                .small(),
+            );
+        });
+    });
+}
+
+fn metric(history: &[IterationRecord], key: &str) -> Vec<Option<f64>> {
+    history
+        .iter()
+        .map(|r| r.metrics.get(key).copied())
+        .collect()
+}
+
+/// Exp. 4: KJIT's posterior against quadrature's, log shape and log rate.
+fn compound_gamma(ui: &mut egui::Ui, history: &[IterationRecord]) {
+    ui.strong("Compound gamma: KJIT-EP against quadrature posteriors (main Fig. 7)");
+    let oracle = metric(history, "oracle");
+    let oracles = oracle.iter().filter(|o| **o == Some(1.0)).count();
+    ui.label(
+        RichText::new(format!(
+            "{} problems, {} oracle calls (orange)",
+            history.len(),
+            oracles
+        ))
+        .small()
+        .weak(),
+    );
+    let h = (ui.available_height() - 10.0).max(120.0);
+    let w = (ui.available_width() - 12.0) / 2.0;
+    ui.horizontal(|ui| {
+        for (title, kjit, quad) in [
+            ("log shape", "log_shape_kjit", "log_shape_quadrature"),
+            ("log rate", "log_rate_kjit", "log_rate_quadrature"),
+        ] {
+            let (k, q) = (metric(history, kjit), metric(history, quad));
+            let mut predicted = Vec::new();
+            let mut asked = Vec::new();
+            for i in 0..history.len() {
+                if let (Some(a), Some(b)) = (q[i], k[i]) {
+                    if oracle[i] == Some(1.0) {
+                        &mut asked
+                    } else {
+                        &mut predicted
+                    }
+                    .push([a, b]);
+                }
+            }
+            let lo = predicted
+                .iter()
+                .chain(&asked)
+                .flat_map(|p| p.iter().copied())
+                .fold(f64::INFINITY, f64::min);
+            let hi = predicted
+                .iter()
+                .chain(&asked)
+                .flat_map(|p| p.iter().copied())
+                .fold(f64::NEG_INFINITY, f64::max);
+            ui.vertical(|ui| {
+                ui.set_width(w);
+                Plot::new(format!("kjit_gamma_{title}"))
+                    .height(h - 10.0)
+                    .width(w)
+                    .data_aspect(1.0)
+                    .legend(legend().position(egui_plot::Corner::LeftTop))
+                    .x_axis_label(format!("{title}, quadrature"))
+                    .y_axis_label(format!("{title}, KJIT"))
+                    .allow_scroll(false)
+                    .show(ui, |plot| {
+                        if lo.is_finite() && hi.is_finite() {
+                            plot.line(
+                                Line::new("y = x", PlotPoints::from(vec![[lo, lo], [hi, hi]]))
+                                    .color(DATA_COLOR)
+                                    .style(LineStyle::dashed_loose()),
+                            );
+                        }
+                        plot.points(
+                            Points::new("predicted", PlotPoints::from(predicted))
+                                .color(KJIT_COLOR)
+                                .radius(1.5),
+                        );
+                        plot.points(
+                            Points::new("oracle", PlotPoints::from(asked))
+                                .color(ORACLE_COLOR)
+                                .radius(2.0),
+                        );
+                    });
+            });
+        }
+    });
+}
+
+/// Supp B.3 / B.6: the random-feature errors as tables.
+fn rff(ui: &mut egui::Ui, history: &[IterationRecord]) {
+    ui.strong("Random features against the exact kernels (Supp B.3, B.6)");
+    ui.add_space(4.0);
+    egui::Grid::new("kjit_rff")
+        .num_columns(2)
+        .striped(true)
+        .spacing([16.0, 4.0])
+        .show(ui, |ui| {
+            ui.label(RichText::new("quantity").strong());
+            ui.label(RichText::new("value").strong());
+            ui.end_row();
+            for r in history {
+                for (k, v) in &r.metrics {
+                    ui.label(k);
+                    ui.label(format!("{v:.4}"));
+                    ui.end_row();
+                }
+            }
+        });
+}
