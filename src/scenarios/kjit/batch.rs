@@ -354,6 +354,9 @@ pub struct UncertaintyReport {
     /// Supp Fig. 10: Pearson correlation of log predictive variance (mean output) with log KL
     /// over the test tuples.
     pub correlation_log_var_log_kl: f64,
+    /// (log predictive variance, log KL) of every test tuple (Supp Fig. 10; main Fig. 3a's
+    /// histogram is of the second coordinate).
+    pub test_log_var_log_kl: Vec<(f64, f64)>,
     /// The first 1000 training tuples' (m, log precision) of the z-message, for the density
     /// shading.
     pub training_z: Vec<(f64, f64)>,
@@ -417,6 +420,11 @@ pub fn uncertainty_report(
         minimum_test1: argmin(&means, &log_var_test1),
         minimum_test2: argmin(&means, &log_var_test2),
         correlation_log_var_log_kl: pearson(&log_vars, &log_kls),
+        test_log_var_log_kl: log_vars
+            .iter()
+            .copied()
+            .zip(log_kls.iter().copied())
+            .collect(),
         training_z: train
             .iter()
             .take(1000)

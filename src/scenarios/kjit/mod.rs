@@ -49,6 +49,12 @@ pub struct KjitView {
     pub problem_names: Vec<String>,
     /// (log predictive variance of the z-direction, oracle called) per KJIT call.
     pub trace: Vec<(f64, bool)>,
+    /// The incoming z-message of each call in `trace`: (mean, log precision).
+    pub messages: Vec<(f64, f64)>,
+    /// The last problem's posterior means of w (KJIT, quadrature) and the true w (Exp. 3).
+    pub posterior_kjit: Vec<f64>,
+    pub posterior_quadrature: Vec<f64>,
+    pub w_true: Vec<f64>,
     /// The index of `trace[0]` among all calls, and where each problem's calls start.
     pub trace_offset: usize,
     pub problem_starts: Vec<usize>,
@@ -493,6 +499,21 @@ impl Scenario for KjitScenario {
                 .iter()
                 .map(|r| (r.log_var_z, r.oracle_z))
                 .collect(),
+            messages: trace[from..]
+                .iter()
+                .map(|r| (r.mean_z, -r.var_z.ln()))
+                .collect(),
+            posterior_kjit: self
+                .last
+                .as_ref()
+                .map(|r| r.kjit.mean.clone())
+                .unwrap_or_default(),
+            posterior_quadrature: self
+                .last
+                .as_ref()
+                .map(|r| r.quadrature.mean.clone())
+                .unwrap_or_default(),
+            w_true: self.w_true.iter().copied().collect(),
         })
     }
 

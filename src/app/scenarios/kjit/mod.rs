@@ -50,6 +50,9 @@ impl ScenarioUi for KjitRoom {
             Experiment::CompoundGamma => vec![curves::Series::metric("oracle", "oracle")],
             _ => Vec::new(),
         };
+        if !v.table.is_empty() {
+            selection_table(ui, v);
+        }
         if !series.is_empty() {
             curves::metrics_plot(
                 ui,
@@ -100,4 +103,30 @@ impl ScenarioUi for KjitRoom {
             _ => Vec::new(),
         }
     }
+}
+
+/// What leave-one-out chose for each operator and output (Exp. 1).
+fn selection_table(ui: &mut egui::Ui, v: &KjitView) {
+    ui.strong("Leave-one-out choices");
+    ui.label(
+        egui::RichText::new("width factor × median and λ = σ_y²/σ₀², per output")
+            .small()
+            .weak(),
+    );
+    egui::Grid::new("kjit_selection")
+        .num_columns(3)
+        .striped(true)
+        .show(ui, |ui| {
+            for head in ["operator", "mean output", "log-variance output"] {
+                ui.label(egui::RichText::new(head).strong());
+            }
+            ui.end_row();
+            for r in &v.table {
+                ui.label(r.operator);
+                for s in &r.selection {
+                    ui.label(format!("{:.2} · λ {:.0e}", s.median_factor, s.lambda));
+                }
+                ui.end_row();
+            }
+        });
 }

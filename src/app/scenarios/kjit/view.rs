@@ -39,13 +39,126 @@ pub fn central(ui: &mut egui::Ui, view: &KjitView, snapshot: &Snapshot) {
     }
 }
 
-/// Exps. 3 and 5: errors per problem above, the uncertainty trace below.
+/// Exps. 3 and 5: errors per problem and the posterior of w above, the uncertainty trace and
+/// the incoming messages below.
 fn sequence(ui: &mut egui::Ui, view: &KjitView) {
-    let h = ((ui.available_height() - 60.0) / 2.0).max(120.0);
+    let h = ((ui.available_height() - 70.0) / 2.0).max(120.0);
+    let wide = (ui.available_width() * 0.62).max(200.0);
+    let narrow = (ui.available_width() - wide - 12.0).max(120.0);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(wide);
+            errors_plot(ui, view, h);
+        });
+        ui.vertical(|ui| {
+            ui.set_width(narrow);
+            posterior_plot(ui, view, h);
+        });
+    });
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(wide);
+            trace_plot(ui, view, h);
+        });
+        ui.vertical(|ui| {
+            ui.set_width(narrow);
+            messages_plot(ui, view, h);
+        });
+    });
+}
+
+/// The last problem's posterior mean of w under KJIT-EP and quadrature-EP, beside the true w.
+fn posterior_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
+    ui.strong("Posterior mean of w, last problem");
+    let points = |values: &[f64], shift: f64| -> Vec<[f64; 2]> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| [i as f64 + 1.0 + shift, v])
+            .collect()
+    };
+    Plot::new("kjit_w")
+        .height(h - 4.0)
+        .legend(legend().position(egui_plot::Corner::RightTop))
+        .x_axis_label("coordinate")
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            if !view.w_true.is_empty() {
+                plot.points(
+                    Points::new("true w", PlotPoints::from(points(&view.w_true, -0.15)))
+                        .color(DATA_COLOR)
+                        .shape(egui_plot::MarkerShape::Diamond)
+                        .radius(3.5),
+                );
+            }
+            plot.points(
+                Points::new(
+                    "quadrature-EP",
+                    PlotPoints::from(points(&view.posterior_quadrature, 0.0)),
+                )
+                .color(QUADRATURE_COLOR)
+                .radius(3.0),
+            );
+            plot.points(
+                Points::new(
+                    "KJIT-EP",
+                    PlotPoints::from(points(&view.posterior_kjit, 0.15)),
+                )
+                .color(KJIT_COLOR)
+                .radius(3.0),
+            );
+        });
+}
+
+/// The incoming z-messages of the shown calls (main Fig. 1), coloured by who answered, with
+/// the two test curves of Fig. 4.
+fn messages_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
+    ui.strong("Incoming m_{z→f} per call");
+    let mut predicted = Vec::new();
+    let mut asked = Vec::new();
+    for (&(m, lp), &(_, oracle)) in view.messages.iter().zip(&view.trace) {
+        if m.is_finite() && lp.is_finite() {
+            if oracle { &mut asked } else { &mut predicted }.push([m, lp]);
+        }
+    }
+    let (means, one, two) = crate::scenarios::kjit::batch::test_curves(100);
+    Plot::new("kjit_messages_seq")
+        .height(h - 4.0)
+        .legend(legend().position(egui_plot::Corner::LeftBottom))
+        .x_axis_label("mean")
+        .y_axis_label("log precision")
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.points(
+                Points::new("predicted", PlotPoints::from(predicted))
+                    .color(KJIT_COLOR.gamma_multiply(0.6))
+                    .radius(1.2),
+            );
+            plot.points(
+                Points::new("oracle", PlotPoints::from(asked))
+                    .color(ORACLE_COLOR)
+                    .radius(1.6),
+            );
+            for (name, ys, color) in [
+                ("test #1", &one, TEST1_COLOR),
+                ("test #2", &two, TEST2_COLOR),
+            ] {
+                let pts: Vec<[f64; 2]> = means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
+                plot.line(
+                    Line::new(name, PlotPoints::from(pts))
+                        .color(color)
+                        .width(1.5),
+                );
+            }
+        });
+}
+
+fn errors_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
     ui.strong("Classification error per problem (main Figs. 6a, 9)");
     let names = view.problem_names.clone();
     Plot::new("kjit_errors")
-        .height(h)
+        .height(h - 4.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .include_x(0.5)
         .include_x(view.problems as f64 + 0.5)
@@ -94,8 +207,10 @@ fn sequence(ui: &mut egui::Ui, view: &KjitView) {
                 );
             }
         });
-    ui.add_space(4.0);
-    ui.horizontal(|ui| {
+}
+
+fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
+    ui.horizontal_wrapped(|ui| {
         ui.strong("Uncertainty trace (main Figs. 5, 8)");
         ui.label(
             RichText::new(format!(
@@ -118,7 +233,7 @@ fn sequence(ui: &mut egui::Ui, view: &KjitView) {
     let average = moving_average(&view.trace, offset);
     let text = ui.visuals().text_color();
     Plot::new("kjit_trace")
-        .height(h)
+        .height(h - 24.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .x_axis_label("KJIT call")
         .y_axis_label("log variance")
@@ -224,7 +339,7 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
         return;
     };
     ui.add_space(6.0);
-    let h = (ui.available_height() - 30.0).max(120.0);
+    let h = ((ui.available_height() - 60.0) / 2.0).max(120.0);
     let w = (ui.available_width() - 12.0) / 2.0;
     ui.horizontal(|ui| {
         ui.vertical(|ui| {
@@ -250,7 +365,11 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
                     ] {
                         let pts: Vec<[f64; 2]> =
                             c.means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
-                        plot.line(Line::new(name, PlotPoints::from(pts)).color(color).width(2.0));
+                        plot.line(
+                            Line::new(name, PlotPoints::from(pts))
+                                .color(color)
+                                .width(2.0),
+                        );
                     }
                 });
         });
@@ -271,18 +390,81 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
                     ] {
                         let pts: Vec<[f64; 2]> =
                             c.means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
-                        plot.line(Line::new(name, PlotPoints::from(pts)).color(color).width(2.0));
+                        plot.line(
+                            Line::new(name, PlotPoints::from(pts))
+                                .color(color)
+                                .width(2.0),
+                        );
                     }
                 });
-            ui.label(
-                RichText::new(format!(
-                    "Correlation of log variance with log KL on the test tuples: {:.2} (Supp Fig. 10)",
-                    c.correlation_log_var_log_kl
-                ))
-                .small(),
-            );
         });
     });
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(w);
+            ui.strong("KJIT: histogram of log KL on the test tuples (Fig. 3a)");
+            let kls: Vec<f64> = c.test_log_var_log_kl.iter().map(|p| p.1).collect();
+            let steps = histogram_steps(&kls, 40);
+            Plot::new("kjit_kl_histogram")
+                .height(h - 20.0)
+                .width(w)
+                .x_axis_label("log KL")
+                .y_axis_label("tuples")
+                .include_y(0.0)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    plot.line(
+                        Line::new("test tuples", PlotPoints::from(steps))
+                            .color(KJIT_COLOR)
+                            .width(1.5),
+                    );
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(w);
+            ui.strong(format!(
+                "Log KL against log predictive variance (Supp Fig. 10), r = {:.2}",
+                c.correlation_log_var_log_kl
+            ));
+            let pts: Vec<[f64; 2]> = c.test_log_var_log_kl.iter().map(|&(v, k)| [v, k]).collect();
+            Plot::new("kjit_kl_scatter")
+                .height(h - 20.0)
+                .width(w)
+                .x_axis_label("log predictive variance")
+                .y_axis_label("log KL")
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    plot.points(
+                        Points::new("test tuples", PlotPoints::from(pts))
+                            .color(KJIT_COLOR.gamma_multiply(0.7))
+                            .radius(1.3),
+                    );
+                });
+        });
+    });
+}
+
+/// A histogram of `values` in `bins` equal bins, as the corners of a staircase.
+fn histogram_steps(values: &[f64], bins: usize) -> Vec<[f64; 2]> {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if finite.is_empty() || hi <= lo {
+        return Vec::new();
+    }
+    let width = (hi - lo) / bins as f64;
+    let mut counts = vec![0usize; bins];
+    for v in finite {
+        counts[(((v - lo) / width) as usize).min(bins - 1)] += 1;
+    }
+    let mut out = vec![[lo, 0.0]];
+    for (i, &c) in counts.iter().enumerate() {
+        let x0 = lo + i as f64 * width;
+        out.push([x0, c as f64]);
+        out.push([x0 + width, c as f64]);
+    }
+    out.push([hi, 0.0]);
+    out
 }
 
 fn metric(history: &[IterationRecord], key: &str) -> Vec<Option<f64>> {
