@@ -19,7 +19,7 @@ use beliefscope::inference::kjit::{
 use beliefscope::kernel::RandomFourierFeatures;
 use beliefscope::scenarios::kjit::compound_gamma::pearson;
 use beliefscope::scenarios::kjit::{Experiment, KjitConfig, KjitScenario};
-use beliefscope::scenarios::{CancelFlag, Scenario};
+use beliefscope::scenarios::{CancelFlag, Scenario, ScenarioConfig};
 
 use crate::cli_common::{beliefscope, read_json, stderr};
 
@@ -577,5 +577,53 @@ fn kjit_exp5_uci_sets_match_figure_9() {
                 "{name}: error {e} vs the paper's {paper}"
             );
         }
+    }
+}
+
+/// A live τ (spec K.4) takes effect from the next problem without relearning, is recorded in
+/// the config's `tau_changes`, and that config alone reproduces the run.
+#[test]
+fn kjit_live_threshold_is_recorded_and_reproducible() {
+    use beliefscope::scenarios::ScenarioControl;
+    use beliefscope::scenarios::kjit::KjitControl;
+    let config = KjitConfig {
+        problems: 3,
+        examples: 80,
+        particles: 5000,
+        minibatch: 60,
+        d_in: 60,
+        d_out: 100,
+        test_points: 1000,
+        run_sampling: false,
+        ..KjitConfig::default()
+    };
+    let mut live = KjitScenario::new(config, &CancelFlag::default()).unwrap();
+    live.step().unwrap();
+    let before = live.problems()[0].oracle_calls;
+    live.control(&ScenarioControl::Kjit(KjitControl::SetTau(-5.0)))
+        .unwrap();
+    assert!(
+        live.control(&ScenarioControl::Kjit(KjitControl::SetTau(-9.5)))
+            .is_err()
+    );
+    while !live.finished() {
+        live.step().unwrap();
+    }
+    let ScenarioConfig::Kjit(echo) = live.config() else {
+        panic!("not kjit")
+    };
+    assert_eq!(echo.tau_changes.len(), 1);
+    assert_eq!(echo.tau_changes[0].from_problem, 1);
+    // A looser threshold asks the oracle less often than the first problem did.
+    assert!(live.problems()[1].oracle_calls < before.max(1));
+    let mut again = KjitScenario::new(echo, &CancelFlag::default()).unwrap();
+    while !again.finished() {
+        again.step().unwrap();
+    }
+    for (a, b) in live.problems().iter().zip(again.problems()) {
+        assert_eq!(
+            (a.error_kjit, a.oracle_calls, a.calls),
+            (b.error_kjit, b.oracle_calls, b.calls)
+        );
     }
 }

@@ -112,6 +112,18 @@ impl JitLearner {
         &self.settings
     }
 
+    /// A new threshold; the fit, the features and the data are kept (main Sec. 3.3: τ only
+    /// gates which calls go to the oracle).
+    pub fn set_tau(&mut self, tau: f64) -> Result<()> {
+        JitSettings {
+            tau,
+            ..self.settings
+        }
+        .check()?;
+        self.settings.tau = tau;
+        Ok(())
+    }
+
     /// The widths chosen at B (None before).
     pub fn widths(&self) -> Option<&KernelWidths> {
         match &self.phase {

@@ -126,6 +126,12 @@ impl KjitOperator {
         })
     }
 
+    /// A new threshold τ for both directions, effective from the next call.
+    pub fn set_tau(&mut self, tau: f64) -> Result<()> {
+        self.z_learner.set_tau(tau)?;
+        self.p_learner.set_tau(tau)
+    }
+
     pub fn z_learner(&self) -> &JitLearner {
         &self.z_learner
     }

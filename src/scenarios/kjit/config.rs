@@ -64,6 +64,14 @@ impl Default for GammaSettings {
     }
 }
 
+/// A threshold set while the run went on (spec K.4: τ changes take effect at once, without
+/// relearning), applied from problem `from_problem` (0-based) of Exps. 3 and 5.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TauChange {
+    pub from_problem: usize,
+    pub tau: f64,
+}
+
 /// Every parameter of a kjit run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -106,6 +114,8 @@ pub struct KjitConfig {
     pub batch: BatchSettings,
     /// Exp. 5's folder, training sizes, threshold, minibatch and features.
     pub uci: UciSettings,
+    /// Thresholds changed during the run (Exps. 3, 5), so the config reproduces it.
+    pub tau_changes: Vec<TauChange>,
 }
 
 impl Default for KjitConfig {
@@ -132,6 +142,7 @@ impl Default for KjitConfig {
             compound_gamma: GammaSettings::default(),
             batch: BatchSettings::default(),
             uci: UciSettings::default(),
+            tau_changes: Vec::new(),
         }
     }
 }
@@ -299,6 +310,19 @@ impl ScenarioParams for KjitConfig {
     fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
         self.batch.check()?;
+        for change in &self.tau_changes {
+            if !(change.tau > self.sigma_y2.ln() && change.tau.is_finite()) {
+                return Err(Error::param(
+                    "tau_changes",
+                    format!(
+                        "τ = {} from problem {} must exceed log sigma_y2 = {:.4}",
+                        change.tau,
+                        change.from_problem + 1,
+                        self.sigma_y2.ln()
+                    ),
+                ));
+            }
+        }
         for (name, tau) in [
             ("tau", self.tau),
             ("compound_gamma.tau", self.compound_gamma.tau),

@@ -21,14 +21,14 @@ use nalgebra::DVector;
 use serde_json::{Map, Value};
 
 use super::{
-    CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
+    CancelFlag, IterationRecord, NoTask, Probe, RunLog, Scenario, ScenarioConfig, ScenarioControl,
     ScenarioDef, ScenarioParams, ScenarioView, report_fields,
 };
 use crate::error::Result;
 use crate::inference::kjit::feature_maps::OperatorKind;
 use crate::io::write_atomic;
 use compound_gamma::GammaExperiment;
-pub use config::{Experiment, KjitConfig, PARAMS};
+pub use config::{Experiment, KjitConfig, PARAMS, TauChange};
 use logistic::{Operators, ProblemRun, run_problem, solve, stream_seed, true_weights};
 use report::{
     CONVENTIONS, KernelReport, LastProblem, LogisticReport, Posterior, Posteriors, ProblemReport,
@@ -69,6 +69,19 @@ pub struct KjitView {
     /// Exp. 1/2: tuples collected, and the test curves once KJIT is fitted.
     pub tuples: usize,
     pub curves: Option<batch::UncertaintyReport>,
+}
+
+/// Live changes of a kjit run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KjitControl {
+    /// A new threshold τ for Exps. 3 and 5, from the next problem on (no relearning).
+    SetTau(f64),
+}
+
+impl super::Control for KjitControl {
+    fn supersedes(&self, _earlier: &KjitControl) -> bool {
+        true
+    }
 }
 
 /// The running experiment.
@@ -314,7 +327,7 @@ impl ScenarioDef for KjitScenario {
     const ALGORITHMS: &'static [&'static str] = &["kjit-ep", "quadrature-ep", "sampling-ep"];
     type Config = KjitConfig;
     type View = KjitView;
-    type Control = NoControl;
+    type Control = KjitControl;
     type Task = NoTask;
     type RunArgs = cli::KjitArgs;
 
@@ -389,6 +402,15 @@ impl Scenario for KjitScenario {
             return Ok(self.log.push(record));
         }
         let k = self.problems.len();
+        if let Some(change) = self
+            .config
+            .tau_changes
+            .iter()
+            .rev()
+            .find(|c| c.from_problem == k)
+        {
+            self.operators.kjit.set_tau(change.tau)?;
+        }
         let run = match self.uci.get(k) {
             Some(split) => {
                 let score = |mean: &DVector<f64>| split.test_error(mean);
@@ -458,6 +480,33 @@ impl Scenario for KjitScenario {
         Ok(self.log.push(record))
     }
 
+    fn control(&mut self, control: &ScenarioControl) -> Result<()> {
+        let ScenarioControl::Kjit(KjitControl::SetTau(tau)) = control else {
+            return Err(crate::error::Error::Other(
+                "not a control of the kjit scenario".into(),
+            ));
+        };
+        if !matches!(
+            self.config.experiment,
+            Experiment::Logistic | Experiment::Uci
+        ) {
+            return Err(crate::error::Error::param(
+                "tau",
+                "a live threshold applies to Exps. 3 and 5; change this experiment's τ in its settings",
+            ));
+        }
+        self.operators.kjit.set_tau(*tau)?;
+        let from_problem = self.problems.len();
+        self.config
+            .tau_changes
+            .retain(|c| c.from_problem != from_problem);
+        self.config.tau_changes.push(TauChange {
+            from_problem,
+            tau: *tau,
+        });
+        Ok(())
+    }
+
     fn finished(&self) -> bool {
         self.log.history().len() >= self.config.iterations()
     }
@@ -472,10 +521,7 @@ impl Scenario for KjitScenario {
             problem_names: self.uci.iter().map(|s| s.name.to_string()).collect(),
             trace_offset: from,
             problem_starts: self.problem_starts.clone(),
-            tau: match self.config.experiment {
-                Experiment::Uci => self.config.uci.tau,
-                _ => self.config.tau,
-            },
+            tau: self.operators.kjit.z_learner().settings().tau,
             log_sigma_y2: self.config.sigma_y2.ln(),
             calls: self.operators.kjit.counters.calls,
             oracle_calls: self.operators.kjit.counters.oracle_calls_z,

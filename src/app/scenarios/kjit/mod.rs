@@ -27,9 +27,9 @@ impl ScenarioUi for KjitRoom {
         }
     }
 
-    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
         if let Some(v) = KjitView::of(&snapshot.view) {
-            view::central(ui, v, snapshot);
+            view::central(ui, v, snapshot, cx.commands);
         }
     }
 

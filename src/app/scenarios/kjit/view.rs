@@ -7,8 +7,11 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
+use crate::app::commands::UiCommand;
 use crate::runner::Snapshot;
 use crate::scenarios::IterationRecord;
+use crate::scenarios::ScenarioControl;
+use crate::scenarios::kjit::KjitControl;
 use crate::scenarios::kjit::{Experiment, KjitView};
 
 pub const KJIT_COLOR: Color32 = Color32::from_rgb(0, 114, 178);
@@ -30,9 +33,14 @@ fn legend() -> Legend {
         .background_alpha(0.7)
 }
 
-pub fn central(ui: &mut egui::Ui, view: &KjitView, snapshot: &Snapshot) {
+pub fn central(
+    ui: &mut egui::Ui,
+    view: &KjitView,
+    snapshot: &Snapshot,
+    commands: &mut Vec<UiCommand>,
+) {
     match view.experiment {
-        Experiment::Logistic | Experiment::Uci => sequence(ui, view),
+        Experiment::Logistic | Experiment::Uci => sequence(ui, view, commands),
         Experiment::Batch | Experiment::Uncertainty => batch(ui, view),
         Experiment::CompoundGamma => compound_gamma(ui, &snapshot.history),
         Experiment::Rff => rff(ui, &snapshot.history),
@@ -41,7 +49,7 @@ pub fn central(ui: &mut egui::Ui, view: &KjitView, snapshot: &Snapshot) {
 
 /// Exps. 3 and 5: errors per problem and the posterior of w above, the uncertainty trace and
 /// the incoming messages below.
-fn sequence(ui: &mut egui::Ui, view: &KjitView) {
+fn sequence(ui: &mut egui::Ui, view: &KjitView, commands: &mut Vec<UiCommand>) {
     let h = ((ui.available_height() - 70.0) / 2.0).max(120.0);
     let wide = (ui.available_width() * 0.62).max(200.0);
     let narrow = (ui.available_width() - wide - 12.0).max(120.0);
@@ -59,7 +67,7 @@ fn sequence(ui: &mut egui::Ui, view: &KjitView) {
     ui.horizontal(|ui| {
         ui.vertical(|ui| {
             ui.set_width(wide);
-            trace_plot(ui, view, h);
+            trace_plot(ui, view, h, commands);
         });
         ui.vertical(|ui| {
             ui.set_width(narrow);
@@ -209,9 +217,29 @@ fn errors_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
         });
 }
 
-fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
+fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiCommand>) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("Uncertainty trace (main Figs. 5, 8)");
+        let mut tau = view.tau;
+        let id = ui
+            .label("τ (live)")
+            .on_hover_text(
+                "The oracle threshold from the next problem on, without relearning; \
+                 recorded in the config's tau_changes",
+            )
+            .id;
+        let edit = ui
+            .add(
+                egui::DragValue::new(&mut tau)
+                    .speed(0.01)
+                    .range(view.log_sigma_y2 + 0.01..=10.0),
+            )
+            .labelled_by(id);
+        if edit.changed() && tau != view.tau {
+            commands.push(UiCommand::Control(ScenarioControl::Kjit(
+                KjitControl::SetTau(tau),
+            )));
+        }
         ui.label(
             RichText::new(format!(
                 "log predictive variance of the z-mean output per call; oracle when ≥ τ = {}; {} oracle calls of {}",
