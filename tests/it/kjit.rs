@@ -627,3 +627,40 @@ fn kjit_live_threshold_is_recorded_and_reproducible() {
         );
     }
 }
+
+/// The message inspector (spec K.4, main Fig. 3b): a call picked from the trace is seen again
+/// with its quadrature reference, the oracle's answer and KJIT's prediction, each with its KL.
+#[test]
+fn kjit_inspector_compares_a_call_with_its_references() {
+    use beliefscope::scenarios::{Probe, ScenarioView};
+    let config = KjitConfig {
+        problems: 2,
+        examples: 80,
+        particles: 20_000,
+        minibatch: 60,
+        d_in: 60,
+        d_out: 100,
+        test_points: 1000,
+        run_sampling: false,
+        ..KjitConfig::default()
+    };
+    let mut s = KjitScenario::new(config, &CancelFlag::default()).unwrap();
+    while !s.finished() {
+        s.step().unwrap();
+    }
+    let ScenarioView::Kjit(view) = s.view(Some(Probe::Node(1000))) else {
+        panic!("not kjit")
+    };
+    let c = view.inspected.expect("call 1000 inspected");
+    assert_eq!((c.call, c.problem), (1000, 2));
+    assert!(c.quadrature.is_proper());
+    // The oracle (20 000 particles) agrees with quadrature; KJIT's prediction is close.
+    let kl_oracle = c.kl_oracle.unwrap();
+    let kl_predicted = c.kl_predicted.unwrap();
+    assert!(kl_oracle < 1e-2, "KL to the oracle {kl_oracle}");
+    assert!(kl_predicted < 0.1, "KL to the prediction {kl_predicted}");
+    let ScenarioView::Kjit(view) = s.view(Some(Probe::Node(10_000_000))) else {
+        panic!("not kjit")
+    };
+    assert!(view.inspected.is_none());
+}

@@ -72,6 +72,8 @@ pub struct CallRecord {
     /// The incoming z-message (for the operator panel's scatter).
     pub mean_z: f64,
     pub var_z: f64,
+    /// The incoming p-message (for the message inspector).
+    pub p: Beta,
 }
 
 /// Counters of a KJIT operator.
@@ -132,6 +134,11 @@ impl KjitOperator {
         self.p_learner.set_tau(tau)
     }
 
+    /// The oracle's answer to `tuple` (None when unreliable), for inspection.
+    pub fn oracle_answer(&self, tuple: &LogisticTuple) -> Result<Option<Gaussian>> {
+        Ok(self.oracle.reliable(tuple)?.map(|e| e.beliefs.z))
+    }
+
     pub fn z_learner(&self) -> &JitLearner {
         &self.z_learner
     }
@@ -164,6 +171,7 @@ impl KjitOperator {
             oracle_z: false,
             mean_z: tuple.z.mean,
             var_z: tuple.z.var,
+            p: tuple.p,
         };
         let z = match z_answer {
             Answer::Certain { outputs, log_var } => {

@@ -7,6 +7,7 @@ pub mod batch;
 pub mod cli;
 pub mod compound_gamma;
 pub mod config;
+pub mod inspect;
 pub mod logistic;
 pub mod report;
 pub mod rff;
@@ -66,6 +67,8 @@ pub struct KjitView {
     pub oracle_calls: usize,
     /// Exp. 1: the Supp C rows computed so far.
     pub table: Vec<batch::BatchRow>,
+    /// The call chosen in the trace (Exps. 3, 5), seen again.
+    pub inspected: Option<inspect::InspectedCall>,
     /// Exp. 1/2: tuples collected, and the test curves once KJIT is fitted.
     pub tuples: usize,
     pub curves: Option<batch::UncertaintyReport>,
@@ -511,10 +514,21 @@ impl Scenario for KjitScenario {
         self.log.history().len() >= self.config.iterations()
     }
 
-    fn view(&self, _probe: Option<Probe>) -> ScenarioView {
+    fn view(&self, probe: Option<Probe>) -> ScenarioView {
         // The last 20 000 calls (about seven problems) keep snapshots small.
         let trace = &self.operators.kjit.trace;
         let from = trace.len().saturating_sub(20_000);
+        let inspected = match probe {
+            Some(Probe::Node(call)) if call < trace.len() => inspect::inspect(
+                &self.operators.kjit,
+                &self.operators.quadrature,
+                &trace[call],
+                call,
+                self.problem_starts.partition_point(|&s| s <= call),
+            )
+            .ok(),
+            _ => None,
+        };
         let batch = self.batch.as_ref().map(|lab| &lab.report);
         ScenarioView::Kjit(KjitView {
             experiment: self.config.experiment,
@@ -528,6 +542,7 @@ impl Scenario for KjitScenario {
             table: batch.map(|b| b.rows.clone()).unwrap_or_default(),
             tuples: batch.map(|b| b.tuples_collected).unwrap_or(0),
             curves: batch.and_then(|b| b.uncertainty.clone()),
+            inspected,
             problems_done: self.problems.len(),
             problems: self.config.iterations(),
             errors: self

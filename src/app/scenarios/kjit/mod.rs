@@ -11,7 +11,7 @@ use super::{RoomContext, ScenarioUi};
 use crate::app::views::curves;
 use crate::runner::Snapshot;
 use crate::scenarios::kjit::{Experiment, KjitConfig, KjitView};
-use crate::scenarios::{Registered, ScenarioConfig};
+use crate::scenarios::{Probe, Registered, ScenarioConfig};
 
 #[derive(Default)]
 pub struct KjitRoom;
@@ -53,6 +53,9 @@ impl ScenarioUi for KjitRoom {
         if !v.table.is_empty() {
             selection_table(ui, v);
         }
+        if matches!(v.experiment, Experiment::Logistic | Experiment::Uci) {
+            view::inspected_call(ui, v, cx.heights.curve.max(160.0));
+        }
         if !series.is_empty() {
             curves::metrics_plot(
                 ui,
@@ -80,6 +83,11 @@ impl ScenarioUi for KjitRoom {
                 cx.heights.curve,
             );
         }
+    }
+
+    fn selection_is_valid(&self, snapshot: &Snapshot, selection: Probe) -> bool {
+        KjitView::of(&snapshot.view)
+            .is_some_and(|v| matches!(selection, Probe::Node(call) if call < v.calls))
     }
 
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {

@@ -8,11 +8,12 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
 use crate::app::commands::UiCommand;
+use crate::inference::kjit::Gaussian;
 use crate::runner::Snapshot;
 use crate::scenarios::IterationRecord;
-use crate::scenarios::ScenarioControl;
 use crate::scenarios::kjit::KjitControl;
 use crate::scenarios::kjit::{Experiment, KjitView};
+use crate::scenarios::{Probe, ScenarioControl};
 
 pub const KJIT_COLOR: Color32 = Color32::from_rgb(0, 114, 178);
 pub const QUADRATURE_COLOR: Color32 = Color32::from_rgb(140, 140, 140);
@@ -260,7 +261,7 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
     }
     let average = moving_average(&view.trace, offset);
     let text = ui.visuals().text_color();
-    Plot::new("kjit_trace")
+    let clicked = Plot::new("kjit_trace")
         .height(h - 24.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .x_axis_label("KJIT call")
@@ -305,6 +306,96 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
                     .color(DATA_COLOR)
                     .style(LineStyle::dashed_loose()),
             );
+            if let Some(inspected) = &view.inspected {
+                plot.vline(
+                    VLine::new("inspected call", (inspected.call + 1) as f64)
+                        .color(TAU_COLOR)
+                        .width(1.5),
+                );
+            }
+            plot.pointer_coordinate()
+        });
+    if clicked.response.clicked()
+        && let Some(p) = clicked.inner
+    {
+        let call = (p.x.round() as i64 - 1).clamp(0, view.calls.saturating_sub(1) as i64);
+        commands.push(UiCommand::Select(Probe::Node(call as usize)));
+    }
+}
+
+/// The inspected call (main Fig. 3b): the cavity, the quadrature projected belief, the
+/// oracle's answer and KJIT's prediction now, with their KL from the reference.
+pub fn inspected_call(ui: &mut egui::Ui, view: &KjitView, height: f32) {
+    let Some(c) = &view.inspected else {
+        ui.label(
+            RichText::new("Click the uncertainty trace to inspect a call.")
+                .small()
+                .weak(),
+        );
+        return;
+    };
+    ui.strong(format!("Call {} (problem {})", c.call + 1, c.problem));
+    let answered = if c.oracle_answered {
+        "the oracle answered"
+    } else {
+        "KJIT predicted"
+    };
+    ui.label(
+        RichText::new(format!(
+            "m_z→f = N({:.3}, {:.3e}), m_p→f = Beta({:.2}, {:.2}); {answered} (log variance {:.2})",
+            c.cavity.mean, c.cavity.var, c.p.alpha, c.p.beta, c.log_var_then
+        ))
+        .small(),
+    );
+    let fmt_kl = |k: Option<f64>| k.map_or("–".to_string(), |k| format!("{k:.2e}"));
+    ui.label(
+        RichText::new(format!(
+            "KL[quadrature ‖ oracle] {}, KL[quadrature ‖ KJIT now] {}",
+            fmt_kl(c.kl_oracle),
+            fmt_kl(c.kl_predicted)
+        ))
+        .small(),
+    );
+    let q = c.quadrature;
+    let sd = q.var.sqrt().max(1e-6);
+    let (lo, hi) = (q.mean - 5.0 * sd, q.mean + 5.0 * sd);
+    let curve = |g: Gaussian| -> Vec<[f64; 2]> {
+        (0..=200)
+            .map(|i| {
+                let z = lo + (hi - lo) * i as f64 / 200.0;
+                let d = (-(z - g.mean).powi(2) / (2.0 * g.var)).exp()
+                    / (2.0 * std::f64::consts::PI * g.var).sqrt();
+                [z, d]
+            })
+            .collect()
+    };
+    Plot::new("kjit_inspected")
+        .height(height)
+        .legend(legend().position(egui_plot::Corner::RightTop))
+        .x_axis_label("z")
+        .include_y(0.0)
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.line(
+                Line::new("quadrature (reference)", PlotPoints::from(curve(q)))
+                    .color(QUADRATURE_COLOR)
+                    .width(3.0),
+            );
+            if let Some(o) = c.oracle {
+                plot.line(
+                    Line::new("oracle", PlotPoints::from(curve(o)))
+                        .color(ORACLE_COLOR)
+                        .style(LineStyle::dashed_loose())
+                        .width(2.0),
+                );
+            }
+            if let Some(p) = c.predicted_now.filter(Gaussian::is_proper) {
+                plot.line(
+                    Line::new("KJIT now", PlotPoints::from(curve(p)))
+                        .color(KJIT_COLOR)
+                        .width(1.5),
+                );
+            }
         });
 }
 
