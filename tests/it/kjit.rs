@@ -664,3 +664,44 @@ fn kjit_inspector_compares_a_call_with_its_references() {
     };
     assert!(view.inspected.is_none());
 }
+
+/// The d = 2 teaching mode (spec K.4) moves one EP site per step, sweeps in order, and ends
+/// with KJIT-EP's posterior mean near quadrature-EP's, KJIT predicting most calls of the last
+/// problem.
+#[test]
+fn kjit_teaching_mode_updates_one_site_per_step() {
+    use beliefscope::scenarios::ScenarioView;
+    let config = KjitConfig {
+        experiment: Experiment::Teaching,
+        particles: 20_000,
+        ..KjitConfig::default()
+    };
+    let t = config.teaching.clone();
+    let mut s = KjitScenario::new(config, &CancelFlag::default()).unwrap();
+    let site = |s: &KjitScenario| {
+        let ScenarioView::Kjit(v) = s.view(None) else {
+            panic!("not kjit")
+        };
+        let t = v.teaching.unwrap();
+        (t.problem, t.sweep, t.site)
+    };
+    s.step().unwrap();
+    assert_eq!(site(&s), (1, 1, 0));
+    for _ in 0..t.examples {
+        s.step().unwrap();
+    }
+    assert_eq!(site(&s), (1, 2, 0));
+    while !s.finished() {
+        s.step().unwrap();
+    }
+    assert_eq!(s.history().len(), t.steps());
+    let last = &s.history()[t.steps() - t.examples * t.sweeps..];
+    let oracle = last.iter().filter(|r| r.metrics["oracle"] > 0.0).count();
+    assert!(
+        oracle * 2 < last.len(),
+        "oracle answered {oracle} of {}",
+        last.len()
+    );
+    let distance = s.history().last().unwrap().residual;
+    assert!(distance < 0.5, "posterior means {distance} apart");
+}

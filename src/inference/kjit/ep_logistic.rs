@@ -156,36 +156,57 @@ impl LogisticEp {
             }
         } else {
             for i in 0..n {
-                let site = match self.cavity(i) {
-                    Some(c) => op
-                        .project_z(&self.tuple(i, c))?
-                        .and_then(|q| self.new_site(i, c, q)),
-                    None => None,
-                };
-                let Some((t, v)) = site else {
-                    report.skipped += 1;
-                    continue;
-                };
-                let (dt, dv) = (t - self.tau[i], v - self.nu[i]);
-                report.max_site_change = report.max_site_change.max(dt.abs().max(dv.abs()));
-                let xi = self.row(i);
-                let sx = &self.cov * &xi;
-                let denom = 1.0 + dt * xi.dot(&sx);
-                if denom.is_nan() || denom <= 0.0 {
-                    report.skipped += 1;
-                    continue;
-                }
-                self.cov.ger(-dt / denom, &sx, &sx, 1.0);
-                self.tau[i] = t;
-                self.nu[i] = v;
-                self.shift.axpy(dv, &xi, 1.0);
-                self.mean = &self.cov * &self.shift;
+                self.sequential_site(i, op, &mut report)?;
             }
         }
         self.refactor()?;
         self.sweeps += 1;
         self.skipped_total += report.skipped;
         Ok(report)
+    }
+
+    /// One sequential site update (cavity, projection, new site, rank-1 update of Σ and μ).
+    /// Returns whether the site changed.
+    pub fn sequential_site(
+        &mut self,
+        i: usize,
+        op: &mut dyn ZProjection,
+        report: &mut SweepReport,
+    ) -> Result<bool> {
+        let site = match self.cavity(i) {
+            Some(c) => op
+                .project_z(&self.tuple(i, c))?
+                .and_then(|q| self.new_site(i, c, q)),
+            None => None,
+        };
+        let Some((t, v)) = site else {
+            report.skipped += 1;
+            return Ok(false);
+        };
+        let (dt, dv) = (t - self.tau[i], v - self.nu[i]);
+        report.max_site_change = report.max_site_change.max(dt.abs().max(dv.abs()));
+        let xi = self.row(i);
+        let sx = &self.cov * &xi;
+        let denom = 1.0 + dt * xi.dot(&sx);
+        if denom.is_nan() || denom <= 0.0 {
+            report.skipped += 1;
+            return Ok(false);
+        }
+        self.cov.ger(-dt / denom, &sx, &sx, 1.0);
+        self.tau[i] = t;
+        self.nu[i] = v;
+        self.shift.axpy(dv, &xi, 1.0);
+        self.mean = &self.cov * &self.shift;
+        Ok(true)
+    }
+
+    /// Ends a sweep driven site by site with [`Self::sequential_site`]: Σ and μ are refactored
+    /// from the sites and the sweep is counted.
+    pub fn finish_sweep(&mut self, report: &SweepReport) -> Result<()> {
+        self.refactor()?;
+        self.sweeps += 1;
+        self.skipped_total += report.skipped;
+        Ok(())
     }
 
     /// Σ and μ afresh from the sites.

@@ -82,6 +82,13 @@ impl RunFlags for KjitArgs {
                 b.d_in = self.din.unwrap_or(b.d_in);
                 b.d_out = self.dout.unwrap_or(b.d_out);
             }
+            Experiment::Teaching => {
+                let t = &mut config.teaching;
+                t.problems = self.problems.unwrap_or(t.problems);
+                config.tau = self.tau.unwrap_or(config.tau);
+                config.d_in = self.din.unwrap_or(config.d_in);
+                config.d_out = self.dout.unwrap_or(config.d_out);
+            }
             Experiment::Logistic | Experiment::Rff => {
                 config.problems = self.problems.unwrap_or(config.problems);
                 config.tau = self.tau.unwrap_or(config.tau);

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::batch::BatchSettings;
+use super::teaching::TeachingSettings;
 use super::uci::UciSettings;
 use crate::error::{Error, Result};
 use crate::inference::kjit::JitSettings;
@@ -26,6 +27,8 @@ pub enum Experiment {
     CompoundGamma,
     /// Exp. 5: the four UCI data sets.
     Uci,
+    /// A d = 2 problem, one EP site update per step (spec K.4's teaching mode).
+    Teaching,
 }
 
 impl Experiment {
@@ -37,6 +40,7 @@ impl Experiment {
             Experiment::Logistic => "logistic",
             Experiment::CompoundGamma => "compound-gamma",
             Experiment::Uci => "uci",
+            Experiment::Teaching => "teaching",
         }
     }
 }
@@ -114,6 +118,8 @@ pub struct KjitConfig {
     pub batch: BatchSettings,
     /// Exp. 5's folder, training sizes, threshold, minibatch and features.
     pub uci: UciSettings,
+    /// The d = 2 teaching mode's sizes.
+    pub teaching: TeachingSettings,
     /// Thresholds changed during the run (Exps. 3, 5), so the config reproduces it.
     pub tau_changes: Vec<TauChange>,
 }
@@ -142,6 +148,7 @@ impl Default for KjitConfig {
             compound_gamma: GammaSettings::default(),
             batch: BatchSettings::default(),
             uci: UciSettings::default(),
+            teaching: TeachingSettings::default(),
             tau_changes: Vec::new(),
         }
     }
@@ -263,6 +270,18 @@ pub const PARAMS: &[Param] = &[
     Param::int("uci.d_out", "D_out (Exp. 5)", 1.0, 10_000.0)
         .log()
         .help("Code: 800; paper text: 500 (as Exp. 3)."),
+    Param::int("teaching.examples", "Examples (teaching)", 2.0, 1000.0)
+        .help("Points of each d = 2 problem."),
+    Param::int("teaching.problems", "Problems (teaching)", 1.0, 100.0),
+    Param::int("teaching.sweeps", "EP sweeps (teaching)", 1.0, 100.0),
+    Param::int(
+        "teaching.minibatch",
+        "Minibatch B (teaching)",
+        2.0,
+        10_000.0,
+    )
+    .log()
+    .help("Oracle calls before KJIT's first fit."),
 ];
 
 impl KjitConfig {
@@ -274,6 +293,7 @@ impl KjitConfig {
             Experiment::Batch => super::batch::BatchLab::steps(&self.batch, 5),
             Experiment::Uncertainty => super::batch::BatchLab::steps(&self.batch, 1),
             Experiment::Uci => crate::io::uci::UCI_FILES.len(),
+            Experiment::Teaching => self.teaching.steps(),
             Experiment::Logistic => self.problems,
         }
     }

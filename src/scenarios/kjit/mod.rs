@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod logistic;
 pub mod report;
 pub mod rff;
+pub mod teaching;
 pub mod uci;
 
 use std::collections::BTreeMap;
@@ -67,6 +68,8 @@ pub struct KjitView {
     pub oracle_calls: usize,
     /// Exp. 1: the Supp C rows computed so far.
     pub table: Vec<batch::BatchRow>,
+    /// The teaching mode's problem and posteriors after the last site update.
+    pub teaching: Option<teaching::TeachingView>,
     /// The call chosen in the trace (Exps. 3, 5), seen again.
     pub inspected: Option<inspect::InspectedCall>,
     /// Exp. 1/2: tuples collected, and the test curves once KJIT is fitted.
@@ -106,6 +109,8 @@ pub struct KjitScenario {
     batch: Option<batch::BatchLab>,
     /// Exp. 5's four splits, when selected.
     uci: Vec<uci::UciSplit>,
+    /// The d = 2 teaching mode, when selected.
+    teaching: Option<teaching::TeachingLab>,
     log: RunLog,
 }
 
@@ -214,6 +219,10 @@ impl KjitScenario {
             rff,
             batch,
             uci,
+            teaching: match config.experiment {
+                Experiment::Teaching => Some(teaching::TeachingLab::new(&config)?),
+                _ => None,
+            },
             log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
         })
@@ -367,6 +376,20 @@ impl Scenario for KjitScenario {
 
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
+        if let Some(lab) = &mut self.teaching {
+            let k = self.log.history().len();
+            let (oracle, distance) = lab.step()?;
+            let record = IterationRecord {
+                iter: k + 1,
+                seconds: start.elapsed().as_secs_f64(),
+                residual: distance,
+                metrics: BTreeMap::from([
+                    ("oracle".to_string(), oracle as u8 as f64),
+                    ("posterior_mean_distance".to_string(), distance),
+                ]),
+            };
+            return Ok(self.log.push(record));
+        }
         let lab_step = match (&mut self.rff, &mut self.batch) {
             (Some(lab), _) => Some(lab.step(self.log.history().len())),
             (None, Some(lab)) => Some(lab.step(self.log.history().len())),
@@ -543,6 +566,7 @@ impl Scenario for KjitScenario {
             tuples: batch.map(|b| b.tuples_collected).unwrap_or(0),
             curves: batch.and_then(|b| b.uncertainty.clone()),
             inspected,
+            teaching: self.teaching.as_ref().and_then(|t| t.view()),
             problems_done: self.problems.len(),
             problems: self.config.iterations(),
             errors: self
@@ -580,6 +604,15 @@ impl Scenario for KjitScenario {
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
+        if let Some(lab) = &self.teaching {
+            let c = &lab.operators().kjit.counters;
+            m.insert("oracle_calls".into(), c.oracle_calls_z as f64);
+            m.insert("calls".into(), c.calls as f64);
+            if let Some(r) = self.log.history().last() {
+                m.insert("posterior_mean_distance".into(), r.residual);
+            }
+            return m;
+        }
         if self.rff.is_some() || self.batch.is_some() {
             for r in self.log.history() {
                 m.extend(r.metrics.clone());
@@ -637,6 +670,20 @@ impl Scenario for KjitScenario {
         if let Some(lab) = &self.batch {
             return report_fields(&lab.report);
         }
+        if let Some(lab) = &self.teaching {
+            let mut out = Map::new();
+            if let Some(v) = lab.view() {
+                out.insert(
+                    "teaching_last".into(),
+                    serde_json::to_value(v).unwrap_or_default(),
+                );
+            }
+            out.insert(
+                "counters".into(),
+                serde_json::to_value(lab.operators().kjit.counters).unwrap_or_default(),
+            );
+            return out;
+        }
         match &self.gamma {
             Some(gamma) => report_fields(&gamma.report()),
             None => report_fields(&self.report()),
@@ -650,7 +697,7 @@ impl Scenario for KjitScenario {
                 batch_csv(&lab.report).as_bytes(),
             );
         }
-        if self.gamma.is_some() || self.rff.is_some() {
+        if self.gamma.is_some() || self.rff.is_some() || self.teaching.is_some() {
             return Ok(());
         }
         write_atomic(&dir.join("kjit_trace.csv"), self.trace_csv().as_bytes())

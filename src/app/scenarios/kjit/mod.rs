@@ -48,6 +48,10 @@ impl ScenarioUi for KjitRoom {
                 curves::Series::metric("|error KJIT − quadrature|", "error_difference"),
             ],
             Experiment::CompoundGamma => vec![curves::Series::metric("oracle", "oracle")],
+            Experiment::Teaching => vec![
+                curves::Series::metric("|μ KJIT − μ quadrature|", "posterior_mean_distance"),
+                curves::Series::metric("oracle", "oracle"),
+            ],
             _ => Vec::new(),
         };
         if !v.table.is_empty() {

@@ -9,7 +9,7 @@ use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
 use crate::scenarios::params::Param;
 
 /// The experiments in the order of the paper, with what each shows.
-pub const EXPERIMENTS: [(Experiment, &str, &str); 6] = [
+pub const EXPERIMENTS: [(Experiment, &str, &str); 7] = [
     (
         Experiment::Rff,
         "Random features (Supp B.3, B.6)",
@@ -40,6 +40,11 @@ pub const EXPERIMENTS: [(Experiment, &str, &str); 6] = [
         "Four UCI sets (Exp. 5)",
         "Banknote, blood, fertility, ionosphere in sequence (needs the files in ../shared/data/uci).",
     ),
+    (
+        Experiment::Teaching,
+        "Teaching: d = 2, site by site",
+        "EP on a two-dimensional problem, one site update per step (use Step): the posterior ellipse of w and the decision line, KJIT beside quadrature.",
+    ),
 ];
 
 /// Whether the experiment uses the parameter `key`.
@@ -52,6 +57,11 @@ fn used_by(experiment: Experiment, key: &str) -> bool {
         }
         Experiment::Logistic => !key.contains('.'),
         Experiment::CompoundGamma => key.starts_with("compound_gamma.") || shared_learner,
+        Experiment::Teaching => {
+            key.starts_with("teaching.")
+                || shared_learner
+                || matches!(key, "tau" | "d_in" | "d_out" | "particles")
+        }
         Experiment::Uci => {
             key.starts_with("uci.")
                 || shared_learner

@@ -45,6 +45,7 @@ pub fn central(
         Experiment::Batch | Experiment::Uncertainty => batch(ui, view),
         Experiment::CompoundGamma => compound_gamma(ui, &snapshot.history),
         Experiment::Rff => rff(ui, &snapshot.history),
+        Experiment::Teaching => teaching(ui, view),
     }
 }
 
@@ -691,4 +692,148 @@ fn rff(ui: &mut egui::Ui, history: &[IterationRecord]) {
                 }
             }
         });
+}
+
+/// Points of the 2-sd ellipse of a 2 × 2 covariance (row-major) around `mean`.
+fn ellipse(mean: [f64; 2], cov: [f64; 4]) -> Vec<[f64; 2]> {
+    let (a, b, d) = (cov[0], 0.5 * (cov[1] + cov[2]), cov[3]);
+    // Cholesky of [[a, b], [b, d]].
+    let l11 = a.max(0.0).sqrt();
+    let l21 = if l11 > 0.0 { b / l11 } else { 0.0 };
+    let l22 = (d - l21 * l21).max(0.0).sqrt();
+    (0..=100)
+        .map(|k| {
+            let t = std::f64::consts::TAU * k as f64 / 100.0;
+            let (u, v) = (2.0 * t.cos(), 2.0 * t.sin());
+            [mean[0] + l11 * u, mean[1] + l21 * u + l22 * v]
+        })
+        .collect()
+}
+
+/// The line `w · x = 0` through the box `[-r, r]²`.
+fn decision_line(w: [f64; 2], r: f64) -> Vec<[f64; 2]> {
+    let norm = (w[0] * w[0] + w[1] * w[1]).sqrt();
+    if norm == 0.0 {
+        return Vec::new();
+    }
+    let dir = [-w[1] / norm, w[0] / norm];
+    vec![[-r * dir[0], -r * dir[1]], [r * dir[0], r * dir[1]]]
+}
+
+/// The teaching mode: the data with the decision lines (left), the posterior of w (right).
+fn teaching(ui: &mut egui::Ui, view: &KjitView) {
+    let Some(t) = &view.teaching else {
+        ui.label("Press Step to update the first EP site.");
+        return;
+    };
+    ui.strong(format!(
+        "Problem {}, sweep {}, site {} updated ({})",
+        t.problem,
+        t.sweep,
+        t.site + 1,
+        if t.oracle {
+            "the oracle answered KJIT"
+        } else {
+            "KJIT predicted"
+        }
+    ));
+    let h = (ui.available_height() - 10.0).max(200.0);
+    let w = (ui.available_width() - 12.0) / 2.0;
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(w);
+            ui.label("Data and the decision line w · x = 0 of each posterior mean");
+            let r =
+                t.x.iter()
+                    .flat_map(|p| p.iter().map(|v| v.abs()))
+                    .fold(1.0, f64::max);
+            Plot::new("kjit_teach_data")
+                .height(h - 20.0)
+                .width(w)
+                .data_aspect(1.0)
+                .legend(legend().position(egui_plot::Corner::LeftTop))
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    let (pos, neg): (Vec<_>, Vec<_>) = t.x.iter().zip(&t.y).partition(|(_, y)| **y);
+                    plot.points(
+                        Points::new(
+                            "y = 1",
+                            PlotPoints::from(pos.iter().map(|(p, _)| **p).collect::<Vec<_>>()),
+                        )
+                        .color(TEST1_COLOR)
+                        .radius(3.0),
+                    );
+                    plot.points(
+                        Points::new(
+                            "y = 0",
+                            PlotPoints::from(neg.iter().map(|(p, _)| **p).collect::<Vec<_>>()),
+                        )
+                        .color(TEST2_COLOR)
+                        .radius(3.0),
+                    );
+                    if let Some(p) = t.x.get(t.site) {
+                        plot.points(
+                            Points::new("updated site", PlotPoints::from(vec![*p]))
+                                .color(TAU_COLOR)
+                                .filled(false)
+                                .radius(8.0),
+                        );
+                    }
+                    plot.line(
+                        Line::new("true w", PlotPoints::from(decision_line(t.w_true, r)))
+                            .color(DATA_COLOR)
+                            .style(LineStyle::dashed_loose())
+                            .width(1.5),
+                    );
+                    for (name, wv, color) in [
+                        ("quadrature-EP", t.mean_quadrature, QUADRATURE_COLOR),
+                        ("KJIT-EP", t.mean_kjit, KJIT_COLOR),
+                    ] {
+                        plot.line(
+                            Line::new(name, PlotPoints::from(decision_line(wv, r)))
+                                .color(color)
+                                .width(2.0),
+                        );
+                    }
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(w);
+            ui.label("Posterior of w: mean and 2-s.d. ellipse");
+            Plot::new("kjit_teach_w")
+                .height(h - 20.0)
+                .width(w)
+                .data_aspect(1.0)
+                .legend(legend().position(egui_plot::Corner::LeftTop))
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    plot.points(
+                        Points::new("true w", PlotPoints::from(vec![t.w_true]))
+                            .color(DATA_COLOR)
+                            .shape(egui_plot::MarkerShape::Diamond)
+                            .radius(6.0),
+                    );
+                    for (name, mean, cov, color) in [
+                        (
+                            "quadrature-EP",
+                            t.mean_quadrature,
+                            t.cov_quadrature,
+                            QUADRATURE_COLOR,
+                        ),
+                        ("KJIT-EP", t.mean_kjit, t.cov_kjit, KJIT_COLOR),
+                    ] {
+                        plot.line(
+                            Line::new(name, PlotPoints::from(ellipse(mean, cov)))
+                                .color(color)
+                                .width(2.0),
+                        );
+                        plot.points(
+                            Points::new(name, PlotPoints::from(vec![mean]))
+                                .color(color)
+                                .radius(4.0),
+                        );
+                    }
+                });
+        });
+    });
 }
