@@ -205,6 +205,21 @@ pub struct LevelInfo {
     pub iterations: usize,
     /// γ tables (SOSMP) or distinct edge shifts.
     pub shift_classes: usize,
+    /// Message updates run at this level.
+    pub message_updates: u64,
+    /// SOSMP: updates whose sampling density was zero on the whole box (fell back to β).
+    pub fallbacks: u64,
+}
+
+impl LevelInfo {
+    /// Fallbacks per message update (0 before the first iteration).
+    pub fn fallback_fraction(&self) -> f64 {
+        if self.message_updates == 0 {
+            0.0
+        } else {
+            self.fallbacks as f64 / self.message_updates as f64
+        }
+    }
 }
 
 /// One algorithm running through the pyramid.
@@ -342,9 +357,12 @@ impl FlowRun {
             });
         }
         let seconds = report.seconds + start.elapsed().as_secs_f64();
+        let level_fallbacks = self.engine.fallbacks();
         if let Some(info) = self.levels.last_mut() {
             info.run_seconds += seconds;
             info.iterations += 1;
+            info.message_updates += report.updates as u64;
+            info.fallbacks = level_fallbacks;
         }
         Ok((seconds, report.residual))
     }
@@ -411,6 +429,10 @@ impl FlowRun {
     }
 }
 
+/// SOSMP's step cap: `η_t = min(1, 1 / (γ (t + 1)))` (see [`Sosmp::set_max_step`]; steps above 1
+/// caused every fallback to β measured on RubberWhale).
+pub const SOSMP_MAX_STEP: f64 = 1.0;
+
 /// Sets an algorithm up on one level. SOSMP errors only on bad settings; discrete BP also when
 /// its messages would not fit in memory.
 fn build_level(
@@ -431,7 +453,9 @@ fn build_level(
         FlowAlgorithm::Sosmp => {
             let problem = Arc::new(flow_problem(&mrf, config.side()?, cancel)?);
             let start = uniform_start(&problem);
-            Box::new(Sosmp::with_start(problem, config.sosmp_params(), &start)?) as FlowEngine
+            let mut sosmp = Sosmp::with_start(problem, config.sosmp_params(), &start)?;
+            sosmp.set_max_step(SOSMP_MAX_STEP)?;
+            Box::new(sosmp) as FlowEngine
         }
         FlowAlgorithm::Discrete => Box::new(FlowBp::new(mrf.clone(), config.damping)?),
     };
@@ -443,6 +467,8 @@ fn build_level(
         run_seconds: 0.0,
         iterations: 0,
         shift_classes,
+        message_updates: 0,
+        fallbacks: 0,
     };
     Ok((mrf, engine, info))
 }
@@ -485,6 +511,8 @@ pub struct FlowRunView {
     pub level: usize,
     pub iteration: usize,
     pub level_iteration: usize,
+    /// What each level run so far cost, with its fallback count.
+    pub levels: Vec<LevelInfo>,
 }
 
 /// What the flow views draw.
@@ -756,6 +784,7 @@ impl Scenario for FlowScenario {
                     level: r.level,
                     iteration: r.iteration,
                     level_iteration: r.level_iteration,
+                    levels: r.levels.clone(),
                 })
                 .collect(),
             probe,

@@ -75,6 +75,10 @@ pub struct LevelReport {
     pub run_seconds: f64,
     pub iterations: usize,
     pub edge_shift_classes: usize,
+    pub message_updates: u64,
+    /// SOSMP: updates whose sampling density was zero on the whole box (sampled from β).
+    pub fallbacks: u64,
+    pub fallback_fraction: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +98,7 @@ pub enum Settings {
         basis: Basis,
         samples: usize,
         step_gamma: f64,
+        step_rule: &'static str,
         start: &'static str,
         fallbacks: u64,
     },
@@ -177,6 +182,9 @@ impl RunReport {
                     run_seconds: l.run_seconds,
                     iterations: l.iterations,
                     edge_shift_classes: l.shift_classes,
+                    message_updates: l.message_updates,
+                    fallbacks: l.fallbacks,
+                    fallback_fraction: l.fallback_fraction(),
                 })
                 .collect(),
             epe: r.epe.clone(),
@@ -201,6 +209,7 @@ impl RunReport {
                     },
                     samples: c.samples,
                     step_gamma: c.step_gamma,
+                    step_rule: "eta_t = min(1, 1 / (step_gamma (t + 1))), t from 0 at each level",
                     start: "uniform message (1/sqrt(V), 0, ..., 0)",
                     fallbacks: r.total_fallbacks(),
                 },
