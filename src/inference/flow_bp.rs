@@ -93,21 +93,11 @@ struct Change {
 }
 
 impl FlowBp {
-    /// Uniform initial messages, Gaussian smoothness. Errors on a damping outside `[0, 0.99]`
-    /// or storage over [`MAX_MESSAGE_BYTES`].
+    /// Uniform initial messages. Errors on a damping outside `[0, 0.99]` or storage over
+    /// [`MAX_MESSAGE_BYTES`].
     pub fn new(mrf: Arc<FlowMrf>, damping: f64) -> Result<Self> {
-        FlowBp::with_outlier(mrf, damping, 0.0)
-    }
-
-    /// As [`FlowBp::new`] with the smoothness `(1 - ρ) g + ρ`, `ρ = outlier` in `[0, 1)`.
-    pub fn with_outlier(mrf: Arc<FlowMrf>, damping: f64, outlier: f64) -> Result<Self> {
         crate::error::check_range("damping", damping, 0.0, 0.99)?;
-        if !(0.0..1.0).contains(&outlier) {
-            return Err(Error::param(
-                "smoothness outlier weight",
-                format!("must be in [0, 1), got {outlier}"),
-            ));
-        }
+        let outlier = mrf.smooth_outlier;
         let labels = mrf.labels;
         let (n, l) = (labels.per_axis(), labels.len());
         let nodes = mrf.graph.num_nodes();

@@ -27,9 +27,14 @@ pub struct Model {
     pub edge_potential: &'static str,
     pub sigma_data_gray_levels: f64,
     pub sigma_smooth_px: f64,
+    pub smooth_outlier: f64,
     pub presmooth_px: f64,
     pub labels: Labels,
+    /// Levels run (the config's `levels`, or the number chosen from the image size when 0).
     pub levels: usize,
+    pub levels_chosen_from_image_size: bool,
+    /// The largest motion the pyramid can follow, `d (2^levels - 1)` px.
+    pub reach_px: f64,
     pub pyramid: &'static str,
     pub readout: EstimateKind,
 }
@@ -132,9 +137,10 @@ impl FlowReport {
             image_size: [w, h],
             model: Model {
                 node_potential: "exp(-(I1(p) - I2(p + c_p + x))^2 / (2 sigma_data^2)), I2 bilinear, positions clamped to the frame",
-                edge_potential: "exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) on the total flow",
+                edge_potential: "(1 - smooth_outlier) exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) + smooth_outlier, on the total flow",
                 sigma_data_gray_levels: c.sigma_data,
                 sigma_smooth_px: c.sigma_smooth,
+                smooth_outlier: c.smooth_outlier,
                 presmooth_px: c.presmooth,
                 labels: Labels {
                     window: [-labels.max_displacement(), labels.max_displacement()],
@@ -142,7 +148,9 @@ impl FlowReport {
                     per_axis: labels.per_axis(),
                     count: labels.len(),
                 },
-                levels: c.levels,
+                levels: s.pyramid.levels.len(),
+                levels_chosen_from_image_size: c.levels == 0,
+                reach_px: s.reach(),
                 pyramid: "2x2 means per level; each finer level searches the window around the upsampled, doubled flow of the level above (beyond the paper)",
                 readout: c.estimate,
             },
@@ -214,7 +222,7 @@ impl RunReport {
                     fallbacks: r.total_fallbacks(),
                 },
                 FlowAlgorithm::Discrete => Settings::Discrete {
-                    messages: "separable Gaussian filter over the label lattice, f64, synchronous",
+                    messages: "separable Gaussian filter over the label lattice; checkerboard schedule (even pixels, then odd); f32 storage, f64 arithmetic; residual = mean L1 change per message",
                     damping: c.damping,
                 },
             },

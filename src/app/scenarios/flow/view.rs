@@ -666,10 +666,18 @@ pub fn status(view: &FlowView) -> Vec<String> {
         }
     }
     let r: &FlowRunView = &view.runs[0];
+    let coarsest = view.level_sizes.last().copied().unwrap_or((0, 0));
     out.push(format!(
-        "level {} of {} · step {}",
+        "level {} of {}{} · coarsest {} × {} px · step {}",
         r.level,
         view.level_sizes.len(),
+        if view.config.levels == 0 {
+            " (from the image size)"
+        } else {
+            ""
+        },
+        coarsest.0,
+        coarsest.1,
         r.level_iteration
     ));
     for r in view
