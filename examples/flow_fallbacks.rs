@@ -62,24 +62,20 @@ fn main() {
             let mut mass = 0.0;
             let mut prod_mass = 0.0;
             let mut psi_mass = 0.0;
-            // cell masses as the sampler does
-            let (nx, _) = (9usize, 9usize);
-            for cy in 0..8 {
-                for cx in 0..8 {
-                    let ids = [
-                        cy * nx + cx,
-                        cy * nx + cx + 1,
-                        (cy + 1) * nx + cx,
-                        (cy + 1) * nx + cx + 1,
-                    ];
-                    for &i in &ids {
-                        mass += 0.0625 * 0.25 * p[i] * z[i] * prod[i];
+            // Cell masses as the sampler forms them (a quarter of the cell area per corner).
+            let (nx, ny) = problem.mrf.grid.shape();
+            let q = 0.25 * problem.mrf.grid.volume() / ((nx - 1) * (ny - 1)) as f64;
+            for cy in 0..ny - 1 {
+                for cx in 0..nx - 1 {
+                    let i0 = cy * nx + cx;
+                    for i in [i0, i0 + 1, i0 + nx, i0 + nx + 1] {
+                        mass += q * p[i] * z[i] * prod[i];
                         prod_mass += prod[i];
                         psi_mass += p[i] * prod[i];
                     }
                 }
             }
-            if !(mass > 0.0) {
+            if mass <= 0.0 || mass.is_nan() {
                 if prod_mass == 0.0 {
                     disjoint += 1;
                 } else if psi_mass == 0.0 {

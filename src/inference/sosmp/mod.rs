@@ -210,7 +210,7 @@ impl<G: StateGrid> Sosmp<G> {
     /// everywhere). A cap of 1 keeps every `a_t` a convex combination of projected BP updates.
     /// Errors unless `cap` is positive.
     pub fn set_max_step(&mut self, cap: f64) -> Result<()> {
-        if !(cap > 0.0) {
+        if cap.is_nan() || cap <= 0.0 {
             return Err(Error::param(
                 "step cap",
                 format!("must be positive, got {cap}"),
