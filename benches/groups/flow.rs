@@ -11,7 +11,7 @@ use beliefscope::inference::flow_bp::FlowBp;
 use beliefscope::inference::sosmp::Sosmp;
 use beliefscope::inference::sosmp::flow::{flow_problem, uniform_start};
 use beliefscope::inference::{EstimateKind, Inference};
-use beliefscope::model::flow::{FlowEvidence, FlowMrf, gaussian_blur};
+use beliefscope::model::flow::{FlowEvidence, FlowMrf, downsample2, gaussian_blur};
 use beliefscope::scenarios::CancelFlag;
 use beliefscope::scenarios::flow::FlowConfig;
 use beliefscope::scenarios::flow::synthetic::synthetic_pair;
@@ -46,5 +46,50 @@ pub fn benches(c: &mut Criterion) {
     let mut bp = FlowBp::new(mrf.clone(), 0.0).unwrap();
     bp.step().unwrap();
     group.bench_function("discrete_81_labels", |b| b.iter(|| bp.step().unwrap()));
+    group.finish();
+    per_level(c);
+}
+
+/// One iteration of each engine at every level of the default pyramid on a 584 x 388 built-in
+/// pair (RubberWhale's size; 4 levels from 584 x 388 to 73 x 49), zero base flow. Target: all
+/// levels x 40 iterations within 5 s per engine, i.e. the sum over levels of (iteration +
+/// read-out) times 40 below 5 s.
+fn per_level(c: &mut Criterion) {
+    let config = FlowConfig::default();
+    let (mut f1, mut f2, _) = synthetic_pair(584, 388, 0);
+    let levels = config.levels_for(584, 388);
+    let mut group = c.benchmark_group("flow_level_584x388");
+    group.sample_size(10);
+    for level in 0..levels {
+        let (w, h) = (f1.width, f1.height);
+        let evidence =
+            FlowEvidence::new(&f1, &f2, config.labels().unwrap(), config.sigma_data, None).unwrap();
+        let mrf = Arc::new(FlowMrf::new(evidence, config.sigma_smooth).unwrap());
+        {
+            let problem = Arc::new(flow_problem(&mrf, 3, &CancelFlag::default()).unwrap());
+            let start = uniform_start(&problem);
+            let mut engine = Sosmp::with_start(problem, config.sosmp_params(), &start).unwrap();
+            engine.set_max_step(1.0).unwrap();
+            engine.step().unwrap();
+            group.bench_function(format!("L{level}_{w}x{h}_sosmp_step"), |b| {
+                b.iter(|| engine.step().unwrap())
+            });
+            group.bench_function(format!("L{level}_{w}x{h}_sosmp_readout"), |b| {
+                b.iter(|| engine.estimates(EstimateKind::Mean))
+            });
+        }
+        {
+            let mut bp = FlowBp::new(mrf.clone(), config.damping).unwrap();
+            bp.step().unwrap();
+            group.bench_function(format!("L{level}_{w}x{h}_discrete_step"), |b| {
+                b.iter(|| bp.step().unwrap())
+            });
+            group.bench_function(format!("L{level}_{w}x{h}_discrete_readout"), |b| {
+                b.iter(|| bp.estimates(EstimateKind::Mean))
+            });
+        }
+        f1 = downsample2(&f1);
+        f2 = downsample2(&f2);
+    }
     group.finish();
 }

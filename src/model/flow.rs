@@ -6,7 +6,8 @@
 //! * node: `ψ_u(x) = exp(-(I1(p) - I2(p + c_u + x))² / (2 σ_u²))`, `I2` bilinearly interpolated
 //!   (positions outside the frame are clamped to its border);
 //! * edge: `ψ_uv(x_u, x_v) = exp(-‖(c_u + x_u) - (c_v + x_v)‖² / (2 σ_uv²))`, the Gaussian
-//!   smoothness prior on the total flow.
+//!   smoothness prior on the total flow; optionally (beyond the paper) the robust
+//!   `(1 - ρ) exp(..) + ρ`.
 //!
 //! The displacements are discretised on a lattice of `sub` nodes per pixel ([`FlowLabels`]): the
 //! quadrature grid of SOSMP and the label set of discrete BP are the same nodes. Base flows are
@@ -350,6 +351,10 @@ pub struct FlowMrf {
     pub evidence: Arc<FlowEvidence>,
     /// `σ_uv` of the smoothness prior, in pixels.
     pub sigma_smooth: f64,
+    /// Outlier weight `ρ` of the robust smoothness `(1 - ρ) g + ρ` (0: the paper's Gaussian
+    /// `g`). Beyond the paper: its negative log is a truncated quadratic, so a motion boundary
+    /// costs at most `-ln ρ` instead of growing with the jump.
+    pub smooth_outlier: f64,
     /// Per undirected edge `(a, b)` (graph order): `δ = c_a - c_b` in lattice steps, clamped to
     /// `±d`; the edge potential is `exp(-‖x_a - x_b + δ h‖² / (2σ_uv²))`.
     pub shifts: Vec<[i64; 2]>,
@@ -380,8 +385,22 @@ impl FlowMrf {
             labels: evidence.labels(),
             evidence: Arc::new(evidence),
             sigma_smooth,
+            smooth_outlier: 0.0,
             shifts,
         })
+    }
+
+    /// The same MRF with the robust smoothness `(1 - ρ) g + ρ`. Errors unless `ρ` is in
+    /// `[0, 1)`.
+    pub fn with_smooth_outlier(mut self, outlier: f64) -> Result<Self> {
+        if !(0.0..1.0).contains(&outlier) {
+            return Err(Error::param(
+                "smoothness outlier weight",
+                format!("must be in [0, 1), got {outlier}"),
+            ));
+        }
+        self.smooth_outlier = outlier;
+        Ok(self)
     }
 
     /// The distinct shifts, sorted, and for each edge the index of its shift in that list.

@@ -83,7 +83,7 @@ fn the_command_line_is_built_from_the_registry() {
         panic!()
     };
     let e = scenario.run_config().unwrap_err().to_string();
-    assert!(e.contains("levels") && e.contains("between 1 and"), "{e}");
+    assert!(e.contains("levels") && e.contains("between 0 and"), "{e}");
     // A negative number is a value that reaches the range check, not an unknown flag.
     let cli = Cli::try_parse_from(["beliefscope", "run", "denoise", "--damping", "-0.5"]).unwrap();
     let Some(Command::Run { scenario }) = cli.command else {

@@ -154,21 +154,62 @@ struct TensorFactors {
 }
 
 impl TensorFactors {
-    /// `out_i = Σ_j c_j φ_j(node_i)`, one grid row at a time. O(ny m² + n m).
+    /// `out_i = Σ_j c_j φ_j(node_i)`, one grid row at a time. O(ny m² + n m). Rows of 3 to 17
+    /// nodes are accumulated in a fixed-size local array (registers) and stored once.
     #[inline(always)]
     fn evaluate(&self, coeffs: &[f64], out: &mut [f64]) {
-        let (m, nx) = (self.m, self.nx);
-        let mut t = [0.0f64; MAX_TENSOR_SIDE];
+        match self.nx {
+            3 => self.evaluate_rows::<3>(coeffs, out),
+            5 => self.evaluate_rows::<5>(coeffs, out),
+            7 => self.evaluate_rows::<7>(coeffs, out),
+            9 => self.evaluate_rows::<9>(coeffs, out),
+            11 => self.evaluate_rows::<11>(coeffs, out),
+            13 => self.evaluate_rows::<13>(coeffs, out),
+            15 => self.evaluate_rows::<15>(coeffs, out),
+            17 => self.evaluate_rows::<17>(coeffs, out),
+            _ => self.evaluate_any(coeffs, out),
+        }
+    }
+
+    /// The row weights `t_a = Σ_b c_{b m + a} g_b(y_iy)` of grid row `iy`.
+    #[inline(always)]
+    fn row_weights<'a>(&self, coeffs: &[f64], iy: usize, t: &'a mut [f64]) -> &'a [f64] {
+        let m = self.m;
+        let g = &self.gy[iy * m..(iy + 1) * m];
         let t = &mut t[..m];
-        for (iy, row) in out.chunks_exact_mut(nx).enumerate().take(self.ny) {
-            let g = &self.gy[iy * m..(iy + 1) * m];
-            for (a, ta) in t.iter_mut().enumerate() {
-                let mut acc = 0.0;
-                for (b, gb) in g.iter().enumerate() {
-                    acc += coeffs[b * m + a] * gb;
-                }
-                *ta = acc;
+        for (a, ta) in t.iter_mut().enumerate() {
+            let mut acc = 0.0;
+            for (b, gb) in g.iter().enumerate() {
+                acc += coeffs[b * m + a] * gb;
             }
+            *ta = acc;
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn evaluate_rows<const NX: usize>(&self, coeffs: &[f64], out: &mut [f64]) {
+        let mut t = [0.0f64; MAX_TENSOR_SIDE];
+        let (rows, _) = out.as_chunks_mut::<NX>();
+        let (fx, _) = self.fx.as_chunks::<NX>();
+        for (iy, row) in rows.iter_mut().enumerate().take(self.ny) {
+            let t = self.row_weights(coeffs, iy, &mut t);
+            let mut acc = [0.0f64; NX];
+            for (&ta, f) in t.iter().zip(fx) {
+                for i in 0..NX {
+                    acc[i] += ta * f[i];
+                }
+            }
+            *row = acc;
+        }
+    }
+
+    #[inline(always)]
+    fn evaluate_any(&self, coeffs: &[f64], out: &mut [f64]) {
+        let nx = self.nx;
+        let mut t = [0.0f64; MAX_TENSOR_SIDE];
+        for (iy, row) in out.chunks_exact_mut(nx).enumerate().take(self.ny) {
+            let t = self.row_weights(coeffs, iy, &mut t);
             row.iter_mut().for_each(|o| *o = 0.0);
             for (a, &ta) in t.iter().enumerate() {
                 let f = &self.fx[a * nx..(a + 1) * nx];

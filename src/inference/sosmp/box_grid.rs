@@ -219,6 +219,8 @@ pub struct ShiftedGaussianPotential {
     gy: Vec<f64>,
     ox: i64,
     oy: i64,
+    /// Outlier weight `ρ`: the potential is `(1 - ρ) g + ρ`.
+    outlier: f64,
 }
 
 impl ShiftedGaussianPotential {
@@ -247,7 +249,21 @@ impl ShiftedGaussianPotential {
             gy,
             ox,
             oy,
+            outlier: 0.0,
         })
+    }
+
+    /// The robust potential `(1 - ρ) exp(-‖s_a - s_b + δ‖² / (2σ²)) + ρ`. Errors unless `ρ` is
+    /// in `[0, 1)`.
+    pub fn with_outlier(mut self, outlier: f64) -> Result<Self> {
+        if !(0.0..1.0).contains(&outlier) {
+            return Err(Error::param(
+                "smoothness outlier weight",
+                format!("must be in [0, 1), got {outlier}"),
+            ));
+        }
+        self.outlier = outlier;
+        Ok(self)
     }
 
     pub fn shift(&self) -> [i64; 2] {
@@ -258,8 +274,13 @@ impl ShiftedGaussianPotential {
     pub fn value(&self, a: usize, b: usize) -> f64 {
         let (ax, ay) = ((a % self.nx) as i64, (a / self.nx) as i64);
         let (bx, by) = ((b % self.nx) as i64, (b / self.nx) as i64);
-        self.gx[(ax - bx + self.shift[0] + self.ox) as usize]
-            * self.gy[(ay - by + self.shift[1] + self.oy) as usize]
+        let g = self.gx[(ax - bx + self.shift[0] + self.ox) as usize]
+            * self.gy[(ay - by + self.shift[1] + self.oy) as usize];
+        if self.outlier > 0.0 {
+            (1.0 - self.outlier) * g + self.outlier
+        } else {
+            g
+        }
     }
 }
 
@@ -282,6 +303,10 @@ impl PairPotential for ShiftedGaussianPotential {
                 *b = gy * self.gx[(dx + self.shift[0] + self.ox) as usize];
             }
         }
+        if self.outlier > 0.0 {
+            let keep = 1.0 - self.outlier;
+            buf.iter_mut().for_each(|b| *b = keep * *b + self.outlier);
+        }
         buf
     }
 
@@ -293,6 +318,7 @@ impl PairPotential for ShiftedGaussianPotential {
         json!({
             "potential": "exp(-|s_a - s_b + shift|^2 / (2 sigma^2))",
             "sigma": self.sigma,
+            "outlier_weight": self.outlier,
             "shift_nodes": self.shift,
         })
     }

@@ -56,6 +56,7 @@ pub fn flow_problem(
         .iter()
         .map(|&s| {
             ShiftedGaussianPotential::new(&grid, mrf.sigma_smooth, s)
+                .and_then(|p| p.with_outlier(mrf.smooth_outlier))
                 .map(|p| Arc::new(p) as Arc<dyn PairPotential>)
         })
         .collect::<Result<Vec<_>>>()?;

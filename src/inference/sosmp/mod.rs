@@ -182,6 +182,8 @@ pub struct Sosmp<G: StateGrid> {
     params: SosmpParams,
     paths: Vec<PathState<G::Sample>>,
     iteration: usize,
+    /// Largest step size used (infinite: eq. 16's `η_t` as it is).
+    max_step: f64,
 }
 
 impl<G: StateGrid> Sosmp<G> {
@@ -197,7 +199,30 @@ impl<G: StateGrid> Sosmp<G> {
             params,
             paths,
             iteration: 0,
+            max_step: f64::INFINITY,
         })
+    }
+
+    /// Caps the step size: `η_t = min(cap, 1 / (γ (t + 1)))`. With `γ < 1` the first steps of
+    /// Theorem 2's rule exceed 1, so `a_{t+1} = (1 - η) a_t + η b` extrapolates past the fresh
+    /// estimate `b`; the expansion then goes negative over most of the box, and the clipped
+    /// incoming messages of a pixel can have disjoint supports (the sampling density is zero
+    /// everywhere). A cap of 1 keeps every `a_t` a convex combination of projected BP updates.
+    /// Errors unless `cap` is positive.
+    pub fn set_max_step(&mut self, cap: f64) -> Result<()> {
+        if cap.is_nan() || cap <= 0.0 {
+            return Err(Error::param(
+                "step cap",
+                format!("must be positive, got {cap}"),
+            ));
+        }
+        self.max_step = cap;
+        Ok(())
+    }
+
+    /// The step size of 0-based iteration `t`, after the cap.
+    pub fn step_size(&self, t: usize) -> f64 {
+        self.params.step_size(t).min(self.max_step)
     }
 
     /// Every path starts with every message at `start` (length r) instead of `a_0 = 1/r`; for
@@ -317,7 +342,7 @@ impl<G: StateGrid> Inference for Sosmp<G> {
     fn step(&mut self) -> Result<StepReport> {
         let start = Instant::now();
         let t = self.iteration;
-        let eta = self.params.step_size(t);
+        let eta = self.step_size(t);
         let problem = &*self.problem;
         let (seed, k) = (self.params.seed, self.params.samples);
         let outcome: Result<Vec<f64>> = self

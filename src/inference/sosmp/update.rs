@@ -388,7 +388,36 @@ pub fn belief_values<'a, G: StateGrid>(
 }
 
 /// [`belief_values`] into `out` with `eval` as scratch (both of length n), allocation-free.
+/// Compiled for AVX2 where the CPU has it (no fused multiply-adds: the same numbers).
 pub fn belief_into<'a, G: StateGrid>(
+    problem: &SosmpProblem<G>,
+    coeff: impl Fn(MsgId) -> &'a [f64],
+    u: NodeId,
+    eval: &mut [f64],
+    out: &mut [f64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked on the line above).
+        return unsafe { belief_into_avx2(problem, coeff, u, eval, out) };
+    }
+    belief_into_body(problem, coeff, u, eval, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn belief_into_avx2<'a, G: StateGrid>(
+    problem: &SosmpProblem<G>,
+    coeff: impl Fn(MsgId) -> &'a [f64],
+    u: NodeId,
+    eval: &mut [f64],
+    out: &mut [f64],
+) {
+    belief_into_body(problem, coeff, u, eval, out)
+}
+
+#[inline(always)]
+fn belief_into_body<'a, G: StateGrid>(
     problem: &SosmpProblem<G>,
     coeff: impl Fn(MsgId) -> &'a [f64],
     u: NodeId,
@@ -398,7 +427,9 @@ pub fn belief_into<'a, G: StateGrid>(
     let psi = problem.mrf.node_potential_into(u, eval);
     out.copy_from_slice(psi);
     for nb in problem.mrf.graph.neighbors(u) {
-        problem.basis.evaluate_clipped(coeff(nb.incoming), eval);
+        problem
+            .basis
+            .evaluate_clipped_blocked(coeff(nb.incoming), eval);
         kernels::mul_assign(out, eval);
     }
     normalise(problem.mrf.grid.weights(), out);

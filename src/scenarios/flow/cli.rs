@@ -49,9 +49,22 @@ pub struct FlowArgs {
     /// Label lattice nodes per pixel (step 1/N px) [default: 2].
     #[arg(long)]
     pub subpixel: Option<usize>,
-    /// Pyramid levels; 1 is the paper's single level [default: 3].
+    /// Pyramid levels; 1 is the paper's single level, 0 chooses from the image size (coarsest
+    /// level 32-64 px on its short side) [default: 0].
     #[arg(long)]
     pub levels: Option<usize>,
+    /// Start from a preset: paper (one level, step 1/(t+1), Gaussian smoothness), default, or
+    /// best (robust smoothness); the other flags then override it [default: default].
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Outlier weight rho of the robust smoothness (1 - rho) Gaussian + rho, in [0, 0.5]
+    /// [default: 0].
+    #[arg(long)]
+    pub smooth_outlier: Option<f64>,
+    /// 3 x 3 median of each level's flow before it centres the next level's windows
+    /// [default: true].
+    #[arg(long)]
+    pub median_handoff: Option<bool>,
     /// sigma_u of the node potential, gray levels [default: 2].
     #[arg(long)]
     pub sigma_data: Option<f64>,
@@ -84,7 +97,10 @@ impl RunFlags for FlowArgs {
 
     /// Defaults overridden by the flags given, checked.
     fn into_config(self) -> Result<FlowConfig> {
-        let d = FlowConfig::default();
+        let d = match &self.preset {
+            Some(name) => FlowConfig::default().with_preset(name)?,
+            None => FlowConfig::default(),
+        };
         let c = FlowConfig {
             frame1: self.frame1,
             frame2: self.frame2,
@@ -104,6 +120,8 @@ impl RunFlags for FlowArgs {
             levels: self.levels.unwrap_or(d.levels),
             sigma_data: self.sigma_data.unwrap_or(d.sigma_data),
             sigma_smooth: self.sigma_smooth.unwrap_or(d.sigma_smooth),
+            smooth_outlier: self.smooth_outlier.unwrap_or(d.smooth_outlier),
+            median_handoff: self.median_handoff.unwrap_or(d.median_handoff),
             presmooth: self.presmooth.unwrap_or(d.presmooth),
             estimate: self.estimate.unwrap_or(d.estimate),
             snapshots: d.snapshots,

@@ -34,8 +34,8 @@ pub const PARAMS: &[Param] = &[
     Param::int("iters", "Iterations", 1.0, 100_000.0)
         .log()
         .help("Iterations at each pyramid level."),
-    Param::int("levels", "Pyramid levels", 1.0, MAX_LEVELS as f64).help(
-        "1 = the paper's single level; more levels (beyond the paper) reach motions up to about d · 2^(levels−1).",
+    Param::int("levels", "Pyramid levels", 0.0, MAX_LEVELS as f64).help(
+        "0 = from the image size (coarsest level 32 to 64 px on its short side); 1 = the paper's single level; L levels (beyond the paper) reach motions up to about d · (2^L − 1).",
     ),
     Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
         .unit("px")
@@ -48,6 +48,9 @@ pub const PARAMS: &[Param] = &[
         .log()
         .unit("px")
         .help("σ_uv of the Gaussian smoothness prior on neighbouring flows."),
+    Param::real("smooth_outlier", "Smoothness outlier ρ", 0.0, 0.5).help(
+        "Robust smoothness (1 − ρ) exp(−‖Δflow‖² / 2σ_uv²) + ρ (beyond the paper): a constant floor lets motion boundaries through; 0 is the paper's Gaussian.",
+    ),
     Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
         .unit("px")
         .help("Gaussian blur of both frames before matching (0: none)."),
@@ -88,11 +91,11 @@ impl std::str::FromStr for FlowAlgorithm {
 /// Every parameter of a flow run.
 ///
 /// Defaults (see the scenario's module doc for the measurements behind them): labels on
-/// `[-2, 2]²` at 1/2 px (9 x 9 = 81 nodes), a 3-level pyramid (beyond the paper: it reaches
-/// motions up to about `d · 2^(L-1)` = 8 px), `σ_u = 2` gray levels, `σ_uv = 0.5` px, no
-/// pre-smoothing (the pyramid's 2 x 2 means smooth the coarse levels), SOSMP with `r = 9`
-/// (3 x 3), `k = 3` and step `1 / (0.3 (t + 1))`, 40 iterations per level, the belief mean as
-/// read-out.
+/// `[-2, 2]²` at 1/2 px (9 x 9 = 81 nodes), the pyramid depth from the image size (beyond the
+/// paper: coarsest level 32 to 64 px on its short side, reach `d (2^L - 1)`), `σ_u = 2` gray
+/// levels, `σ_uv = 0.5` px, the Gaussian smoothness, no pre-smoothing, SOSMP with `r = 9`
+/// (3 x 3), `k = 3` and step `min(1, 1 / (0.3 (t + 1)))`, 40 iterations per level, the belief
+/// mean as read-out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FlowConfig {
@@ -125,12 +128,17 @@ pub struct FlowConfig {
     pub max_displacement: f64,
     /// Label lattice nodes per pixel (the step is `1 / subpixel` px).
     pub subpixel: usize,
-    /// Pyramid levels (1 = the paper's single level).
+    /// Pyramid levels (1 = the paper's single level; 0 = from the image size, see
+    /// [`auto_levels`]).
     pub levels: usize,
     /// `σ_u` of the node potential, in gray levels (0..255).
     pub sigma_data: f64,
     /// `σ_uv` of the smoothness prior, in pixels (of the level).
     pub sigma_smooth: f64,
+    /// Outlier weight `ρ` of the robust smoothness `(1 - ρ) g + ρ` (0: the paper's Gaussian).
+    pub smooth_outlier: f64,
+    /// Median-filter (3 x 3) each level's flow before it centres the next level's windows.
+    pub median_handoff: bool,
     /// Standard deviation of the Gaussian pre-smoothing of both frames (pixels; 0 = none).
     pub presmooth: f64,
     /// Flow read-out: the belief mean or its mode.
@@ -158,9 +166,11 @@ impl Default for FlowConfig {
             iters: 40,
             max_displacement: 2.0,
             subpixel: 2,
-            levels: 3,
+            levels: 0,
             sigma_data: 2.0,
             sigma_smooth: 0.5,
+            smooth_outlier: 0.0,
+            median_handoff: true,
             presmooth: 0.0,
             estimate: EstimateKind::Mean,
             snapshots: vec![1, 10, 40],
@@ -172,6 +182,28 @@ impl Default for FlowConfig {
 pub const MAX_SYNTHETIC_SIDE: usize = 2048;
 /// Largest number of pyramid levels.
 pub const MAX_LEVELS: usize = 6;
+
+/// The named presets of [`FlowConfig::with_preset`].
+pub const PRESETS: [&str; 3] = ["paper", "default", "best"];
+
+/// The outlier weight of the `best` preset.
+pub const BEST_SMOOTH_OUTLIER: f64 = 0.002;
+
+/// Largest short side of the coarsest level chosen by [`auto_levels`].
+pub const COARSEST_SIDE: usize = 64;
+
+/// Pyramid levels for `width x height` frames: halve until the short side is at most
+/// [`COARSEST_SIDE`] px (so the coarsest level is 32 to 64 px on its short side, or the frame
+/// itself when it is smaller), at most [`MAX_LEVELS`].
+pub fn auto_levels(width: usize, height: usize) -> usize {
+    let mut side = width.min(height).max(1);
+    let mut levels = 1;
+    while side > COARSEST_SIDE && levels < MAX_LEVELS {
+        side = side.div_ceil(2);
+        levels += 1;
+    }
+    levels
+}
 
 impl FlowConfig {
     /// Functions per axis of the tensor basis, `√r`. Errors unless r is a square in 1..=400.
@@ -211,9 +243,61 @@ impl FlowConfig {
             .collect()
     }
 
-    /// Total iterations over all levels.
+    /// The number of pyramid levels that runs on `width x height` frames: `levels`, or
+    /// [`auto_levels`] when it is 0.
+    pub fn levels_for(&self, width: usize, height: usize) -> usize {
+        if self.levels == 0 {
+            auto_levels(width, height)
+        } else {
+            self.levels
+        }
+    }
+
+    /// Total iterations over all levels (at the size in `width` x `height`, which the scenario
+    /// sets to the frames' size).
     pub fn total_iters(&self) -> usize {
-        self.iters * self.levels
+        self.iters * self.levels_for(self.width, self.height)
+    }
+
+    /// A named bundle of settings over this config (the data fields are kept):
+    /// * `paper`: Noorshams & Wainwright's setting, one level, step `1/(t+1)` (γ = 1), the
+    ///   Gaussian smoothness and the brightness-constancy data term;
+    /// * `default`: the defaults (pyramid depth from the image size);
+    /// * `best`: the defaults with the robust smoothness.
+    ///
+    /// Errors on another name.
+    pub fn with_preset(&self, name: &str) -> Result<FlowConfig> {
+        let d = FlowConfig::default();
+        let mut c = FlowConfig {
+            frame1: self.frame1.clone(),
+            frame2: self.frame2.clone(),
+            ground_truth: self.ground_truth.clone(),
+            width: self.width,
+            height: self.height,
+            seed: self.seed,
+            algorithm: self.algorithm,
+            compare: self.compare,
+            snapshots: self.snapshots.clone(),
+            ..d
+        };
+        match name {
+            "default" => {}
+            "paper" => {
+                c.levels = 1;
+                c.step_gamma = 1.0;
+                c.smooth_outlier = 0.0;
+            }
+            "best" => {
+                c.smooth_outlier = BEST_SMOOTH_OUTLIER;
+            }
+            other => {
+                return Err(Error::param(
+                    "preset",
+                    format!("unknown preset '{other}' (expected {})", PRESETS.join(", ")),
+                ));
+            }
+        }
+        Ok(c)
     }
 }
 
@@ -254,6 +338,12 @@ impl ScenarioParams for FlowConfig {
 
         check_positive("sigma data", self.sigma_data)?;
         check_positive("sigma smooth", self.sigma_smooth)?;
+        if !(0.0..=0.5).contains(&self.smooth_outlier) {
+            return Err(Error::param(
+                "smooth_outlier",
+                format!("must be in [0, 0.5], got {}", self.smooth_outlier),
+            ));
+        }
         if self.compare == Some(self.algorithm) {
             return Err(Error::param(
                 "compare",

@@ -10,20 +10,25 @@
 //!
 //! **Pyramid (beyond the paper).** With `levels > 1` the frames are halved `levels - 1` times
 //! (2 x 2 means); the coarsest level is solved first, and each finer level searches `[-d, d]²`
-//! around the flow of the level above (upsampled, doubled, rounded to the lattice), so motions up
-//! to about `d · 2^(levels-1)` are reachable with few labels. `iters` iterations run at every
-//! level; the iteration count in the history runs on across levels, and every record's EPE and
-//! AAE are those of the current estimate brought to full resolution.
+//! around the flow of the level above (upsampled, doubled, rounded to the lattice): its data term
+//! compares `I1(p)` with `I2` at `p + c_p + x`, i.e. frame 2 warped by the coarse flow, so each
+//! level adds `d` of its own pixels and the reach is `d (2^L - 1)` full-resolution pixels. By
+//! default (`levels = 0`) the depth comes from the image size: halve until the short side is at
+//! most 64 px ([`config::auto_levels`]; RubberWhale 584 x 388: 4 levels, coarsest 73 x 49,
+//! reach 30 px). `levels = 1` is the paper's single level (preset `paper`). `iters` iterations
+//! run at every level; the iteration count in the history runs on across levels, and every
+//! record's EPE and AAE are those of the current estimate brought to full resolution.
 //!
-//! **Defaults** (chosen on the built-in pair, Dimetrodon and RubberWhale together; the numbers
-//! are in the README): `d = 2` px at 1/2 px (81 labels), 3 levels, `σ_u = 2` gray levels,
-//! `σ_uv = 0.5` px, no pre-smoothing, r = 9, k = 3, step `1 / (0.3 (t + 1))`, 40 iterations per
-//! level, the belief mean as flow. SOSMP starts every message at the uniform density (the
-//! engine's `a_0 = 1/r` is a bump off the centre of the box, which the `1/t` averaging forgets
-//! slowly: on the built-in pair, one level, d = 4, it left the EPE at 2.7 px against 1.46 for
-//! zero flow). The step γ = 0.3 (inside Theorem 2's (0, 2)) forgets the first, poor iterations
-//! faster than γ = 1: built-in pair 0.19 against 0.29 px, RubberWhale 0.44 against 0.56 px
-//! (σ_u = 3, 0.5 px pre-smoothing).
+//! **Defaults** (chosen on the built-in pair, Dimetrodon and RubberWhale together): `d = 2` px at
+//! 1/2 px (81 labels), the pyramid depth from the image size, `σ_u = 2` gray levels, `σ_uv = 0.5`
+//! px (Gaussian; preset `best` adds the robust floor `ρ`), no pre-smoothing, r = 9, k = 3, step
+//! `min(1, 1 / (0.3 (t + 1)))`, 40 iterations per level, the belief mean as flow. SOSMP starts
+//! every message at the uniform density (the engine's `a_0 = 1/r` is a bump off the centre of
+//! the box, which the `1/t` averaging forgets slowly). The step γ = 0.3 (inside Theorem 2's
+//! (0, 2)) forgets the first, poor iterations faster than γ = 1; the cap at 1 keeps the first
+//! steps from extrapolating past the fresh estimate (uncapped, `η_0 = 3.3` made the expansions
+//! negative over most of the box and the clipped messages of a pixel disjoint: every fallback
+//! to β measured on RubberWhale and Dimetrodon, none after the cap, EPE unchanged or better).
 //!
 //! Cost per iteration: the engine's (O(pixels · 4 (n √r + k r)) for SOSMP with n labels, O(pixels
 //! · 4 n · 2√n) for discrete BP) plus O(pixels · n) for the read-out and O(pixels) for the metrics.
@@ -205,6 +210,21 @@ pub struct LevelInfo {
     pub iterations: usize,
     /// γ tables (SOSMP) or distinct edge shifts.
     pub shift_classes: usize,
+    /// Message updates run at this level.
+    pub message_updates: u64,
+    /// SOSMP: updates whose sampling density was zero on the whole box (fell back to β).
+    pub fallbacks: u64,
+}
+
+impl LevelInfo {
+    /// Fallbacks per message update (0 before the first iteration).
+    pub fn fallback_fraction(&self) -> f64 {
+        if self.message_updates == 0 {
+            0.0
+        } else {
+            self.fallbacks as f64 / self.message_updates as f64
+        }
+    }
 }
 
 /// One algorithm running through the pyramid.
@@ -266,13 +286,21 @@ impl FlowRun {
         cancel: &CancelFlag,
     ) -> Result<()> {
         let fine = self.level - 1;
-        let (u, v) = upsample_flow(
-            &self.level_flow.0,
-            &self.level_flow.1,
-            pyramid.size(self.level),
-            pyramid.size(fine),
-        );
+        let size = pyramid.size(self.level);
+        let (u, v) = if config.median_handoff {
+            (
+                median3(&self.level_flow.0, size),
+                median3(&self.level_flow.1, size),
+            )
+        } else {
+            self.level_flow.clone()
+        };
+        let (u, v) = upsample_flow(&u, &v, size, pyramid.size(fine));
         self.fallbacks += self.engine.fallbacks();
+        // Free the coarse level's messages before the fine level allocates its own (peak
+        // memory is the fine level's, not both); on failure the next step retries from the
+        // kept coarse flow.
+        self.engine = Box::new(Vacant);
         let (mrf, engine, info) = build_level(
             self.algorithm,
             config,
@@ -293,6 +321,10 @@ impl FlowRun {
     fn read_out(&mut self, config: &FlowConfig, pyramid: &Pyramid, gt: Option<&FlowField>) {
         let est = self.engine.estimates(config.estimate);
         let n = self.mrf.width * self.mrf.height;
+        if est.values.len() != 2 * n {
+            // Between levels (no engine): keep the flow read last.
+            return;
+        }
         let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for (i, d) in est.values.chunks(2).enumerate() {
             let c = self.mrf.total_flow(i, [d[0], d[1]]);
@@ -342,9 +374,12 @@ impl FlowRun {
             });
         }
         let seconds = report.seconds + start.elapsed().as_secs_f64();
+        let level_fallbacks = self.engine.fallbacks();
         if let Some(info) = self.levels.last_mut() {
             info.run_seconds += seconds;
             info.iterations += 1;
+            info.message_updates += report.updates as u64;
+            info.fallbacks = level_fallbacks;
         }
         Ok((seconds, report.residual))
     }
@@ -411,6 +446,65 @@ impl FlowRun {
     }
 }
 
+/// The 3 x 3 median of a `w x h` field (the border uses the pixels inside the frame). Removes
+/// isolated wrong vectors of a coarse level before they become the next level's search centres
+/// (Sun, Roth & Black 2010). O(pixels).
+pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
+    let mut out = Vec::with_capacity(f.len());
+    let mut window = [0.0f64; 9];
+    for y in 0..h {
+        for x in 0..w {
+            let mut k = 0;
+            for yy in y.saturating_sub(1)..(y + 2).min(h) {
+                for xx in x.saturating_sub(1)..(x + 2).min(w) {
+                    window[k] = f[yy * w + xx];
+                    k += 1;
+                }
+            }
+            let win = &mut window[..k];
+            win.sort_unstable_by(f64::total_cmp);
+            out.push(if k % 2 == 1 {
+                win[k / 2]
+            } else {
+                0.5 * (win[k / 2 - 1] + win[k / 2])
+            });
+        }
+    }
+    out
+}
+
+/// SOSMP's step cap: `η_t = min(1, 1 / (γ (t + 1)))` (see [`Sosmp::set_max_step`]; steps above 1
+/// caused every fallback to β measured on RubberWhale).
+pub const SOSMP_MAX_STEP: f64 = 1.0;
+
+/// The engine slot between two levels (nothing to step or read out).
+struct Vacant;
+
+impl Inference for Vacant {
+    fn step(&mut self) -> Result<crate::inference::StepReport> {
+        Err(Error::param("pyramid", "the next level is not set up"))
+    }
+
+    fn iteration(&self) -> usize {
+        0
+    }
+
+    fn belief(&self, _node: usize) -> Belief {
+        Belief::Grid2 {
+            xs: Vec::new(),
+            ys: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    fn estimates(&self, _kind: crate::inference::EstimateKind) -> crate::inference::Estimates {
+        crate::inference::Estimates {
+            dim: 2,
+            values: Vec::new(),
+        }
+    }
+}
+
 /// Sets an algorithm up on one level. SOSMP errors only on bad settings; discrete BP also when
 /// its messages would not fit in memory.
 fn build_level(
@@ -424,14 +518,18 @@ fn build_level(
     let start = Instant::now();
     let (f1, f2) = &pyramid.levels[level];
     let evidence = FlowEvidence::new(f1, f2, config.labels()?, config.sigma_data, base)?;
-    let mrf = Arc::new(FlowMrf::new(evidence, config.sigma_smooth)?);
+    let mrf = Arc::new(
+        FlowMrf::new(evidence, config.sigma_smooth)?.with_smooth_outlier(config.smooth_outlier)?,
+    );
     cancel.check()?;
     let shift_classes = mrf.shift_classes().0.len();
     let engine = match algorithm {
         FlowAlgorithm::Sosmp => {
             let problem = Arc::new(flow_problem(&mrf, config.side()?, cancel)?);
             let start = uniform_start(&problem);
-            Box::new(Sosmp::with_start(problem, config.sosmp_params(), &start)?) as FlowEngine
+            let mut sosmp = Sosmp::with_start(problem, config.sosmp_params(), &start)?;
+            sosmp.set_max_step(SOSMP_MAX_STEP)?;
+            Box::new(sosmp) as FlowEngine
         }
         FlowAlgorithm::Discrete => Box::new(FlowBp::new(mrf.clone(), config.damping)?),
     };
@@ -443,6 +541,8 @@ fn build_level(
         run_seconds: 0.0,
         iterations: 0,
         shift_classes,
+        message_updates: 0,
+        fallbacks: 0,
     };
     Ok((mrf, engine, info))
 }
@@ -485,6 +585,8 @@ pub struct FlowRunView {
     pub level: usize,
     pub iteration: usize,
     pub level_iteration: usize,
+    /// What each level run so far cost, with its fallback count.
+    pub levels: Vec<LevelInfo>,
 }
 
 /// What the flow views draw.
@@ -542,7 +644,8 @@ impl FlowScenario {
         // Echo the size that runs: loaded frames fix it, whatever the fields said.
         (config.width, config.height) = data.size();
         config.check()?;
-        let pyramid = Pyramid::new(&data, config.levels, config.presmooth)?;
+        let (w, h) = data.size();
+        let pyramid = Pyramid::new(&data, config.levels_for(w, h), config.presmooth)?;
         cancel.check()?;
         let gt = data.ground_truth.clone().map(Arc::new);
         let zero_errors = gt.as_ref().map(|g| {
@@ -588,6 +691,12 @@ impl FlowScenario {
         self.zero_errors
     }
 
+    /// The largest motion the pyramid can follow: `d` at each level, in full-resolution pixels,
+    /// `d (2^L - 1)`.
+    pub fn reach(&self) -> f64 {
+        self.config.max_displacement * ((1usize << self.pyramid.levels.len()) - 1) as f64
+    }
+
     fn max_speed(&self) -> f64 {
         match &self.ground_truth {
             Some(g) => g.max_speed(),
@@ -597,10 +706,10 @@ impl FlowScenario {
 
     fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if self.config.levels > 1 {
+        let levels = self.pyramid.levels.len();
+        if levels > 1 {
             w.push(format!(
-                "{}-level pyramid: beyond the paper (which solves one level)",
-                self.config.levels
+                "{levels}-level pyramid: beyond the paper (which solves one level)"
             ));
         }
         for run in &self.runs {
@@ -613,7 +722,7 @@ impl FlowScenario {
             }
         }
         if let Some(g) = &self.ground_truth {
-            let reach = self.config.max_displacement * (1usize << (self.config.levels - 1)) as f64;
+            let reach = self.reach();
             if g.max_speed() > reach {
                 w.push(format!(
                     "the ground truth moves up to {:.1} px, beyond the reach of the window (about {reach:.1} px)",
@@ -756,6 +865,7 @@ impl Scenario for FlowScenario {
                     level: r.level,
                     iteration: r.iteration,
                     level_iteration: r.level_iteration,
+                    levels: r.levels.clone(),
                 })
                 .collect(),
             probe,

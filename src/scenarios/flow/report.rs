@@ -27,9 +27,14 @@ pub struct Model {
     pub edge_potential: &'static str,
     pub sigma_data_gray_levels: f64,
     pub sigma_smooth_px: f64,
+    pub smooth_outlier: f64,
     pub presmooth_px: f64,
     pub labels: Labels,
+    /// Levels run (the config's `levels`, or the number chosen from the image size when 0).
     pub levels: usize,
+    pub levels_chosen_from_image_size: bool,
+    /// The largest motion the pyramid can follow, `d (2^levels - 1)` px.
+    pub reach_px: f64,
     pub pyramid: &'static str,
     pub readout: EstimateKind,
 }
@@ -75,6 +80,10 @@ pub struct LevelReport {
     pub run_seconds: f64,
     pub iterations: usize,
     pub edge_shift_classes: usize,
+    pub message_updates: u64,
+    /// SOSMP: updates whose sampling density was zero on the whole box (sampled from β).
+    pub fallbacks: u64,
+    pub fallback_fraction: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +103,7 @@ pub enum Settings {
         basis: Basis,
         samples: usize,
         step_gamma: f64,
+        step_rule: &'static str,
         start: &'static str,
         fallbacks: u64,
     },
@@ -127,9 +137,10 @@ impl FlowReport {
             image_size: [w, h],
             model: Model {
                 node_potential: "exp(-(I1(p) - I2(p + c_p + x))^2 / (2 sigma_data^2)), I2 bilinear, positions clamped to the frame",
-                edge_potential: "exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) on the total flow",
+                edge_potential: "(1 - smooth_outlier) exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) + smooth_outlier, on the total flow",
                 sigma_data_gray_levels: c.sigma_data,
                 sigma_smooth_px: c.sigma_smooth,
+                smooth_outlier: c.smooth_outlier,
                 presmooth_px: c.presmooth,
                 labels: Labels {
                     window: [-labels.max_displacement(), labels.max_displacement()],
@@ -137,7 +148,9 @@ impl FlowReport {
                     per_axis: labels.per_axis(),
                     count: labels.len(),
                 },
-                levels: c.levels,
+                levels: s.pyramid.levels.len(),
+                levels_chosen_from_image_size: c.levels == 0,
+                reach_px: s.reach(),
                 pyramid: "2x2 means per level; each finer level searches the window around the upsampled, doubled flow of the level above (beyond the paper)",
                 readout: c.estimate,
             },
@@ -177,6 +190,9 @@ impl RunReport {
                     run_seconds: l.run_seconds,
                     iterations: l.iterations,
                     edge_shift_classes: l.shift_classes,
+                    message_updates: l.message_updates,
+                    fallbacks: l.fallbacks,
+                    fallback_fraction: l.fallback_fraction(),
                 })
                 .collect(),
             epe: r.epe.clone(),
@@ -201,11 +217,12 @@ impl RunReport {
                     },
                     samples: c.samples,
                     step_gamma: c.step_gamma,
+                    step_rule: "eta_t = min(1, 1 / (step_gamma (t + 1))), t from 0 at each level",
                     start: "uniform message (1/sqrt(V), 0, ..., 0)",
                     fallbacks: r.total_fallbacks(),
                 },
                 FlowAlgorithm::Discrete => Settings::Discrete {
-                    messages: "separable Gaussian filter over the label lattice, f64, synchronous",
+                    messages: "separable Gaussian filter over the label lattice; checkerboard schedule (even pixels, then odd); f32 storage, f64 arithmetic; residual = mean L1 change per message",
                     damping: c.damping,
                 },
             },

@@ -81,6 +81,30 @@ pub fn ui(
         commands.push(UiCommand::OpenImageDialog);
     }
 
+    section(ui, "Preset");
+    ui.horizontal(|ui| {
+        for (name, help) in [
+            (
+                "paper",
+                "Noorshams & Wainwright's setting: one level, step 1/(t+1), Gaussian smoothness",
+            ),
+            (
+                "default",
+                "The defaults: pyramid depth from the image size, Gaussian smoothness",
+            ),
+            (
+                "best",
+                "The defaults with the robust smoothness (a constant floor lets motion boundaries through)",
+            ),
+        ] {
+            if ui.button(name).on_hover_text(help).clicked()
+                && let Ok(next) = c.with_preset(name)
+            {
+                *c = next;
+            }
+        }
+    });
+
     section(ui, "Algorithm");
     egui::Grid::new("flow_algorithm")
         .num_columns(2)
@@ -194,9 +218,10 @@ pub fn ui(
             }
             ui.end_row();
             for (key, lo, hi) in [
-                ("levels", 1.0, 5.0),
+                ("levels", 0.0, 6.0),
                 ("sigma_data", 1.0, 50.0),
                 ("sigma_smooth", 0.1, 5.0),
+                ("smooth_outlier", 0.0, 0.2),
                 ("presmooth", 0.0, 3.0),
             ] {
                 param_row(ui, c, PARAMS, key, lo, hi);
@@ -204,11 +229,22 @@ pub fn ui(
             }
         });
     let labels = c.labels().map(|l| l.per_axis()).unwrap_or(0);
+    let levels = c.levels_for(c.width, c.height);
+    let coarsest = |side: usize| (0..levels - 1).fold(side, |s, _| s.div_ceil(2));
+    let chosen = if c.levels == 0 {
+        format!(
+            "{levels} levels from the image size (coarsest {} × {} px)",
+            coarsest(c.width),
+            coarsest(c.height)
+        )
+    } else {
+        format!("{levels} levels")
+    };
     ui.label(
         RichText::new(format!(
-            "{labels} × {labels} = {} labels; reach about {:.1} px",
+            "{labels} × {labels} = {} labels; {chosen}; reach about {:.1} px",
             labels * labels,
-            c.max_displacement * (1usize << c.levels.saturating_sub(1)) as f64
+            c.max_displacement * ((1usize << levels) - 1) as f64
         ))
         .small()
         .weak(),

@@ -18,7 +18,7 @@ use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::inference::EstimateKind;
 use crate::io::{FlowField, GrayImage};
 use crate::scenarios::Probe;
-use crate::scenarios::flow::{FlowBeliefProbe, FlowRunView, FlowView};
+use crate::scenarios::flow::{FlowAlgorithm, FlowBeliefProbe, FlowRunView, FlowView};
 use crate::viz;
 use crate::viz::flow_color::{
     FlowColoring, endpoint_errors, error_map_rgba, flow_arrows, flow_rgba, legend_rgba,
@@ -666,12 +666,32 @@ pub fn status(view: &FlowView) -> Vec<String> {
         }
     }
     let r: &FlowRunView = &view.runs[0];
+    let coarsest = view.level_sizes.last().copied().unwrap_or((0, 0));
     out.push(format!(
-        "level {} of {} · step {}",
+        "level {} of {}{} · coarsest {} × {} px · step {}",
         r.level,
         view.level_sizes.len(),
+        if view.config.levels == 0 {
+            " (from the image size)"
+        } else {
+            ""
+        },
+        coarsest.0,
+        coarsest.1,
         r.level_iteration
     ));
+    for r in view
+        .runs
+        .iter()
+        .filter(|r| r.algorithm == FlowAlgorithm::Sosmp)
+    {
+        let per_level: Vec<String> = r
+            .levels
+            .iter()
+            .map(|l| format!("L{} {:.3}%", l.level, 100.0 * l.fallback_fraction()))
+            .collect();
+        out.push(format!("SOSMP fallbacks to β: {}", per_level.join(" · ")));
+    }
     if let Some(z) = view.zero_errors {
         out.push(format!("zero flow EPE {:.2}", z.epe));
     }
