@@ -18,15 +18,15 @@
 //!   along x, then one along y, each a sequence of row `axpy`s (vectorised), O(L · 2n) per
 //!   message for `L = n²` labels instead of O(L²). With an outlier weight `ρ` the smoothness is
 //!   `(1 - ρ) g + ρ` (a robust, truncated-quadratic-like prior): the filter adds `ρ Σ p`;
-//! * storage is `f32` (messages and `φ`), arithmetic `f64`: the sweep is memory bound, and
-//!   normalised messages need no more than 7 digits. Stored values are kept at or above the
-//!   smallest normal `f32` (1.2e-38), so no label's probability is ever exactly zero.
+//! * messages and `φ` are `f64` like all engine code (an `f64` store halved the memory, 522 MB
+//!   against about 815 MB on RubberWhale, but the project keeps the engine in `f64`). Stored
+//!   values are kept at or above 1.2e-38, so no label's probability is ever exactly zero.
 //!
 //! Residual: the mean L1 change of a message over an iteration (the largest is in
 //! [`FlowBp::max_change`]); L1 distances between distributions are at most 2.
 //!
-//! Cost per iteration O(pixels · 4 · L · 2n); memory `|E→| L + pixels · L` `f32`s (RubberWhale,
-//! 584 x 388, 9 x 9 labels: 293 MB + 73 MB).
+//! Cost per iteration O(pixels · 4 · L · 2n); memory `|E→| L + pixels · L` `f64`s (RubberWhale,
+//! 584 x 388, 9 x 9 labels: 586 MB + 147 MB).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,15 +42,15 @@ use crate::model::{NodeEvidence, NodeId};
 /// Largest message storage accepted, in bytes (messages and node potentials).
 pub const MAX_MESSAGE_BYTES: usize = 6 << 30;
 
-/// Smallest stored value (the smallest normal `f32`).
-const FLOOR: f64 = f32::MIN_POSITIVE as f64;
+/// Smallest stored value.
+const FLOOR: f64 = 1.2e-38;
 
 /// Checkerboard sum-product BP on a flow MRF.
 pub struct FlowBp {
     mrf: Arc<FlowMrf>,
     layout: SlotLayout,
     /// `φ_t = w ψ_t / max`, pixel-major.
-    phi: Vec<f32>,
+    phi: Vec<f64>,
     /// `kernels[(s + half) n² + a n + b] = g((b - a + s) h)`: the 1-D filter matrix of axis
     /// shift `s` (row = receiver label, column = sender label).
     kernels: Vec<f64>,
@@ -60,7 +60,7 @@ pub struct FlowBp {
     outlier: f64,
     damping: f64,
     /// Slot-major (the outgoing messages of a pixel are contiguous).
-    messages: Vec<f32>,
+    messages: Vec<f64>,
     iteration: usize,
     max_change: f64,
 }
@@ -133,7 +133,7 @@ impl FlowBp {
             }
         }
         // φ once per level (rayon over pixels).
-        let mut phi = vec![0.0f32; nodes * l];
+        let mut phi = vec![0.0f64; nodes * l];
         phi.par_chunks_mut(l).enumerate().for_each_init(
             || vec![0.0; l],
             |buf, (t, row)| {
@@ -145,7 +145,7 @@ impl FlowBp {
                 }
                 let inv = if max > 0.0 { 1.0 / max } else { 1.0 };
                 for (r, b) in row.iter_mut().zip(buf.iter()) {
-                    *r = (b * inv).max(FLOOR) as f32;
+                    *r = (b * inv).max(FLOOR);
                 }
             },
         );
@@ -157,7 +157,7 @@ impl FlowBp {
             kernels_t,
             outlier,
             damping,
-            messages: vec![1.0 / l as f32; messages * l],
+            messages: vec![1.0 / l as f64; messages * l],
             mrf,
             iteration: 0,
             max_change: 0.0,
@@ -166,7 +166,7 @@ impl FlowBp {
 
     /// Bytes of storage for `nodes` pixels, `messages` directed messages and `labels` labels.
     pub fn storage_bytes(nodes: usize, messages: usize, labels: usize) -> usize {
-        (messages + nodes) * labels * std::mem::size_of::<f32>()
+        (messages + nodes) * labels * std::mem::size_of::<f64>()
     }
 
     pub fn mrf(&self) -> &Arc<FlowMrf> {
@@ -179,7 +179,7 @@ impl FlowBp {
     }
 
     /// The current message `m` (sums to 1), as stored.
-    pub fn message(&self, m: usize) -> &[f32] {
+    pub fn message(&self, m: usize) -> &[f64] {
         let l = self.mrf.labels.len();
         let s = self.layout.slot_of[m];
         &self.messages[s * l..(s + 1) * l]
@@ -189,11 +189,11 @@ impl FlowBp {
     pub fn belief_into(&self, t: NodeId, out: &mut [f64]) {
         let l = self.mrf.labels.len();
         for (o, &p) in out.iter_mut().zip(&self.phi[t * l..(t + 1) * l]) {
-            *o = p as f64;
+            *o = p;
         }
         for nb in self.mrf.graph.neighbors(t) {
             for (o, &m) in out.iter_mut().zip(self.message(nb.incoming)) {
-                *o *= m as f64;
+                *o *= m;
             }
         }
         let z: f64 = out.iter().sum();
@@ -248,22 +248,22 @@ impl FlowBp {
     fn update_node_body(
         &self,
         t: NodeId,
-        dst: &mut [f32],
-        sent: &[&[f32]],
+        dst: &mut [f64],
+        sent: &[&[f64]],
         sc: &mut Scratch,
     ) -> std::result::Result<Change, usize> {
         let l = self.mrf.labels.len();
         let nbrs = self.mrf.graph.neighbors(t);
         let d = nbrs.len();
         for (p, &v) in sc.phi.iter_mut().zip(&self.phi[t * l..(t + 1) * l]) {
-            *p = v as f64;
+            *p = v;
         }
         for (i, nb) in nbrs.iter().enumerate() {
             let s = nb.node;
             let local = self.layout.slot_of[nb.incoming] - self.layout.node_start[s];
             let src = &sent[s][local * l..(local + 1) * l];
             for (o, &m) in sc.incoming[i * l..(i + 1) * l].iter_mut().zip(src) {
-                *o = m as f64;
+                *o = m;
             }
         }
         let mut change = Change { sum: 0.0, max: 0.0 };
@@ -300,10 +300,10 @@ impl FlowBp {
             let mut diff = 0.0;
             let (keep, take) = (self.damping, 1.0 - self.damping);
             for (s, &v) in slot.iter_mut().zip(&sc.out) {
-                let prev = *s as f64;
+                let prev = *s;
                 let new = (keep * prev + take * (v * inv)).max(FLOOR);
                 diff += (new - prev).abs();
-                *s = new as f32;
+                *s = new;
             }
             change.sum += diff;
             change.max = change.max.max(diff);
@@ -316,8 +316,8 @@ impl FlowBp {
     fn update_node_avx2(
         &self,
         t: NodeId,
-        dst: &mut [f32],
-        sent: &[&[f32]],
+        dst: &mut [f64],
+        sent: &[&[f64]],
         sc: &mut Scratch,
     ) -> std::result::Result<Change, usize> {
         self.update_node_body(t, dst, sent, sc)
@@ -328,8 +328,8 @@ impl FlowBp {
     fn update_node(
         &self,
         t: NodeId,
-        dst: &mut [f32],
-        sent: &[&[f32]],
+        dst: &mut [f64],
+        sent: &[&[f64]],
         sc: &mut Scratch,
     ) -> std::result::Result<Change, usize> {
         #[cfg(target_arch = "x86_64")]
@@ -348,8 +348,8 @@ impl FlowBp {
         let mut messages = std::mem::take(&mut self.messages);
         let outcome = {
             let mut tasks = Vec::with_capacity(nodes / 2 + 1);
-            let mut sent: Vec<&[f32]> = vec![&[]; nodes];
-            let mut rest: &mut [f32] = &mut messages;
+            let mut sent: Vec<&[f64]> = vec![&[]; nodes];
+            let mut rest: &mut [f64] = &mut messages;
             for (t, s) in sent.iter_mut().enumerate() {
                 let d = self.layout.node_start[t + 1] - self.layout.node_start[t];
                 let (mine, tail) = std::mem::take(&mut rest).split_at_mut(d * l);
