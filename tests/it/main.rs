@@ -21,6 +21,7 @@ mod kernel_lowrank;
 mod kernel_solve;
 mod kjit;
 mod layers;
+mod pbp;
 mod registry;
 mod sosmp_app;
 mod sosmp_diagnostics;
