@@ -140,6 +140,9 @@ fn rank_rule(tree: &RootedTree, data: &TrainingData, c: usize, k: usize) -> Resu
             "the separator above clique {c} has no observed variable on one side; it cannot be learned"
         )));
     }
+    // For one and for two instruments, the smallest α that passes; the stronger of the two
+    // (larger σ_k / σ_1) is kept, else the least weak candidate seen.
+    let mut passed: Option<Groups> = None;
     let mut best: Option<Groups> = None;
     for nb in 1..=outside.len().min(2) {
         let beta = &outside[..nb];
@@ -157,17 +160,23 @@ fn rank_rule(tree: &RootedTree, data: &TrainingData, c: usize, k: usize) -> Resu
                 weak: ratio <= RANK_THRESHOLD,
             };
             if !candidate.weak {
-                return Ok(candidate);
+                if passed.as_ref().is_none_or(|p| ratio > p.rank_ratio) {
+                    passed = Some(candidate);
+                }
+                break;
             }
             if best.as_ref().is_none_or(|b| ratio > b.rank_ratio) {
                 best = Some(candidate);
             }
-            // α only grows while the test fails; stop at a size that already covers k_S twice
-            // over (larger groups only add noise directions).
+            // α only grows while the test fails; stop at a size that already covers k_S
+            // four times over (larger groups only add noise directions).
             if data.group_dim(alpha) >= 4 * k.max(2) {
                 break;
             }
         }
+    }
+    if let Some(p) = passed {
+        return Ok(p);
     }
     best.ok_or_else(|| {
         Error::Other(format!(
