@@ -22,6 +22,7 @@ mod kernel_solve;
 mod kjit;
 mod layers;
 mod pbp;
+mod pbp_app;
 mod registry;
 mod sosmp_app;
 mod sosmp_diagnostics;

@@ -6,6 +6,7 @@
 
 pub mod denoise;
 pub mod flow;
+pub mod pbp;
 pub mod retrieval;
 pub mod sosmp;
 pub mod tree;
@@ -29,6 +30,7 @@ pub fn rooms() -> Vec<Box<dyn ScenarioUi>> {
         Box::new(retrieval::RetrievalRoom::default()),
         Box::new(sosmp::SosmpRoom::default()),
         Box::new(flow::FlowRoom::default()),
+        Box::new(pbp::PbpRoom::default()),
     ]
 }
 
