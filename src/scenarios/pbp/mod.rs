@@ -282,6 +282,8 @@ impl PbpScenario {
         let start = Instant::now();
         config.check()?;
         let (truth, stand_in) = load_truth(&config)?;
+        // The structure is checked before anything is sampled (spec P.1.2's restriction).
+        crate::model::latent_junction_tree::LatentJunctionTree::build(&truth.dag)?;
         let (query, evidence_vars) = query_set(&config, &truth, stand_in)?;
         let mut evidence = vec![None; truth.dag.len()];
         for (name, &value) in &config.evidence {
