@@ -62,6 +62,7 @@ pub fn choose_groups(
     tree: &RootedTree,
     data: &TrainingData,
     overrides: &[(usize, Vec<usize>, Vec<usize>)],
+    max_instruments: usize,
 ) -> Result<Vec<Option<Groups>>> {
     let n = tree.parent.len();
     let mut out: Vec<Option<Groups>> = vec![None; n];
@@ -114,7 +115,7 @@ pub fn choose_groups(
             });
             continue;
         }
-        out[c] = Some(rank_rule(tree, data, c, k)?);
+        out[c] = Some(rank_rule(tree, data, c, k, max_instruments)?);
     }
     for c in tree.inner_separators() {
         let Some(g) = &out[c] else { continue };
@@ -132,7 +133,13 @@ pub fn choose_groups(
     Ok(out)
 }
 
-fn rank_rule(tree: &RootedTree, data: &TrainingData, c: usize, k: usize) -> Result<Groups> {
+fn rank_rule(
+    tree: &RootedTree,
+    data: &TrainingData,
+    c: usize,
+    k: usize,
+    max_instruments: usize,
+) -> Result<Groups> {
     let inside = tree.inside_observed(c);
     let outside = tree.outside_observed(c);
     if inside.is_empty() || outside.is_empty() {
@@ -144,7 +151,7 @@ fn rank_rule(tree: &RootedTree, data: &TrainingData, c: usize, k: usize) -> Resu
     // (larger σ_k / σ_1) is kept, else the least weak candidate seen.
     let mut passed: Option<Groups> = None;
     let mut best: Option<Groups> = None;
-    for nb in 1..=outside.len().min(2) {
+    for nb in 1..=outside.len().min(max_instruments.max(1)) {
         let beta = &outside[..nb];
         for na in 1..=inside.len() {
             let alpha = &inside[..na];

@@ -44,6 +44,8 @@ pub struct PbpSettings {
     pub root: Option<usize>,
     /// (clique, α, β) overrides of the rank rule.
     pub overrides: Vec<(usize, Vec<usize>, Vec<usize>)>,
+    /// Most instrument variables per separator (spec P.1.3: one or two).
+    pub max_instruments: usize,
 }
 
 impl Default for PbpSettings {
@@ -54,6 +56,7 @@ impl Default for PbpSettings {
             ridge2: None,
             root: None,
             overrides: Vec::new(),
+            max_instruments: 2,
         }
     }
 }
@@ -116,7 +119,13 @@ impl PbpModel {
         let (tree, groups) = match settings.root {
             Some(r) => {
                 let tree = jt.rooted(r)?;
-                let groups = choose_groups(dag, &tree, data, &settings.overrides)?;
+                let groups = choose_groups(
+                    dag,
+                    &tree,
+                    data,
+                    &settings.overrides,
+                    settings.max_instruments,
+                )?;
                 (tree, groups)
             }
             None => {
@@ -124,7 +133,13 @@ impl PbpModel {
                 let mut first_error = None;
                 for &r in &jt.core {
                     let tree = jt.rooted(r)?;
-                    match choose_groups(dag, &tree, data, &settings.overrides) {
+                    match choose_groups(
+                        dag,
+                        &tree,
+                        data,
+                        &settings.overrides,
+                        settings.max_instruments,
+                    ) {
                         Ok(groups) => {
                             let cost = root_cost(&tree, &groups, data);
                             if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {

@@ -20,16 +20,13 @@ use crate::scenarios::ScenarioParams;
 
 #[derive(Debug, Clone, Args)]
 pub struct PbpSweepArgs {
-    /// synthetic, synthetic-tree or a model file.
+    /// synthetic, synthetic-tree, a model file, or pendigits (spec P-E2).
     #[arg(long, default_value = "synthetic")]
     pub model: String,
-    /// Sample sizes N.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "250,500,1000,2000,5000,10000,20000,50000,100000"
-    )]
-    pub samples: Vec<usize>,
+    /// Sample sizes N [default: 250,500,1000,2000,5000,10000,20000,50000,100000; pendigits
+    /// 50,100,200,500,1000,2000,7000, stratified].
+    #[arg(long, value_delimiter = ',')]
+    pub samples: Option<Vec<usize>>,
     /// Seeds (each a new ground truth and sample stream): first-seed .. first-seed + seeds − 1.
     #[arg(long, default_value_t = 20)]
     pub seeds: usize,
@@ -38,9 +35,18 @@ pub struct PbpSweepArgs {
     /// Stage-2 rank (0 = k_S).
     #[arg(long, default_value_t = 0)]
     pub rank: usize,
-    /// λ₁ of stage 1.
-    #[arg(long, default_value_t = 1e-3)]
-    pub lambda: f64,
+    /// λ₁ of stage 1 [default: 1e-3; pendigits 0.1 as the paper].
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Pendigits: latent states k of each H_t.
+    #[arg(long, default_value_t = 6)]
+    pub states: usize,
+    /// Pendigits: RBF bandwidth σ.
+    #[arg(long, default_value_t = 10.0)]
+    pub sigma: f64,
+    /// Pendigits: D_f, principal directions of the Nystrom features kept.
+    #[arg(long, default_value_t = 24)]
+    pub dim: usize,
     /// Restarts of EM and online EM.
     #[arg(long, default_value_t = 10)]
     pub restarts: usize,
@@ -76,7 +82,25 @@ pub struct CurvePoint {
 }
 
 pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
-    if args.seeds == 0 || args.samples.is_empty() || args.samples.contains(&0) {
+    if args.model == "pendigits" {
+        return super::pendigits::run(super::pendigits::PendigitsArgs {
+            sizes: args
+                .samples
+                .clone()
+                .unwrap_or_else(|| vec![50, 100, 200, 500, 1000, 2000, 7000]),
+            states: args.states,
+            sigma: args.sigma,
+            dim: args.dim,
+            lambda: args.lambda.unwrap_or(0.1),
+            data: None,
+            out: args.out.clone(),
+        });
+    }
+    let samples = args
+        .samples
+        .clone()
+        .unwrap_or_else(|| vec![250, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]);
+    if args.seeds == 0 || samples.is_empty() || samples.contains(&0) {
         return Err(Error::param(
             "samples",
             "need at least one seed and positive sample sizes",
@@ -85,11 +109,11 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
     let config = PbpConfig {
         model: args.model.clone(),
         rank: args.rank,
-        lambda1: args.lambda,
+        lambda1: args.lambda.unwrap_or(1e-3),
         em_restarts: args.restarts,
         run_em: !args.no_em,
         run_online_em: !args.no_online_em,
-        samples: *args.samples.iter().max().unwrap_or(&1),
+        samples: *samples.iter().max().unwrap_or(&1),
         ..PbpConfig::default()
     };
     config.check()?;
@@ -104,7 +128,7 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
         let (truth, stand_in) = load_truth(&c)?;
         let (query, evidence) = query_set(&c, &truth, stand_in)?;
         let full = Problem::new(truth, c.samples, seed, query, evidence)?;
-        for &n in &args.samples {
+        for &n in &samples {
             let mut problem = full.clone();
             problem.samples = full.samples.prefix(n);
             let mut runs: Vec<MethodRun> = vec![problem.run_pbp(&c.pbp_settings())?.1];
@@ -167,7 +191,7 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
     let summary = SweepSummary {
         model: args.model.clone(),
         seeds: args.seeds,
-        samples: args.samples.clone(),
+        samples: samples.clone(),
         curves,
         slope_from_2000,
         time_ratio_to_pbp_at_largest_n,
