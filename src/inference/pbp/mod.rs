@@ -14,6 +14,7 @@ pub mod core_groups;
 pub mod em;
 pub mod exact;
 pub mod features;
+pub mod hmm_em;
 pub mod passing;
 pub mod two_stage;
 
