@@ -337,3 +337,35 @@ fn a_model_file_runs_and_its_population_pbp_is_exact() {
     }
     assert!(worst < 1e-9, "max |Δ| {worst:e}");
 }
+
+/// Spec P-E2 (pendigits) at a small training size: the per-class chains learned by PBP on the
+/// Nystrom features classify well above chance; a missing data folder is named in the error.
+/// (Spec P.3 test 7, PBP against EM-HMM at N = 7000, is the `sweep pbp --model pendigits` run.)
+#[test]
+fn pendigits_chains_classify_and_missing_data_is_named() {
+    use beliefscope::scenarios::pbp::pendigits::{PenClassifier, PenData, PenFeatures};
+    let err = PenData::load(std::path::Path::new("/nonexistent/pendigits"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("/nonexistent/pendigits"), "{err}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/pendigits");
+    if !dir.join("pendigits.tra").is_file() {
+        eprintln!("skipped: {} not present", dir.display());
+        return;
+    }
+    let data = PenData::load(&dir).unwrap();
+    assert_eq!(
+        (data.train.len(), data.validation.len(), data.test.len()),
+        (7000, 494, 3498)
+    );
+    let train = data.stratified(300);
+    assert_eq!(train.len(), 300);
+    let features = PenFeatures::new(&train, 6, 10.0, 24).unwrap();
+    let clf = PenClassifier::learn(&train, features, 6, 0.1).unwrap();
+    let test = &data.test[..1000];
+    let accuracy =
+        test.iter().filter(|d| clf.classify(d) == d.class).count() as f64 / test.len() as f64;
+    eprintln!("pendigits PBP accuracy at n = 300: {accuracy:.3}");
+    assert!(accuracy > 0.75, "accuracy {accuracy}");
+}

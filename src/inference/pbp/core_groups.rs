@@ -66,7 +66,7 @@ pub fn choose_groups(
 ) -> Result<Vec<Option<Groups>>> {
     let n = tree.parent.len();
     let mut out: Vec<Option<Groups>> = vec![None; n];
-    for c in 0..n {
+    for (c, slot) in out.iter_mut().enumerate() {
         if c == tree.root {
             continue;
         }
@@ -75,7 +75,7 @@ pub fn choose_groups(
             .map(|&v| dag.cardinality(v))
             .product();
         if let Some(x) = tree.leaf_var[c] {
-            out[c] = Some(Groups {
+            *slot = Some(Groups {
                 alpha: vec![x],
                 beta: Vec::new(),
                 k,
@@ -106,7 +106,7 @@ pub fn choose_groups(
                 ));
             }
             let ratio = rank_ratio(data, alpha, beta, k);
-            out[c] = Some(Groups {
+            *slot = Some(Groups {
                 alpha: alpha.clone(),
                 beta: beta.clone(),
                 k,
@@ -115,7 +115,7 @@ pub fn choose_groups(
             });
             continue;
         }
-        out[c] = Some(rank_rule(tree, data, c, k, max_instruments)?);
+        *slot = Some(rank_rule(tree, data, c, k, max_instruments)?);
     }
     for c in tree.inner_separators() {
         let Some(g) = &out[c] else { continue };
