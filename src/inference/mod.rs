@@ -7,6 +7,7 @@ pub mod gaussian_bp;
 pub mod grid_reference;
 pub mod kbp;
 pub mod kjit;
+pub mod pbp;
 pub mod schedule;
 pub mod sosmp;
 pub mod tree_kbp;

@@ -4,6 +4,8 @@ pub mod evidence;
 pub mod flow;
 pub mod graph;
 pub mod image;
+pub mod latent_dag;
+pub mod latent_junction_tree;
 pub mod slot_layout;
 
 pub use evidence::NodeEvidence;

@@ -9,6 +9,7 @@ pub mod flow;
 pub mod kjit;
 pub mod output;
 pub mod params;
+pub mod pbp;
 pub mod registry;
 pub mod retrieval;
 pub mod sosmp;

@@ -373,4 +373,5 @@ registry! {
     Sosmp => super::sosmp::SosmpScenario,
     Flow => super::flow::FlowScenario,
     Kjit => super::kjit::KjitScenario,
+    Pbp => super::pbp::PbpScenario,
 }

@@ -23,6 +23,8 @@ mod kernel_solve;
 mod kjit;
 mod kjit_app;
 mod layers;
+mod pbp;
+mod pbp_app;
 mod registry;
 mod sosmp_app;
 mod sosmp_diagnostics;

@@ -7,6 +7,7 @@
 pub mod denoise;
 pub mod flow;
 pub mod kjit;
+pub mod pbp;
 pub mod retrieval;
 pub mod sosmp;
 pub mod tree;
@@ -31,6 +32,7 @@ pub fn rooms() -> Vec<Box<dyn ScenarioUi>> {
         Box::new(sosmp::SosmpRoom::default()),
         Box::new(flow::FlowRoom::default()),
         Box::new(kjit::KjitRoom),
+        Box::new(pbp::PbpRoom::default()),
     ]
 }
 

@@ -1,0 +1,82 @@
+//! The predictive-BP room (Wang & Gordon, AAAI 2020; spec `predictive_bp.md` P.4): the model and
+//! learning settings with evidence and query controls (`params`), the DAG beside its latent
+//! junction tree with the query's bar chart for exact / PBP / EM / online EM (`view`), and the
+//! learning summary, 2SR diagnostics and messages of a separator (`inspector`).
+
+pub mod inspector;
+pub mod params;
+pub mod view;
+
+use eframe::egui;
+
+use super::{OpenKind, Opened, RoomContext, ScenarioUi};
+use crate::runner::Snapshot;
+use crate::scenarios::pbp::{PbpConfig, PbpView};
+use crate::scenarios::{Registered, ScenarioConfig};
+
+#[derive(Default)]
+pub struct PbpRoom {
+    /// The separator (by child clique) the inspector shows: the last hovered or clicked.
+    separator: Option<usize>,
+}
+
+impl ScenarioUi for PbpRoom {
+    fn name(&self) -> &'static str {
+        "pbp"
+    }
+
+    fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
+        let view = cx
+            .snapshot
+            .and_then(|s| <Box<PbpView>>::of(&s.view))
+            .map(|v| v.as_ref());
+        if let Some(c) = PbpConfig::of_mut(config) {
+            params::pbp_ui(ui, c, view, cx.commands);
+        }
+    }
+
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        if let Some(v) = <Box<PbpView>>::of(&snapshot.view) {
+            view::central(ui, v, &mut self.separator, cx.commands);
+        }
+    }
+
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
+        if let Some(v) = <Box<PbpView>>::of(&snapshot.view) {
+            inspector::inspector(ui, v, self.separator);
+        }
+    }
+
+    fn status(&self, snapshot: &Snapshot) -> Vec<String> {
+        let Some(v) = <Box<PbpView>>::of(&snapshot.view) else {
+            return Vec::new();
+        };
+        let mut out = vec![format!("N = {}", v.samples)];
+        for (name, kl, _) in &v.summary {
+            out.push(format!("KL {name} {kl:.2e}"));
+        }
+        out.push(format!("query answered in {:.2} ms", v.latency_ms));
+        out
+    }
+
+    fn open_kind(&self) -> OpenKind {
+        OpenKind::Data
+    }
+
+    fn open_paths(&mut self, config: &ScenarioConfig, paths: &[std::path::PathBuf]) -> Opened {
+        let (Some(c), [path]) = (PbpConfig::of(config), paths) else {
+            return Opened::Refused("open one JSON model file".into());
+        };
+        let mut c = c.clone();
+        c.model = path.display().to_string();
+        c.evidence.clear();
+        c.query.clear();
+        c.evidence_vars.clear();
+        c.root.clear();
+        Opened::Apply(Box::new(ScenarioConfig::Pbp(c)))
+    }
+
+    fn drop_hint(&self) -> &'static str {
+        "Drop a JSON model file (nodes, edges, optional CPTs)"
+    }
+}

@@ -1,0 +1,113 @@
+//! The pbp room's left panel: the model, N and the learners' settings (a change relearns), then
+//! the evidence on each observed variable and the query (live controls, no relearning).
+
+use eframe::egui::{self, RichText};
+
+use crate::app::commands::UiCommand;
+use crate::app::form::{param_row, section};
+use crate::scenarios::ScenarioControl;
+use crate::scenarios::pbp::{PARAMS, PbpConfig, PbpControl, PbpView};
+
+pub fn pbp_ui(
+    ui: &mut egui::Ui,
+    c: &mut PbpConfig,
+    view: Option<&PbpView>,
+    commands: &mut Vec<UiCommand>,
+) {
+    section(ui, "Model");
+    ui.horizontal_wrapped(|ui| {
+        for (name, label) in [
+            ("synthetic", "stand-in (loopy)"),
+            ("synthetic-tree", "stand-in (loop-free)"),
+        ] {
+            if ui.selectable_label(c.model == name, label).clicked() && c.model != name {
+                c.model = name.into();
+                c.evidence.clear();
+                c.query.clear();
+                c.root.clear();
+            }
+        }
+    });
+    ui.label(
+        RichText::new(
+            "Stand-in for the paper's Fig. 4 (spec P-E1): latent A, B, C, I; observed D–H. \
+             Open a JSON model file to learn your own DAG.",
+        )
+        .small()
+        .weak(),
+    );
+    section(ui, "Learning");
+    egui::Grid::new("pbp_params")
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            for (key, lo, hi) in [
+                ("samples", 100.0, 200_000.0),
+                ("seed", 0.0, 100.0),
+                ("rank", 0.0, 6.0),
+                ("lambda1", 0.0, 10.0),
+                ("ridge2", 0.0, 10.0),
+                ("em_restarts", 1.0, 20.0),
+            ] {
+                param_row(ui, c, PARAMS, key, lo, hi);
+                ui.end_row();
+            }
+        });
+    ui.checkbox(&mut c.run_em, "EM (exact E-step)");
+    ui.checkbox(&mut c.run_online_em, "stepwise online EM");
+    let Some(v) = view else {
+        return;
+    };
+    section(ui, "Evidence");
+    ui.label(
+        RichText::new("Click a value to observe it (or click an observed node in the graph).")
+            .small()
+            .weak(),
+    );
+    for (node, n) in v.nodes.iter().enumerate() {
+        if !n.observed {
+            continue;
+        }
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(&n.name).strong());
+            let current = v.evidence[node];
+            if ui
+                .selectable_label(current.is_none(), format!("{} free", n.name))
+                .clicked()
+                && current.is_some()
+            {
+                set_evidence(commands, node, None);
+            }
+            for x in 0..n.cardinality {
+                if ui
+                    .selectable_label(current == Some(x), format!("{}={x}", n.name))
+                    .clicked()
+                    && current != Some(x)
+                {
+                    set_evidence(commands, node, Some(x));
+                }
+            }
+        });
+    }
+    section(ui, "Query");
+    ui.horizontal_wrapped(|ui| {
+        for (node, n) in v.nodes.iter().enumerate() {
+            if n.observed
+                && ui
+                    .selectable_label(v.query == node, format!("query {}", n.name))
+                    .clicked()
+                && v.query != node
+            {
+                commands.push(UiCommand::Control(ScenarioControl::Pbp(
+                    PbpControl::SetQuery(node),
+                )));
+            }
+        }
+    });
+}
+
+pub fn set_evidence(commands: &mut Vec<UiCommand>, node: usize, value: Option<usize>) {
+    commands.push(UiCommand::Control(ScenarioControl::Pbp(
+        PbpControl::SetEvidence { node, value },
+    )));
+}

@@ -1,0 +1,76 @@
+//! `beliefscope run pbp`: the flags of a predictive-BP run.
+
+use clap::Args;
+
+use super::config::{PARAMS, PbpConfig};
+use crate::error::Result;
+use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
+
+#[derive(Debug, Clone, Args)]
+pub struct PbpArgs {
+    /// synthetic (the P-E1 stand-in), synthetic-tree (loop-free variant), pendigits, or a JSON
+    /// model file [default: synthetic].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Training samples N [default: 20000].
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Seed of the true CPTs, the samples and the restarts [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stage-2 rank r_S (0 = k_S) [default: 0].
+    #[arg(long)]
+    pub rank: Option<usize>,
+    /// λ₁ of the stage-1 ridge regressions [default: 1e-3].
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// λ₂: ridge in stage 2 instead of rank truncation [default: 0 = truncation].
+    #[arg(long)]
+    pub ridge2: Option<f64>,
+    /// Random restarts of EM and online EM [default: 10].
+    #[arg(long)]
+    pub restarts: Option<usize>,
+    /// Skip EM.
+    #[arg(long)]
+    pub no_em: bool,
+    /// Skip online EM.
+    #[arg(long)]
+    pub no_online_em: bool,
+    /// The query variable [default: D on the stand-ins, else the first observed].
+    #[arg(long)]
+    pub query: Option<String>,
+    /// Evidence variables the KL averages over, e.g. G,H,E.
+    #[arg(long, value_delimiter = ',')]
+    pub evidence_vars: Option<Vec<String>>,
+    /// Root clique by its variables, e.g. ABC [default: spec P.5 #13's rule].
+    #[arg(long)]
+    pub root: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl RunFlags for PbpArgs {
+    type Config = PbpConfig;
+
+    fn into_config(self) -> Result<PbpConfig> {
+        let d = PbpConfig::default();
+        let config = PbpConfig {
+            model: self.model.unwrap_or(d.model),
+            samples: self.samples.unwrap_or(d.samples),
+            seed: self.seed.unwrap_or(d.seed),
+            rank: self.rank.unwrap_or(d.rank),
+            lambda1: self.lambda.unwrap_or(d.lambda1),
+            ridge2: self.ridge2.unwrap_or(d.ridge2),
+            em_restarts: self.restarts.unwrap_or(d.em_restarts),
+            run_em: !self.no_em,
+            run_online_em: !self.no_online_em,
+            query: self.query.unwrap_or(d.query),
+            evidence_vars: self.evidence_vars.unwrap_or(d.evidence_vars),
+            root: self.root.unwrap_or(d.root),
+            ..d
+        };
+        let config = self.output.apply_sets(config, PARAMS)?;
+        config.check()?;
+        Ok(config)
+    }
+}

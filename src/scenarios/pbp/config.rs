@@ -1,0 +1,93 @@
+//! The pbp scenario's settings (spec `predictive_bp.md` P.2 P-E1 defaults: λ₁ = 1e-3, r_S = k_S,
+//! EM with 10 restarts) and their parameter table.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::scenarios::ScenarioParams;
+use crate::scenarios::params::{Param, check_table};
+
+/// Every parameter of a pbp run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PbpConfig {
+    /// `synthetic` (the P-E1 stand-in), `synthetic-tree` (its loop-free variant), `pendigits`,
+    /// or the path of a JSON model file.
+    pub model: String,
+    /// N, training samples.
+    pub samples: usize,
+    /// One seed for the true CPTs, the samples and the EM restarts (separate streams).
+    pub seed: u64,
+    /// S2 rank r_S (0 = k_S, the latent separator's states).
+    pub rank: usize,
+    /// λ₁ of S1A/S1B (sklearn convention, no N scaling).
+    pub lambda1: f64,
+    /// λ₂: ridge in S2 instead of rank truncation (0 = rank truncation).
+    pub ridge2: f64,
+    /// Random restarts of EM and of online EM.
+    pub em_restarts: usize,
+    pub run_em: bool,
+    pub run_online_em: bool,
+    /// The query variable (empty = D for the stand-ins, else the first observed variable).
+    pub query: String,
+    /// Evidence variables whose joint values the KL averages over (empty = G, H, E for the
+    /// stand-ins, else every other observed variable).
+    pub evidence_vars: Vec<String>,
+    /// The evidence shown in the window (variable → value).
+    pub evidence: BTreeMap<String, usize>,
+    /// The root clique as its variables' names joined, e.g. "ABC" (empty = spec P.5 #13's rule).
+    pub root: String,
+}
+
+impl Default for PbpConfig {
+    fn default() -> Self {
+        PbpConfig {
+            model: "synthetic".into(),
+            samples: 20_000,
+            seed: 1,
+            rank: 0,
+            lambda1: 1e-3,
+            ridge2: 0.0,
+            em_restarts: 10,
+            run_em: true,
+            run_online_em: true,
+            query: String::new(),
+            evidence_vars: Vec::new(),
+            evidence: BTreeMap::new(),
+            root: String::new(),
+        }
+    }
+}
+
+/// The tunable numbers, described once.
+pub const PARAMS: &[Param] = &[
+    Param::int("samples", "Samples N", 10.0, 10_000_000.0)
+        .log()
+        .help("Training samples of the observed variables."),
+    Param::int("seed", "Seed", 0.0, 1e15).help("True CPTs, samples and EM restarts."),
+    Param::int("rank", "S2 rank r", 0.0, 1000.0)
+        .help("Rank of the truncated pseudo-inverse in stage 2 (0 = k_S)."),
+    Param::real("lambda1", "λ₁ (S1)", 0.0, 1e6)
+        .help("Ridge of stage-1 regressions, sklearn convention (no N scaling)."),
+    Param::real("ridge2", "λ₂ (S2 ridge)", 0.0, 1e6)
+        .help("Ridge in stage 2 instead of rank truncation (0 = truncation)."),
+    Param::int("em_restarts", "EM restarts", 1.0, 1000.0)
+        .help("Random restarts of EM and online EM (best training log-likelihood kept)."),
+];
+
+impl ScenarioParams for PbpConfig {
+    const PARAMS: &'static [Param] = PARAMS;
+
+    fn check(&self) -> Result<()> {
+        check_table(self, PARAMS)?;
+        if self.model.trim().is_empty() {
+            return Err(Error::param(
+                "model",
+                "must be synthetic, synthetic-tree, pendigits or a model file",
+            ));
+        }
+        Ok(())
+    }
+}

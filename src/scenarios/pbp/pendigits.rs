@@ -1,0 +1,433 @@
+//! Experiment P-E2 of spec `predictive_bp.md` (Wang & Gordon, AAAI 2020, Sec. 6 "Handwritten
+//! Digit Recognition"), with the spec's stand-in model: per digit class a latent chain
+//! H_1 … H_8 (k states) with the pen point P_t = (x_t, y_t) as child of H_t; continuous
+//! features (spec P.1.7): 2-D Nyström RBF features (σ = 10) on a 6 × 6 landmark grid over
+//! [0, 100]², compressed to the top D_f = 24 principal directions of the training features,
+//! shared by all classes; PBP learned per class with ridge λ₁ = 0.1; a test digit goes to the
+//! class with the largest P̂(x) (Eq. 4 at the root, leaf messages θ(x_t)).
+//! The baseline is EM for the same chain with 2-D Gaussian emissions (an HMM, full covariance,
+//! 10 restarts; [`crate::inference::pbp::hmm_em`]). `beliefscope sweep pbp --model pendigits`
+//! writes both accuracies against training size, the confusion matrix at the largest size and
+//! the learning times.
+//!
+//! Cost: features O(N · 8 · 36 · 24); learning per class O(N_c · Σ_S q(q + p + P)) with one
+//! instrument (q = p = 24, P = 576); classification O(10 · one pass) per digit.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use serde::Serialize;
+
+use super::pendigits_dir;
+use crate::error::{Error, Result};
+use crate::inference::pbp::features::TrainingData;
+use crate::inference::pbp::hmm_em::GaussianHmm;
+use crate::inference::pbp::{PbpModel, PbpSettings};
+use crate::io::write_atomic;
+use crate::model::latent_dag::{DagNode, LatentDag};
+
+/// Pen points per digit.
+pub const POINTS: usize = 8;
+
+/// One digit: 8 (x, y) points in [0, 100]² and its class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Digit {
+    pub points: [[f64; 2]; POINTS],
+    pub class: usize,
+}
+
+/// The paper's split: first 7000 rows of pendigits.tra, its last 494, pendigits.tes.
+#[derive(Debug, Clone)]
+pub struct PenData {
+    pub train: Vec<Digit>,
+    pub validation: Vec<Digit>,
+    pub test: Vec<Digit>,
+}
+
+fn read_digits(path: &Path) -> Result<Vec<Digit>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, line)| {
+            let bad = |what: &str| Error::Io(format!("{} line {}: {what}", path.display(), i + 1));
+            let values: Vec<f64> = line
+                .split(',')
+                .map(|v| v.trim().parse::<f64>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| bad("not a number"))?;
+            if values.len() != 17 {
+                return Err(bad(&format!("{} fields, expected 17", values.len())));
+            }
+            if values.iter().any(|v| !v.is_finite()) || values[16] < 0.0 || values[16] > 9.0 {
+                return Err(bad("class outside 0..9"));
+            }
+            let mut points = [[0.0; 2]; POINTS];
+            for (t, p) in points.iter_mut().enumerate() {
+                *p = [values[2 * t], values[2 * t + 1]];
+            }
+            Ok(Digit {
+                points,
+                class: values[16] as usize,
+            })
+        })
+        .collect()
+}
+
+impl PenData {
+    /// Reads `dir/pendigits.tra` and `dir/pendigits.tes`; a clear error names the folder.
+    pub fn load(dir: &Path) -> Result<PenData> {
+        let (tra, tes) = (dir.join("pendigits.tra"), dir.join("pendigits.tes"));
+        if !tra.is_file() || !tes.is_file() {
+            return Err(Error::Io(format!(
+                "pendigits data not found: expected {} and {} (../shared/data/pendigits)",
+                tra.display(),
+                tes.display()
+            )));
+        }
+        let mut train = read_digits(&tra)?;
+        if train.len() < 7000 {
+            return Err(Error::Io(format!(
+                "{} has {} rows; the paper's split needs 7494",
+                tra.display(),
+                train.len()
+            )));
+        }
+        let validation = train.split_off(7000);
+        Ok(PenData {
+            train,
+            validation,
+            test: read_digits(&tes)?,
+        })
+    }
+
+    /// The first `n / 10` training digits of each class (stratified).
+    pub fn stratified(&self, n: usize) -> Vec<Digit> {
+        let per = (n / 10).max(1);
+        let mut counts = [0usize; 10];
+        self.train
+            .iter()
+            .filter(|d| {
+                counts[d.class] += 1;
+                counts[d.class] <= per
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// Nyström RBF features on a landmark grid, compressed by PCA (spec P.1.7).
+#[derive(Debug, Clone)]
+pub struct PenFeatures {
+    landmarks: Vec<[f64; 2]>,
+    sigma: f64,
+    /// D_f × L: V_Dᵀ Λ^{-1/2} Uᵀ.
+    projection: DMatrix<f64>,
+}
+
+impl PenFeatures {
+    /// `grid` × `grid` landmarks over [0, 100]², bandwidth `sigma`, `dim` principal directions
+    /// of the training points' features.
+    pub fn new(train: &[Digit], grid: usize, sigma: f64, dim: usize) -> Result<PenFeatures> {
+        let step = 100.0 / (grid.max(2) - 1) as f64;
+        let landmarks: Vec<[f64; 2]> = (0..grid * grid)
+            .map(|i| [(i % grid) as f64 * step, (i / grid) as f64 * step])
+            .collect();
+        let l = landmarks.len();
+        let k = |a: &[f64; 2], b: &[f64; 2]| {
+            (-((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)) / (2.0 * sigma * sigma)).exp()
+        };
+        let kll = DMatrix::from_fn(l, l, |i, j| k(&landmarks[i], &landmarks[j]));
+        let eig = SymmetricEigen::new(kll);
+        let top = eig.eigenvalues.max();
+        let mut nystrom = DMatrix::zeros(l, l);
+        for (r, &lam) in eig.eigenvalues.iter().enumerate() {
+            if lam > 1e-10 * top {
+                let u = eig.eigenvectors.column(r);
+                for c in 0..l {
+                    nystrom[(r, c)] = u[c] / lam.sqrt();
+                }
+            }
+        }
+        let mut cov = DMatrix::<f64>::zeros(l, l);
+        let mut n = 0.0;
+        for d in train {
+            for p in &d.points {
+                let kx = DVector::from_fn(l, |i, _| k(&landmarks[i], p));
+                let z = &nystrom * kx;
+                cov += &z * z.transpose();
+                n += 1.0;
+            }
+        }
+        if n == 0.0 {
+            return Err(Error::Other("no training digits for the features".into()));
+        }
+        let eig = SymmetricEigen::new(cov / n);
+        let mut order: Vec<usize> = (0..l).collect();
+        order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+        let dim = dim.min(l);
+        let v = DMatrix::from_fn(dim, l, |r, c| eig.eigenvectors[(c, order[r])]);
+        Ok(PenFeatures {
+            projection: v * nystrom,
+            landmarks,
+            sigma,
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.projection.nrows()
+    }
+
+    pub fn features(&self, p: &[f64; 2]) -> Vec<f64> {
+        let s2 = 2.0 * self.sigma * self.sigma;
+        let kx = DVector::from_iterator(
+            self.landmarks.len(),
+            self.landmarks
+                .iter()
+                .map(|l| (-((l[0] - p[0]).powi(2) + (l[1] - p[1]).powi(2)) / s2).exp()),
+        );
+        (&self.projection * kx).iter().copied().collect()
+    }
+}
+
+/// The per-class chain: H_1…H_8 (k states), P_t observed child of H_t (its "cardinality" is
+/// the feature dimension).
+pub fn chain_dag(k: usize, feature_dim: usize) -> Result<LatentDag> {
+    let mut nodes: Vec<DagNode> = (1..=POINTS)
+        .map(|t| DagNode {
+            name: format!("H{t}"),
+            cardinality: k,
+            observed: false,
+        })
+        .collect();
+    nodes.extend((1..=POINTS).map(|t| DagNode {
+        name: format!("P{t}"),
+        cardinality: feature_dim,
+        observed: true,
+    }));
+    let mut edges: Vec<(usize, usize)> = (0..POINTS - 1).map(|t| (t, t + 1)).collect();
+    edges.extend((0..POINTS).map(|t| (t, POINTS + t)));
+    LatentDag::new(nodes, edges)
+}
+
+/// Ten class models sharing one feature map.
+pub struct PenClassifier {
+    pub features: PenFeatures,
+    pub models: Vec<PbpModel>,
+    pub seconds: f64,
+}
+
+impl PenClassifier {
+    pub fn learn(train: &[Digit], features: PenFeatures, k: usize, lambda1: f64) -> Result<Self> {
+        let start = Instant::now();
+        let dag = chain_dag(k, features.dim())?;
+        let vars: Vec<usize> = (POINTS..2 * POINTS).collect();
+        let settings = PbpSettings {
+            lambda1,
+            max_instruments: 1,
+            ..PbpSettings::default()
+        };
+        let mut models = Vec::with_capacity(10);
+        for class in 0..10 {
+            let rows: Vec<Vec<Vec<f64>>> = train
+                .iter()
+                .filter(|d| d.class == class)
+                .map(|d| d.points.iter().map(|p| features.features(p)).collect())
+                .collect();
+            if rows.is_empty() {
+                return Err(Error::Other(format!("no training digit of class {class}")));
+            }
+            let data = TrainingData::dense(vars.clone(), vec![features.dim(); POINTS], rows)?;
+            models.push(PbpModel::learn(&dag, &data, &settings)?);
+        }
+        Ok(PenClassifier {
+            features,
+            models,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// log P̂(x) per class (−∞ where the estimate is not positive).
+    pub fn log_scores(&self, digit: &Digit) -> Vec<f64> {
+        let theta: Vec<Vec<f64>> = digit
+            .points
+            .iter()
+            .map(|p| self.features.features(p))
+            .collect();
+        self.models
+            .iter()
+            .map(|m| {
+                let leaf: Vec<Option<Vec<f64>>> = (0..m.jt.len())
+                    .map(|c| m.tree.leaf_var[c].map(|x| theta[x - POINTS].clone()))
+                    .collect();
+                let e = m.propagate(&leaf).root_evidence;
+                if e.sign > 0.0 && e.log_abs.is_finite() {
+                    e.log_abs
+                } else {
+                    f64::NEG_INFINITY
+                }
+            })
+            .collect()
+    }
+
+    pub fn classify(&self, digit: &Digit) -> usize {
+        let s = self.log_scores(digit);
+        (0..s.len())
+            .max_by(|&a, &b| s[a].total_cmp(&s[b]))
+            .unwrap_or(0)
+    }
+}
+
+/// The settings of `sweep pbp --model pendigits`.
+#[derive(Debug, Clone)]
+pub struct PendigitsArgs {
+    /// Training sizes (stratified: n/10 per class).
+    pub sizes: Vec<usize>,
+    /// Latent states k of each H_t.
+    pub states: usize,
+    /// RBF bandwidth σ.
+    pub sigma: f64,
+    /// D_f, principal directions kept.
+    pub dim: usize,
+    /// λ₁ of stage 1 (the paper's λ = 0.1).
+    pub lambda: f64,
+    /// Folder with pendigits.tra and pendigits.tes [default: ../shared/data/pendigits].
+    pub data: Option<PathBuf>,
+    /// Folder for pendigits.json and pendigits.csv (stdout when absent).
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PendigitsReport {
+    pub sizes: Vec<usize>,
+    pub test_accuracy: Vec<f64>,
+    pub test_accuracy_em_hmm: Vec<f64>,
+    pub learn_seconds_em_hmm: Vec<f64>,
+    pub em_restarts: usize,
+    pub validation_accuracy: Vec<f64>,
+    pub learn_seconds: Vec<f64>,
+    /// Rows = true class, columns = predicted, at the largest size.
+    pub confusion: Vec<Vec<usize>>,
+    /// Test digits whose every class score was not positive (classified as 0).
+    pub unscored: usize,
+    pub states: usize,
+    pub sigma: f64,
+    pub dim: usize,
+    pub lambda1: f64,
+    pub model: &'static str,
+}
+
+pub fn run(args: PendigitsArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&n| n < 10) || args.states < 2 {
+        return Err(Error::param(
+            "sizes",
+            "need sizes of at least 10 (one digit per class) and at least 2 states",
+        ));
+    }
+    if !(args.sigma.is_finite() && args.sigma > 0.0) {
+        return Err(Error::param(
+            "sigma",
+            format!("must be positive, got {}", args.sigma),
+        ));
+    }
+    let dir = args.data.clone().unwrap_or_else(pendigits_dir);
+    let data = PenData::load(&dir)?;
+    let features = PenFeatures::new(&data.train, 6, args.sigma, args.dim)?;
+    let mut report = PendigitsReport {
+        sizes: args.sizes.clone(),
+        test_accuracy: Vec::new(),
+        validation_accuracy: Vec::new(),
+        learn_seconds: Vec::new(),
+        confusion: vec![vec![0; 10]; 10],
+        unscored: 0,
+        test_accuracy_em_hmm: Vec::new(),
+        learn_seconds_em_hmm: Vec::new(),
+        em_restarts: EM_RESTARTS,
+        states: args.states,
+        sigma: args.sigma,
+        dim: args.dim,
+        lambda1: args.lambda,
+        model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (spec P-E2)",
+    };
+    let mut csv = String::from(
+        "n,test_accuracy,validation_accuracy,learn_seconds,test_accuracy_em_hmm,learn_seconds_em_hmm\n",
+    );
+    let largest = *args.sizes.iter().max().unwrap_or(&7000);
+    for &n in &args.sizes {
+        let train = data.stratified(n);
+        let clf = PenClassifier::learn(&train, features.clone(), args.states, args.lambda)?;
+        let accuracy = |set: &[Digit]| {
+            set.iter().filter(|d| clf.classify(d) == d.class).count() as f64 / set.len() as f64
+        };
+        let (test, val) = (accuracy(&data.test), accuracy(&data.validation));
+        if n == largest {
+            for d in &data.test {
+                let s = clf.log_scores(d);
+                if s.iter().all(|x| !x.is_finite()) {
+                    report.unscored += 1;
+                }
+                report.confusion[d.class][clf.classify(d)] += 1;
+            }
+        }
+        let (em_accuracy, em_seconds) = em_hmm_accuracy(&train, &data.test, args.states);
+        eprintln!(
+            "n {n:5}  PBP test accuracy {test:.4}  validation {val:.4}  learning {:.3} s  |  EM-HMM test accuracy {em_accuracy:.4}  learning {em_seconds:.3} s",
+            clf.seconds
+        );
+        let _ = writeln!(
+            csv,
+            "{n},{test},{val},{},{em_accuracy},{em_seconds}",
+            clf.seconds
+        );
+        report.test_accuracy_em_hmm.push(em_accuracy);
+        report.learn_seconds_em_hmm.push(em_seconds);
+        report.test_accuracy.push(test);
+        report.validation_accuracy.push(val);
+        report.learn_seconds.push(clf.seconds);
+    }
+    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?;
+    match &args.out {
+        Some(out) => {
+            std::fs::create_dir_all(out)
+                .map_err(|e| Error::Io(format!("cannot create {}: {e}", out.display())))?;
+            write_atomic(&out.join("pendigits.json"), json.as_bytes())?;
+            write_atomic(&out.join("pendigits.csv"), csv.as_bytes())?;
+            eprintln!("wrote {}", out.join("pendigits.json").display());
+        }
+        None => println!("{json}"),
+    }
+    Ok(())
+}
+
+/// Restarts of the EM-HMM baseline (footnote 5 of the paper: 10).
+pub const EM_RESTARTS: usize = 10;
+
+/// Test accuracy and learning seconds of per-class Gaussian HMMs fitted by EM.
+pub fn em_hmm_accuracy(train: &[Digit], test: &[Digit], k: usize) -> (f64, f64) {
+    use rand::SeedableRng;
+    let start = Instant::now();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    let models: Vec<GaussianHmm> = (0..10)
+        .map(|class| {
+            let seqs: Vec<Vec<[f64; 2]>> = train
+                .iter()
+                .filter(|d| d.class == class)
+                .map(|d| d.points.to_vec())
+                .collect();
+            GaussianHmm::fit(k, &seqs, EM_RESTARTS, 100, 1e-6, &mut rng).0
+        })
+        .collect();
+    let seconds = start.elapsed().as_secs_f64();
+    let correct = test
+        .iter()
+        .filter(|d| {
+            let scores: Vec<f64> = models.iter().map(|m| m.log_likelihood(&d.points)).collect();
+            let best = (0..10).max_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+            best == Some(d.class)
+        })
+        .count();
+    (correct as f64 / test.len().max(1) as f64, seconds)
+}

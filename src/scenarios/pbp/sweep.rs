@@ -1,0 +1,212 @@
+//! `beliefscope sweep pbp`: spec P-E1's learning curve. For each seed one ground truth and one
+//! stream of samples; for each N its first N samples; PBP, EM and online EM learned on them and
+//! scored by KL(true ‖ method) averaged over the query set. Writes `sweep.csv` (one row per
+//! N, seed, method) and `summary.json` (mean and standard deviation per N and method, the
+//! log-log slope of the mean KL over N ≥ 2000, the learning times and the EM / PBP time ratio).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::config::PbpConfig;
+use super::experiment::{MethodRun, Problem, log_log_slope};
+use super::{load_truth, query_set};
+use crate::error::{Error, Result};
+use crate::io::write_atomic;
+use crate::scenarios::ScenarioParams;
+
+#[derive(Debug, Clone, Args)]
+pub struct PbpSweepArgs {
+    /// synthetic, synthetic-tree, a model file, or pendigits (spec P-E2).
+    #[arg(long, default_value = "synthetic")]
+    pub model: String,
+    /// Sample sizes N [default: 250,500,1000,2000,5000,10000,20000,50000,100000; pendigits
+    /// 50,100,200,500,1000,2000,7000, stratified].
+    #[arg(long, value_delimiter = ',')]
+    pub samples: Option<Vec<usize>>,
+    /// Seeds (each a new ground truth and sample stream): first-seed .. first-seed + seeds − 1.
+    #[arg(long, default_value_t = 20)]
+    pub seeds: usize,
+    #[arg(long, default_value_t = 1)]
+    pub first_seed: u64,
+    /// Stage-2 rank (0 = k_S).
+    #[arg(long, default_value_t = 0)]
+    pub rank: usize,
+    /// λ₁ of stage 1 [default: 1e-3; pendigits 0.1 as the paper].
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Pendigits: latent states k of each H_t.
+    #[arg(long, default_value_t = 6)]
+    pub states: usize,
+    /// Pendigits: RBF bandwidth σ.
+    #[arg(long, default_value_t = 10.0)]
+    pub sigma: f64,
+    /// Pendigits: D_f, principal directions of the Nystrom features kept.
+    #[arg(long, default_value_t = 24)]
+    pub dim: usize,
+    /// Restarts of EM and online EM.
+    #[arg(long, default_value_t = 10)]
+    pub restarts: usize,
+    #[arg(long)]
+    pub no_em: bool,
+    #[arg(long)]
+    pub no_online_em: bool,
+    /// Folder for sweep.csv and summary.json (printed to stdout when absent).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepSummary {
+    pub model: String,
+    pub seeds: usize,
+    pub samples: Vec<usize>,
+    /// method → per N: (N, mean KL, sd KL, mean seconds).
+    pub curves: BTreeMap<&'static str, Vec<CurvePoint>>,
+    /// method → least-squares slope of log mean KL on log N over N ≥ 2000.
+    pub slope_from_2000: BTreeMap<&'static str, f64>,
+    /// method → mean seconds at the largest N divided by PBP's.
+    pub time_ratio_to_pbp_at_largest_n: BTreeMap<&'static str, f64>,
+    pub config: PbpConfig,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CurvePoint {
+    pub n: usize,
+    pub kl_mean: f64,
+    pub kl_sd: f64,
+    pub seconds_mean: f64,
+}
+
+pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
+    if args.model == "pendigits" {
+        return super::pendigits::run(super::pendigits::PendigitsArgs {
+            sizes: args
+                .samples
+                .clone()
+                .unwrap_or_else(|| vec![50, 100, 200, 500, 1000, 2000, 7000]),
+            states: args.states,
+            sigma: args.sigma,
+            dim: args.dim,
+            lambda: args.lambda.unwrap_or(0.1),
+            data: None,
+            out: args.out.clone(),
+        });
+    }
+    let samples = args
+        .samples
+        .clone()
+        .unwrap_or_else(|| vec![250, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]);
+    if args.seeds == 0 || samples.is_empty() || samples.contains(&0) {
+        return Err(Error::param(
+            "samples",
+            "need at least one seed and positive sample sizes",
+        ));
+    }
+    let config = PbpConfig {
+        model: args.model.clone(),
+        rank: args.rank,
+        lambda1: args.lambda.unwrap_or(1e-3),
+        em_restarts: args.restarts,
+        run_em: !args.no_em,
+        run_online_em: !args.no_online_em,
+        samples: *samples.iter().max().unwrap_or(&1),
+        ..PbpConfig::default()
+    };
+    config.check()?;
+    let mut csv = String::from("n,seed,method,kl_mean,seconds,clipped\n");
+    let mut results: BTreeMap<(&'static str, usize), Vec<(f64, f64)>> = BTreeMap::new();
+    for s in 0..args.seeds {
+        let seed = args.first_seed + s as u64;
+        let c = PbpConfig {
+            seed,
+            ..config.clone()
+        };
+        let (truth, stand_in) = load_truth(&c)?;
+        let (query, evidence) = query_set(&c, &truth, stand_in)?;
+        let full = Problem::new(truth, c.samples, seed, query, evidence)?;
+        for &n in &samples {
+            let mut problem = full.clone();
+            problem.samples = full.samples.prefix(n);
+            let mut runs: Vec<MethodRun> = vec![problem.run_pbp(&c.pbp_settings())?.1];
+            if c.run_em {
+                runs.push(problem.run_em(&c.em_settings(), seed)?.1);
+            }
+            if c.run_online_em {
+                runs.push(problem.run_online_em(&c.em_settings(), seed)?.1);
+            }
+            for r in runs {
+                let _ = writeln!(
+                    csv,
+                    "{n},{seed},{},{},{},{}",
+                    r.name, r.kl_mean, r.seconds, r.clipped
+                );
+                eprintln!(
+                    "N {n:6}  seed {seed:3}  {:9}  KL {:.3e}  {:.4} s",
+                    r.name, r.kl_mean, r.seconds
+                );
+                results
+                    .entry((r.name, n))
+                    .or_default()
+                    .push((r.kl_mean, r.seconds));
+            }
+        }
+    }
+    let mut curves: BTreeMap<&'static str, Vec<CurvePoint>> = BTreeMap::new();
+    for ((method, n), v) in &results {
+        let k = v.len() as f64;
+        let mean = v.iter().map(|x| x.0).sum::<f64>() / k;
+        let sd = (v.iter().map(|x| (x.0 - mean).powi(2)).sum::<f64>() / (k - 1.0).max(1.0)).sqrt();
+        curves.entry(method).or_default().push(CurvePoint {
+            n: *n,
+            kl_mean: mean,
+            kl_sd: sd,
+            seconds_mean: v.iter().map(|x| x.1).sum::<f64>() / k,
+        });
+    }
+    let slope_from_2000 = curves
+        .iter()
+        .filter_map(|(m, pts)| {
+            let xy: Vec<(f64, f64)> = pts
+                .iter()
+                .filter(|p| p.n >= 2000)
+                .map(|p| (p.n as f64, p.kl_mean))
+                .collect();
+            log_log_slope(&xy).map(|s| (*m, s))
+        })
+        .collect();
+    let largest = |m: &str| {
+        curves
+            .get(m)
+            .and_then(|pts| pts.iter().max_by_key(|p| p.n))
+            .map(|p| p.seconds_mean)
+    };
+    let time_ratio_to_pbp_at_largest_n = curves
+        .keys()
+        .filter_map(|m| Some((*m, largest(m)? / largest("pbp")?)))
+        .collect();
+    let summary = SweepSummary {
+        model: args.model.clone(),
+        seeds: args.seeds,
+        samples: samples.clone(),
+        curves,
+        slope_from_2000,
+        time_ratio_to_pbp_at_largest_n,
+        config,
+    };
+    let json = serde_json::to_string_pretty(&summary).map_err(|e| Error::Other(e.to_string()))?;
+    match &args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+            write_atomic(&dir.join("sweep.csv"), csv.as_bytes())?;
+            write_atomic(&dir.join("summary.json"), json.as_bytes())?;
+            eprintln!("wrote {}", dir.join("summary.json").display());
+        }
+        None => println!("{json}"),
+    }
+    Ok(())
+}
