@@ -6,6 +6,7 @@
 //! Layout: menu bar (top), parameters and run controls (left), curves and belief (right),
 //! status bar (bottom), the scenario's image panes (centre); error toasts float bottom-right.
 
+pub mod colors;
 pub mod commands;
 pub mod export;
 pub mod file_browser;

@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn an_edited_number_becomes_a_set_that_reproduces_it() {
-        let k = KINDS[0];
+        let k = &KINDS[0];
         let c = (k.default_config)();
         let p = c.params().first().expect("a parameter");
         let v = params::get_number(&c, p.key).unwrap();

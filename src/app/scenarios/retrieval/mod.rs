@@ -41,7 +41,7 @@ impl ScenarioUi for RetrievalRoom {
             "Repeats {} / {}: recall@k of the true tail among the pool, averaged.",
             v.repeats_done, v.repeats
         ));
-        let all = curves::all_metrics(&snapshot.history);
+        let all = view::recall_series(&snapshot.history);
         let (history, h) = (&snapshot.history, cx.heights.curve);
         curves::metrics_plot(
             ui,
