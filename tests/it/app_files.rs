@@ -366,3 +366,52 @@ fn run_config_reruns_a_saved_results_json_and_says_what_is_wrong_with_a_bad_one(
     let o = beliefscope(&["run", "--config", bad.to_str().unwrap(), "sosmp"]);
     assert!(!o.status.success());
 }
+
+/// Pixels of exactly this colour in a PNG.
+fn pixels_of(path: &Path, c: [u8; 3]) -> usize {
+    let img = image::open(path).unwrap().to_rgb8();
+    img.pixels().filter(|p| p.0 == c).count()
+}
+
+#[test]
+fn cli_runs_write_figures_in_the_palette_colours() {
+    use beliefscope::viz::palette::{FLOOR, Method};
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("sosmp");
+    let o = beliefscope(&[
+        "run",
+        "sosmp",
+        "--nodes",
+        "6",
+        "--iters",
+        "60",
+        "--out",
+        s.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let error = s.join("error.png");
+    assert!(
+        pixels_of(&error, Method::Sosmp.color()) > 300,
+        "the SOSMP mean is drawn"
+    );
+    assert!(pixels_of(&error, FLOOR) > 100, "the floor is drawn");
+
+    let t = dir.path().join("tree");
+    let o = beliefscope(&[
+        "run",
+        "tree",
+        "--builtin",
+        "nongauss-chain",
+        "--rows",
+        "300",
+        "--evidence",
+        "x1=0.5",
+        "--out",
+        t.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let beliefs = t.join("beliefs.png");
+    for m in [Method::KernelBp, Method::GaussianBp, Method::Exact] {
+        assert!(pixels_of(&beliefs, m.color()) > 100, "{m:?} is drawn");
+    }
+}
