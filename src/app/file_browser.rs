@@ -204,10 +204,11 @@ impl FileBrowser {
                     ui.weak("(no matching files here)");
                 }
                 for entry in &self.entries {
+                    // (The bundled fonts have no folder icon: folders end in '/' and are bold.)
                     let text = if entry.is_dir {
-                        format!("🗀 {}/", entry.name)
+                        egui::RichText::new(format!("{}/", entry.name)).strong()
                     } else {
-                        entry.name.clone()
+                        egui::RichText::new(&entry.name)
                     };
                     let chosen = self.selected.as_deref() == Some(entry.path.as_path());
                     let row = ui

@@ -234,6 +234,18 @@ impl App {
         self.commands.push(UiCommand::OpenImage(path));
     }
 
+    /// Opens the help windows asked for (as Help menu clicks do).
+    pub fn show_help(&mut self, explain: bool, shortcuts: bool, about: bool) {
+        self.help.explain |= explain;
+        self.help.shortcuts |= shortcuts;
+        self.help.about |= about;
+    }
+
+    /// Asks for a file to open, as File > Open does.
+    pub fn ask_to_open(&mut self) {
+        self.commands.push(UiCommand::OpenImageDialog);
+    }
+
     /// What the window remembers (for tests: recent files, every scenario's settings).
     pub fn state(&self) -> &State {
         &self.state
