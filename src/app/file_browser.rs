@@ -102,7 +102,7 @@ impl FileBrowser {
             .extension()
             .map(|e| e.to_string_lossy().to_lowercase())
             .unwrap_or_default();
-        self.request.extensions.iter().any(|e| *e == ext)
+        self.request.extensions.contains(&ext)
     }
 
     fn refresh(&mut self) {
