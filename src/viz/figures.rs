@@ -1,11 +1,10 @@
 //! Headless figures (PNG) drawn with plotters in the window's colours (`viz::palette`): line
 //! plots on linear or log axes with dashed reference lines, laid out one or more panels to an
-//! image. `beliefscope run` writes them beside results.json (beliefs against the reference, error
+//! image (the scenarios write the PNG through `io`). `beliefscope run` writes them beside results.json (beliefs against the reference, error
 //! curves on log-log axes with the floor and the 1/t slope, recall against chain length).
 //! Log axes plot log10 of the values and label ticks as powers of ten. Cost: O(points) per
 //! figure plus the bitmap (width x height x 3 bytes).
 
-use std::path::Path;
 use std::sync::Once;
 
 use plotters::prelude::*;
@@ -263,20 +262,13 @@ pub fn render(panels: &[Panel], columns: usize, width: u32, height: u32) -> Resu
     Ok(buffer)
 }
 
-/// Draws the panels and writes them as a PNG (atomically).
-pub fn write_figure(
-    path: &Path,
-    panels: &[Panel],
-    columns: usize,
-    width: u32,
-    height: u32,
-) -> Result<()> {
+/// [`render`] as RGBA bytes (what a PNG encoder takes; the caller writes the file).
+pub fn render_rgba(panels: &[Panel], columns: usize, width: u32, height: u32) -> Result<Vec<u8>> {
     let rgb = render(panels, columns, width, height)?;
-    let rgba: Vec<u8> = rgb
+    Ok(rgb
         .chunks_exact(3)
         .flat_map(|p| [p[0], p[1], p[2], 255])
-        .collect();
-    crate::io::write_png_atomic(path, width, height, &rgba)
+        .collect())
 }
 
 #[cfg(test)]
@@ -325,9 +317,7 @@ mod tests {
 
     #[test]
     fn an_empty_panel_is_a_message_not_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("empty.png");
-        write_figure(&path, &[Panel::default()], 1, 200, 100).unwrap();
-        assert_eq!(image::open(&path).unwrap().width(), 200);
+        let rgba = render_rgba(&[Panel::default()], 1, 200, 100).unwrap();
+        assert_eq!(rgba.len(), 200 * 100 * 4);
     }
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use super::{METHODS, Retrieval};
 use crate::error::Result;
-use crate::viz::figures::{Curve, Panel, write_figure};
+use crate::scenarios::output::write_figure;
+use crate::viz::figures::{Curve, Panel};
 use crate::viz::palette::Method;
 
 fn method(key: &str) -> (String, [u8; 3]) {

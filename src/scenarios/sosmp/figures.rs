@@ -7,7 +7,8 @@ use std::path::Path;
 
 use super::{SLOPE_FROM, SosmpScenario};
 use crate::error::Result;
-use crate::viz::figures::{Curve, Panel, write_figure};
+use crate::scenarios::output::write_figure;
+use crate::viz::figures::{Curve, Panel};
 use crate::viz::palette::{self, Method};
 
 /// Paths drawn behind the mean (more only clutter).

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use super::TreeScenario;
 use crate::error::Result;
-use crate::viz::figures::{Curve, Panel, write_figure};
+use crate::scenarios::output::write_figure;
+use crate::viz::figures::{Curve, Panel};
 use crate::viz::palette::Method;
 
 /// Panels drawn (the first query nodes; results.json and beliefs.csv have all of them).
