@@ -33,7 +33,20 @@ fn main() -> Result<(), String> {
     eframe::run_native(
         "beliefscope-config",
         options,
-        Box::new(move |cc| Ok(Box::new(App::with_config(cc, config, true)))),
+        Box::new(move |cc| {
+            let mut app = App::with_config(cc, config, true);
+            // For screenshots: BELIEFSCOPE_SHOW=explain,shortcuts,about,open
+            let show = std::env::var("BELIEFSCOPE_SHOW").unwrap_or_default();
+            app.show_help(
+                show.contains("explain"),
+                show.contains("shortcuts"),
+                show.contains("about"),
+            );
+            if show.contains("open") {
+                app.ask_to_open();
+            }
+            Ok(Box::new(app))
+        }),
     )
     .map_err(|e| e.to_string())
 }

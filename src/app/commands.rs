@@ -42,15 +42,31 @@ pub enum UiCommand {
     Control(ScenarioControl),
     /// Ask where to save this edge-list text (a dialog off the UI thread), then write it.
     SaveTree(String),
+    /// Pick a session file and restore it.
+    OpenSessionDialog,
+    /// Ask where to save the session (every scenario's settings and files), then write it.
+    SaveSessionDialog,
+    /// Forget the recent files.
+    ClearRecent,
+    /// Put the `beliefscope run ...` line reproducing the current settings on the clipboard.
+    CopyCommand,
+    /// Save the run's curves (one row per iteration) as CSV.
+    ExportCurves,
+    /// Save the current run as results.json.
+    ExportResults,
+    /// Save a screenshot of the whole window as PNG.
+    ExportScreenshot,
 }
 
 impl UiCommand {
     /// The commands with a keyboard shortcut, in menu order.
-    pub const KEYED: [UiCommand; 8] = [
+    pub const KEYED: [UiCommand; 10] = [
         UiCommand::PlayPause,
         UiCommand::Step,
         UiCommand::Reset,
         UiCommand::OpenImageDialog,
+        UiCommand::SaveSessionDialog,
+        UiCommand::CopyCommand,
         UiCommand::ZoomIn,
         UiCommand::ZoomOut,
         UiCommand::ZoomFit,
@@ -76,6 +92,13 @@ impl UiCommand {
             UiCommand::CancelTask => "Cancel",
             UiCommand::Control(_) => "Update",
             UiCommand::SaveTree(_) => "Save tree…",
+            UiCommand::OpenSessionDialog => "Open session…",
+            UiCommand::SaveSessionDialog => "Save session…",
+            UiCommand::ClearRecent => "Clear recent files",
+            UiCommand::CopyCommand => "Copy as command",
+            UiCommand::ExportCurves => "Curves as CSV…",
+            UiCommand::ExportResults => "Results as results.json…",
+            UiCommand::ExportScreenshot => "Window screenshot (PNG)…",
         }
     }
 
@@ -101,6 +124,25 @@ impl UiCommand {
             UiCommand::CancelTask => "Stop the running job",
             UiCommand::Control(_) => "Change the running scenario without rebuilding it",
             UiCommand::SaveTree(_) => "Save the drawn tree as an edge-list file",
+            UiCommand::OpenSessionDialog => {
+                "Restore a saved session: every scenario's settings and loaded files"
+            }
+            UiCommand::SaveSessionDialog => {
+                "Save every scenario's settings and loaded files as one session file"
+            }
+            UiCommand::ClearRecent => "Forget the recently opened files",
+            UiCommand::CopyCommand => {
+                "Copy the command line that reproduces these settings headless \
+                 (beliefscope run ...)"
+            }
+            UiCommand::ExportCurves => {
+                "Save the run's per-iteration numbers (residual, metrics) as CSV"
+            }
+            UiCommand::ExportResults => {
+                "Save the current run (config, iterations, metrics) as results.json; \
+                 `beliefscope run --config` re-runs it"
+            }
+            UiCommand::ExportScreenshot => "Save the whole window as a PNG image",
         }
     }
 
@@ -111,6 +153,11 @@ impl UiCommand {
             UiCommand::Step => key(Key::ArrowRight),
             UiCommand::Reset => key(Key::R),
             UiCommand::OpenImageDialog => Some(KeyboardShortcut::new(Modifiers::COMMAND, Key::O)),
+            UiCommand::SaveSessionDialog => Some(KeyboardShortcut::new(Modifiers::COMMAND, Key::S)),
+            UiCommand::CopyCommand => Some(KeyboardShortcut::new(
+                Modifiers::COMMAND | Modifiers::SHIFT,
+                Key::C,
+            )),
             UiCommand::ZoomIn => key(Key::Plus),
             UiCommand::ZoomOut => key(Key::Minus),
             UiCommand::ZoomFit => key(Key::F),

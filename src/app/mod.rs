@@ -6,18 +6,27 @@
 //! Layout: menu bar (top), parameters and run controls (left), curves and belief (right),
 //! status bar (bottom), the scenario's image panes (centre); error toasts float bottom-right.
 
+pub mod colors;
 pub mod commands;
+pub mod export;
+pub mod file_browser;
 pub mod file_dialog;
 pub mod form;
 pub mod frame_timer;
+pub mod help;
 pub mod notices;
 pub mod panels;
+pub mod recent;
+pub mod reproduce;
 pub mod scenarios;
+pub mod session;
 pub mod state;
 pub mod textures;
 pub mod views;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Instant;
 
 use eframe::egui;
@@ -25,10 +34,11 @@ use eframe::egui;
 use crate::runner::{Command, Event, HistoryLog, Runner, Snapshot};
 use crate::scenarios::{Probe, ScenarioConfig, TaskResult};
 use commands::UiCommand;
-use file_dialog::{FileDialog, Picked, Purpose};
+use file_dialog::{FileDialog, OpenWhat, Payload, Picked, Purpose, SaveRequest};
 use frame_timer::FrameTimer;
 use notices::Notices;
 use panels::status::{StatusInfo, TaskProgress};
+use recent::RecentKind;
 use scenarios::{InspectorHeights, OpenKind, Opened, RoomContext, Rooms};
 use state::State;
 
@@ -123,6 +133,17 @@ pub struct App {
     frame_log: Option<Instant>,
     /// Recorded while drawing, applied at the end of the frame.
     commands: Vec<UiCommand>,
+    /// Screenshots arrive here (taken by the integration after the frame is painted).
+    screenshots: (
+        Sender<Arc<egui::ColorImage>>,
+        Receiver<Arc<egui::ColorImage>>,
+    ),
+    /// Where the screenshot asked for goes.
+    screenshot_to: Option<PathBuf>,
+    /// The last command line put on the clipboard (Copy as command).
+    last_copied: Option<String>,
+    /// The help windows.
+    help: help::Help,
 }
 
 impl App {
@@ -152,7 +173,10 @@ impl App {
             config,
             ..State::default()
         };
-        Self::start(cc, state, autoplay, false, None)
+        let mut app = Self::start(cc, state, autoplay, false, None);
+        // Never a system dialog in tests and demos: the in-window browser.
+        app.dialog = FileDialog::in_window();
+        app
     }
 
     fn start(
@@ -188,6 +212,10 @@ impl App {
             continuous: false,
             frame_log: None,
             commands: Vec::new(),
+            screenshots: channel(),
+            screenshot_to: None,
+            last_copied: None,
+            help: help::Help::default(),
         }
     }
 
@@ -199,6 +227,38 @@ impl App {
     /// Inspects `probe` (a node or a message), as a click on it does.
     pub fn select(&mut self, probe: Probe) {
         self.commands.push(UiCommand::Select(probe));
+    }
+
+    /// Restores the session in `path` (what File > Open Session does once a file is picked).
+    pub fn open_session_file(&mut self, path: PathBuf) {
+        self.commands.push(UiCommand::OpenImage(path));
+    }
+
+    /// Opens the help windows asked for (as Help menu clicks do).
+    pub fn show_help(&mut self, explain: bool, shortcuts: bool, about: bool) {
+        self.help.explain |= explain;
+        self.help.shortcuts |= shortcuts;
+        self.help.about |= about;
+    }
+
+    /// Asks for a file to open, as File > Open does.
+    pub fn ask_to_open(&mut self) {
+        self.commands.push(UiCommand::OpenImageDialog);
+    }
+
+    /// What the window remembers (for tests: recent files, every scenario's settings).
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The last command line put on the clipboard by Copy as command.
+    pub fn last_copied_command(&self) -> Option<&str> {
+        self.last_copied.as_deref()
+    }
+
+    /// Whether a file dialog (system or in-window) is open.
+    pub fn file_dialog_open(&self) -> bool {
+        self.dialog.is_open()
     }
 
     /// The messages currently shown.
@@ -311,19 +371,125 @@ impl App {
         )
     }
 
-    /// Opens `paths` in the current scenario's room.
-    fn open_paths(&mut self, paths: &[std::path::PathBuf]) {
+    /// Opens `paths` in the current scenario's room (a session file restores the session).
+    fn open_paths(&mut self, paths: &[PathBuf]) {
+        if let [path] = paths
+            && RecentKind::of(path) == Some(RecentKind::Sessions)
+        {
+            self.open_session(path);
+            return;
+        }
         let room = self.rooms.get(self.state.config.name());
         match room.open_paths(&self.state.config, paths) {
             Opened::Apply(config) => {
                 let config = *config;
+                for p in paths {
+                    self.state.recent.add(p);
+                }
                 self.state.config = config.clone();
                 self.selection = None;
                 let play = self.should_play_after_load();
                 self.apply(config, play);
             }
-            Opened::Waiting(message) => self.notices.error(message),
+            Opened::Waiting(message) => {
+                for p in paths {
+                    self.state.recent.add(p);
+                }
+                self.notices.info(message);
+            }
             Opened::Refused(message) => self.notices.error(message),
+        }
+    }
+
+    /// Restores every scenario's settings and the view from the session file `path`; the
+    /// current settings stay if it cannot be read.
+    fn open_session(&mut self, path: &Path) {
+        let read = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            .and_then(|text| {
+                session::read_session(&text).map_err(|e| format!("{}: {e}", path.display()))
+            });
+        match read {
+            Ok(restored) => {
+                self.state.recent.add(path);
+                for w in restored.warnings {
+                    self.notices.error(format!("{}: {w}", path.display()));
+                }
+                self.state.configs = restored.configs;
+                let v = restored.view;
+                self.state.zoom = v.zoom;
+                self.state.error_scale = v.error_scale;
+                self.state.show_controls = v.show_controls;
+                self.state.show_inspector = v.show_inspector;
+                self.notices.clear_info();
+                self.selection = None;
+                self.state.config = restored.current.clone();
+                let play = self.should_play_after_load();
+                self.apply(restored.current, play);
+                self.notices
+                    .info(format!("restored the session {}", path.display()));
+            }
+            Err(e) => self.notices.error(e),
+        }
+    }
+
+    /// Where a dialog for files of `kinds` starts: the folder of the newest such file, else
+    /// the working directory.
+    fn dialog_start(&self, kinds: &[RecentKind]) -> PathBuf {
+        self.state
+            .recent
+            .folder(kinds)
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_default())
+    }
+
+    fn ask_to_save(&mut self, ctx: &egui::Context, request: SaveRequest) {
+        // Saves start beside the newest file the user has opened or saved.
+        let start = self.dialog_start(&RecentKind::ALL);
+        self.dialog.ask(ctx, Purpose::Save(request), start);
+    }
+
+    /// Acts on what a file dialog picked.
+    fn on_picked(&mut self, ctx: &egui::Context, purpose: Purpose, picked: Picked) {
+        match (purpose, picked) {
+            (Purpose::Open(OpenWhat::Session), Picked::Path(path)) => self.open_session(&path),
+            (Purpose::Open(_), Picked::Path(path)) => self.open_paths(&[path]),
+            (Purpose::Save(request), Picked::Path(path)) => match request.payload {
+                Payload::Bytes(bytes) => match crate::io::write_atomic(&path, &bytes) {
+                    Ok(()) => {
+                        if RecentKind::of(&path) == Some(RecentKind::Sessions)
+                            && request.title.contains("session")
+                        {
+                            self.state.recent.add(&path);
+                        }
+                        self.notices.info(format!("saved {}", path.display()));
+                    }
+                    Err(e) => self.notices.error(e.to_string()),
+                },
+                Payload::Screenshot => {
+                    self.screenshot_to = Some(path);
+                    let tx = self.screenshots.0.clone();
+                    let repaint = ctx.clone();
+                    ctx.request_screenshot(move |image| {
+                        let _ = tx.send(image);
+                        repaint.request_repaint();
+                    });
+                }
+            },
+            (_, Picked::Failed(message)) if !message.is_empty() => self.notices.error(message),
+            _ => {}
+        }
+    }
+
+    /// Writes a screenshot that has arrived to the path chosen for it.
+    fn save_screenshots(&mut self) {
+        while let Ok(image) = self.screenshots.1.try_recv() {
+            let Some(path) = self.screenshot_to.take() else {
+                continue;
+            };
+            match export::save_color_image(&path, &image) {
+                Ok(()) => self.notices.info(format!("saved {}", path.display())),
+                Err(e) => self.notices.error(e.to_string()),
+            }
         }
     }
 
@@ -345,11 +511,86 @@ impl App {
                 self.runner.send(Command::Reset);
             }
             UiCommand::OpenImageDialog => {
-                match self.rooms.get(self.state.config.name()).open_kind() {
-                    OpenKind::Data => self.dialog.open_data(ctx),
-                    OpenKind::Image => self.dialog.open_image(ctx),
-                }
+                let (what, kinds) = match self.rooms.get(self.state.config.name()).open_kind() {
+                    OpenKind::Data => (OpenWhat::Data, [RecentKind::Datasets, RecentKind::Models]),
+                    OpenKind::Image => (
+                        OpenWhat::Image,
+                        [RecentKind::Images, RecentKind::FlowFields],
+                    ),
+                };
+                let start = self.dialog_start(&kinds);
+                self.dialog.ask(ctx, Purpose::Open(what), start);
             }
+            UiCommand::OpenSessionDialog => {
+                let start = self.dialog_start(&[RecentKind::Sessions]);
+                self.dialog
+                    .ask(ctx, Purpose::Open(OpenWhat::Session), start);
+            }
+            UiCommand::SaveSessionDialog => {
+                let text = session::session_json(&self.state, &self.applied);
+                self.ask_to_save(
+                    ctx,
+                    SaveRequest {
+                        title: "Save session".into(),
+                        file_name: "session.json".into(),
+                        filter: ("beliefscope sessions", vec!["json"]),
+                        payload: Payload::Bytes(Arc::new(text.into_bytes())),
+                    },
+                );
+            }
+            UiCommand::ClearRecent => self.state.recent.clear(),
+            UiCommand::CopyCommand => {
+                let line = reproduce::reproducing_command(&self.applied, "results");
+                ctx.copy_text(line.clone());
+                self.notices
+                    .info("copied the command that reproduces these settings");
+                self.last_copied = Some(line);
+            }
+            UiCommand::ExportCurves => {
+                let history = self.snapshot.as_ref().map(|s| s.history.clone());
+                let Some(history) = history.filter(|h| !h.is_empty()) else {
+                    self.notices.error("no iterations to export yet");
+                    return;
+                };
+                let mut csv = crate::io::results::curves_csv(&history);
+                if self.state.csv_without_header {
+                    csv = export::without_header(&csv);
+                }
+                self.ask_to_save(
+                    ctx,
+                    SaveRequest {
+                        title: "Save the curves as CSV".into(),
+                        file_name: format!("{}-curves.csv", self.applied.name()),
+                        filter: ("CSV", vec!["csv"]),
+                        payload: Payload::Bytes(Arc::new(csv.into_bytes())),
+                    },
+                );
+            }
+            UiCommand::ExportResults => {
+                let Some(snapshot) = self.snapshot.clone() else {
+                    self.notices.error("nothing has run yet");
+                    return;
+                };
+                let json = export::window_results_json(&snapshot);
+                self.ask_to_save(
+                    ctx,
+                    SaveRequest {
+                        title: "Save the run as results.json".into(),
+                        file_name: "results.json".into(),
+                        filter: ("JSON", vec!["json"]),
+                        payload: Payload::Bytes(Arc::new(json.into_bytes())),
+                    },
+                );
+            }
+            UiCommand::ExportScreenshot => self.ask_to_save(
+                ctx,
+                SaveRequest {
+                    title: "Save a screenshot of the window".into(),
+                    file_name: "beliefscope.png".into(),
+                    filter: ("PNG images", vec!["png"]),
+                    payload: Payload::Screenshot,
+                },
+            ),
             UiCommand::ZoomIn => self.state.zoom.scale(1.25),
             UiCommand::ZoomOut => self.state.zoom.scale(0.8),
             UiCommand::ZoomFit => self.state.zoom.fit = true,
@@ -366,7 +607,15 @@ impl App {
             UiCommand::Control(c) => {
                 self.runner.send(Command::Control(c));
             }
-            UiCommand::SaveTree(text) => self.dialog.save_tree(ctx, text),
+            UiCommand::SaveTree(text) => self.ask_to_save(
+                ctx,
+                SaveRequest {
+                    title: "Save the tree as an edge list".into(),
+                    file_name: "tree.edges".into(),
+                    filter: ("Edge lists", vec!["edges"]),
+                    payload: Payload::Bytes(Arc::new(text.into_bytes())),
+                },
+            ),
             UiCommand::Select(probe) => {
                 self.selection = Some(probe);
                 self.runner.send(Command::Probe(Some(probe)));
@@ -395,6 +644,10 @@ impl App {
             && !ctx.egui_is_using_pointer()
             && !ctx.text_edit_focused()
         {
+            if self.state.config.name() != self.applied.name() {
+                // Messages about the old scenario stay behind.
+                self.notices.clear_info();
+            }
             let play = self.should_play_after_load();
             self.apply(self.state.config.clone(), play);
         }
@@ -466,15 +719,9 @@ impl eframe::App for App {
         for event in self.runner.drain() {
             self.on_event(event);
         }
-        match self.dialog.poll() {
-            Some((Purpose::SaveTree(text), Picked::Path(path))) => {
-                if let Err(e) = crate::io::write_atomic(&path, text.as_bytes()) {
-                    self.notices.error(e.to_string());
-                }
-            }
-            Some((_, Picked::Path(path))) => self.commands.push(UiCommand::OpenImage(path)),
-            Some((_, Picked::Failed(message))) => self.notices.error(message),
-            Some((_, Picked::Cancelled)) | None => {}
+        self.save_screenshots();
+        if let Some(wait) = self.notices.expire(Instant::now()) {
+            ctx.request_repaint_after(wait);
         }
         let dropped: Vec<std::path::PathBuf> = ctx.input(|i| {
             i.raw
@@ -503,6 +750,7 @@ impl eframe::App for App {
                 ui,
                 &mut self.state,
                 &mut self.continuous,
+                &mut self.help,
                 &mut self.commands,
             );
         });
@@ -580,6 +828,12 @@ impl eframe::App for App {
                 });
             }
         });
+        let name = self.applied.name();
+        let explanation = self.rooms.get(name).explanation();
+        self.help.show(&ctx, (name, explanation));
+        if let Some((purpose, picked)) = self.dialog.update(&ctx) {
+            self.on_picked(&ctx, purpose, picked);
+        }
         self.notices.show(&ctx, &mut self.commands);
         self.drop_overlay(&ctx);
 

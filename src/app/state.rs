@@ -2,8 +2,11 @@
 //! last scenario config, the zoom and the panel choices. Runtime-only things (the runner, the
 //! latest snapshot, textures, messages) live beside it in [`super::App`].
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
+use super::recent::RecentFiles;
 use crate::scenarios::ScenarioConfig;
 
 /// Smallest and largest zoom of the image panes (screen points per image pixel).
@@ -23,6 +26,13 @@ pub struct State {
     pub show_inspector: bool,
     /// What the inspector shows for a selected node, where there is a choice.
     pub inspector_tab: InspectorTab,
+    /// The last settings of every other scenario (with the files each had loaded), restored
+    /// when the user switches back to it.
+    pub configs: BTreeMap<String, ScenarioConfig>,
+    /// Recently opened files, per kind.
+    pub recent: RecentFiles,
+    /// Write CSV exports without a header row.
+    pub csv_without_header: bool,
 }
 
 /// The inspector's views of a selected node.
@@ -43,6 +53,9 @@ impl Default for State {
             show_controls: true,
             show_inspector: true,
             inspector_tab: InspectorTab::Belief,
+            configs: BTreeMap::new(),
+            recent: RecentFiles::default(),
+            csv_without_header: false,
         }
     }
 }

@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::io::results::{results_json, write_results};
 use crate::scenarios::tree::cli::{DatasetArgs, run_dataset};
 use crate::scenarios::{CancelFlag, OutputArgs, RunResults, ScenarioConfig, catalogue};
-pub use scenario_commands::{RunGroup, ScenarioCommand, SweepGroup, TuneGroup};
+pub use scenario_commands::{
+    RunGroup, ScenarioCommand, SweepGroup, TuneGroup, config_from_json, read_config_file,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,7 +31,9 @@ pub struct Cli {
 pub enum Command {
     /// Print the scenarios and the algorithms each can run.
     List,
-    /// Run a scenario headless and write its results.
+    /// Run a scenario headless and write its results; `run --config FILE` re-runs a saved run
+    /// (a results.json or a scenario config).
+    #[command(subcommand_required = false, arg_required_else_help = true)]
     Run {
         #[command(subcommand)]
         scenario: ScenarioCommand<RunGroup>,

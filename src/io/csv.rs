@@ -187,6 +187,17 @@ fn unquote(s: &str) -> &str {
 
 /// Parses CSV text (see the module docs). `source` names the file in errors.
 pub fn parse_csv(text: &str, source: &str) -> Result<Dataset> {
+    parse_csv_with(text, source, true)
+}
+
+/// The names given to the columns of a CSV file without a header row: `c1`, `c2`, ...
+pub fn generated_names(columns: usize) -> Vec<String> {
+    (1..=columns).map(|i| format!("c{i}")).collect()
+}
+
+/// Parses CSV text whose first row is a header (`header`) or already data (e.g. UCI files);
+/// without a header the columns are named by [`generated_names`].
+pub fn parse_csv_with(text: &str, source: &str, header: bool) -> Result<Dataset> {
     let mut names: Option<Vec<String>> = None;
     let mut values = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -197,6 +208,9 @@ pub fn parse_csv(text: &str, source: &str) -> Result<Dataset> {
             continue;
         }
         let fields: Vec<&str> = line.split(',').collect();
+        if names.is_none() && !header {
+            names = Some(generated_names(fields.len()));
+        }
         match &names {
             None => {
                 let header: Vec<String> = fields.iter().map(|f| unquote(f).to_string()).collect();
@@ -240,9 +254,14 @@ pub fn parse_csv(text: &str, source: &str) -> Result<Dataset> {
 
 /// Reads a CSV file (see the module docs).
 pub fn read_csv(path: &Path) -> Result<Dataset> {
+    read_csv_with(path, true)
+}
+
+/// Reads a CSV file with or without a header row (see [`parse_csv_with`]).
+pub fn read_csv_with(path: &Path, header: bool) -> Result<Dataset> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
-    parse_csv(&text, &path.display().to_string())
+    parse_csv_with(&text, &path.display().to_string(), header)
 }
 
 /// Writes a dataset as CSV, atomically.
@@ -465,6 +484,15 @@ mod tests {
         assert!(e.contains("twice"), "{e}");
         assert!(parse_csv("a,b\n", "f.csv").is_err());
         let d = parse_csv("a,b\n1,2\n1,3\n", "f.csv").unwrap();
+        // Without a header row the first line is data, under generated names.
+        let uci = parse_csv_with("5.1,3.5\n4.9,3.0\n", "iris.data", false).unwrap();
+        assert_eq!(uci.names, ["c1", "c2"]);
+        assert_eq!(uci.rows(), 2);
+        let e = parse_csv_with("1,2\n3\n", "f.csv", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+        assert!(parse_csv_with("a,b\n1,2\n", "f.csv", false).is_err());
         let e = d.check_variance(&[0]).unwrap_err().to_string();
         assert!(e.contains("'a'") && e.contains("zero variance"), "{e}");
         assert!(d.check_variance(&[1]).is_ok());

@@ -73,3 +73,17 @@ pub fn save_rgba_png(path: &Path, image: &RgbaImage) -> Result<()> {
         .save(path)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }
+
+/// Encodes `rgba` (row-major, `width * height * 4` bytes) as PNG and writes it atomically.
+pub fn write_png_atomic(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
+    let mut png = Vec::new();
+    image::ImageEncoder::write_image(
+        image::codecs::png::PngEncoder::new(&mut png),
+        rgba,
+        width,
+        height,
+        image::ExtendedColorType::Rgba8,
+    )
+    .map_err(|e| Error::Io(format!("cannot encode {}: {e}", path.display())))?;
+    super::write_atomic(path, &png)
+}

@@ -36,3 +36,15 @@ impl OutputArgs {
         })
     }
 }
+
+/// Draws `panels` (see [`crate::viz::figures`]) and writes them as a PNG, atomically.
+pub fn write_figure(
+    path: &std::path::Path,
+    panels: &[crate::viz::figures::Panel],
+    columns: usize,
+    width: u32,
+    height: u32,
+) -> Result<()> {
+    let rgba = crate::viz::figures::render_rgba(panels, columns, width, height)?;
+    crate::io::write_png_atomic(path, width, height, &rgba)
+}

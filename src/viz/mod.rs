@@ -2,8 +2,10 @@
 //! and image encodings.
 
 pub mod colormap;
+pub mod figures;
 pub mod flow_color;
 pub mod icon;
+pub mod palette;
 
 pub use colormap::{abs_diff_heat, gray_rgba, heat_bar, heat_color, heat_rgba};
 pub use icon::app_icon;

@@ -2,6 +2,7 @@
 //! once per file). Each module is one former test file; `common` and `cli_common` hold the
 //! helpers for window tests (egui_kittest) and command-line tests.
 
+mod app_files;
 mod app_ui;
 mod cli;
 mod cli_common;

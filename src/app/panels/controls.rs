@@ -28,7 +28,7 @@ pub fn show(
         .auto_shrink([false, false])
         .show(ui, |ui| {
             let shown = config.name();
-            scenario_selector(ui, config);
+            scenario_selector(ui, config, &mut cx.state.configs);
             // A new choice gets its own room from the next frame on.
             if config.name() == shown {
                 room.params(ui, config, cx);
@@ -39,7 +39,13 @@ pub fn show(
         });
 }
 
-fn scenario_selector(ui: &mut egui::Ui, config: &mut ScenarioConfig) {
+/// The scenario choice; switching keeps the old scenario's settings (and files) in `remembered`
+/// and brings back the new one's.
+fn scenario_selector(
+    ui: &mut egui::Ui,
+    config: &mut ScenarioConfig,
+    remembered: &mut std::collections::BTreeMap<String, ScenarioConfig>,
+) {
     section(ui, "Scenario");
     let current = config.name();
     egui::ComboBox::from_id_salt("scenario")
@@ -51,7 +57,11 @@ fn scenario_selector(ui: &mut egui::Ui, config: &mut ScenarioConfig) {
                     .selectable_label(kind.name == current, kind.name)
                     .on_hover_text(kind.summary);
                 if chosen.clicked() && kind.name != current {
-                    *config = (kind.default_config)();
+                    let next = remembered
+                        .remove(kind.name)
+                        .unwrap_or_else(kind.default_config);
+                    let old = std::mem::replace(config, next);
+                    remembered.insert(current.to_string(), old);
                 }
             }
         })

@@ -3,6 +3,8 @@
 use eframe::egui::{self, ThemePreference};
 
 use crate::app::commands::UiCommand;
+use crate::app::help::Help;
+use crate::app::recent::RecentKind;
 use crate::app::state::State;
 
 /// Dark / Light / System as text buttons. (`egui::global_theme_preference_buttons` draws emoji
@@ -35,17 +37,77 @@ fn theme_switch(ui: &mut egui::Ui) {
     }
 }
 
+/// File > Open Recent: one submenu per kind that has files.
+fn open_recent(ui: &mut egui::Ui, state: &State, commands: &mut Vec<UiCommand>) {
+    ui.add_enabled_ui(!state.recent.is_empty(), |ui| {
+        ui.menu_button("Open recent", |ui| {
+            for kind in RecentKind::ALL {
+                let files = state.recent.list(kind);
+                if files.is_empty() {
+                    continue;
+                }
+                ui.menu_button(kind.label(), |ui| {
+                    for path in files {
+                        let name = path.file_name().map_or_else(
+                            || path.display().to_string(),
+                            |n| n.to_string_lossy().into_owned(),
+                        );
+                        let item = ui.button(name).on_hover_text(path.display().to_string());
+                        if item.clicked() {
+                            commands.push(UiCommand::OpenImage(path.clone()));
+                        }
+                    }
+                });
+            }
+            ui.separator();
+            if UiCommand::ClearRecent.menu_item(ui) {
+                commands.push(UiCommand::ClearRecent);
+            }
+        });
+    });
+}
+
+fn items(ui: &mut egui::Ui, list: &[UiCommand], commands: &mut Vec<UiCommand>) {
+    for c in list {
+        if c.menu_item(ui) {
+            commands.push(c.clone());
+        }
+    }
+}
+
 pub fn show(
     ui: &mut egui::Ui,
     state: &mut State,
     continuous: &mut bool,
+    help: &mut Help,
     commands: &mut Vec<UiCommand>,
 ) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
-            if UiCommand::OpenImageDialog.menu_item(ui) {
-                commands.push(UiCommand::OpenImageDialog);
-            }
+            items(ui, &[UiCommand::OpenImageDialog], commands);
+            open_recent(ui, state, commands);
+            ui.separator();
+            items(
+                ui,
+                &[UiCommand::OpenSessionDialog, UiCommand::SaveSessionDialog],
+                commands,
+            );
+            ui.separator();
+            ui.menu_button("Export", |ui| {
+                items(
+                    ui,
+                    &[
+                        UiCommand::ExportCurves,
+                        UiCommand::ExportResults,
+                        UiCommand::ExportScreenshot,
+                    ],
+                    commands,
+                );
+                ui.separator();
+                ui.checkbox(&mut state.csv_without_header, "CSV without header row")
+                    .on_hover_text("Write exported CSV files without their row of column names");
+            });
+            items(ui, &[UiCommand::CopyCommand], commands);
             ui.separator();
             if ui.button("Quit").clicked() {
                 ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
@@ -76,6 +138,7 @@ pub fn show(
             ui.checkbox(continuous, "Repaint continuously")
                 .on_hover_text("Paint frames as fast as possible, to measure the window's frame rate in the status bar");
         });
+        help.menu(ui);
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             theme_switch(ui);
             ui.weak("Theme");

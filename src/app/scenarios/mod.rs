@@ -116,6 +116,14 @@ pub trait ScenarioUi {
     fn drop_hint(&self) -> &'static str {
         "This scenario opens no files"
     }
+    /// "What am I looking at?": the model, the update (with the paper's equation) and what each
+    /// plot shows; paragraphs separated by blank lines.
+    fn explanation(&self) -> &'static str {
+        "This scenario has no room of its own: its parameters are a form built from its \
+         parameter table, and the plot shows one per-iteration metric at a time (choose it above \
+         the plot). The residual curve on the right is the size of the last update.\n\n\
+         beliefscope list prints every scenario with its algorithms."
+    }
     /// A job of this scenario finished on the worker.
     fn task_done(&mut self, result: &TaskResult) {
         let _ = result;

@@ -71,13 +71,16 @@ pub struct Reference {
     pub value: f64,
 }
 
-/// Colours of successive metrics.
-const PALETTE: [Color32; 4] = [
-    Color32::from_rgb(66, 165, 245),
-    Color32::from_rgb(239, 108, 0),
-    Color32::from_rgb(102, 187, 106),
-    Color32::from_rgb(171, 71, 188),
-];
+/// The colour of the `k`-th metric: its method's where its key names one (e.g. `recall_kbp`),
+/// else an overlay colour that is no method's.
+fn series_color(series: &Series, k: usize) -> Color32 {
+    let key = match &series.source {
+        Source::Metric(key) => key.as_str(),
+        Source::Residual => "",
+    };
+    crate::viz::palette::Method::in_key(key)
+        .map_or_else(|| crate::app::colors::series(k), crate::app::colors::method)
+}
 
 /// Up to this many planned iterations the x axis spans them all from the start (a stable axis
 /// to watch a run fill); beyond, it follows the run.
@@ -140,7 +143,7 @@ pub fn metrics_plot(
             for (k, (name, points)) in curves.into_iter().enumerate() {
                 plot.line(
                     Line::new(name, PlotPoints::from(points))
-                        .color(PALETTE[k % PALETTE.len()])
+                        .color(series_color(&series[k], k))
                         .width(2.0),
                 );
             }
@@ -233,7 +236,7 @@ pub fn residual_plot(
         for (k, (name, points)) in curves.into_iter().enumerate() {
             plot.line(
                 Line::new(name, PlotPoints::from(points))
-                    .color(PALETTE[k % PALETTE.len()])
+                    .color(series_color(&series[k], k))
                     .width(2.0),
             );
         }

@@ -20,6 +20,7 @@
 //! O(Σ_L (L m³ + pool · L m²)) for kernel BP with m = 100.
 
 pub mod cli;
+mod figures;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -460,7 +461,8 @@ impl Scenario for Retrieval {
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
-        write_atomic(&dir.join("recall.csv"), self.recall_csv().as_bytes())
+        write_atomic(&dir.join("recall.csv"), self.recall_csv().as_bytes())?;
+        figures::write(self, dir)
     }
 }
 

@@ -26,6 +26,7 @@
 mod baselines;
 pub mod cli;
 pub mod config;
+mod figures;
 pub mod report;
 mod slope;
 pub mod sweep;
@@ -571,6 +572,7 @@ impl Scenario for SosmpScenario {
             &dir.join("curves.csv"),
             curves_csv(self.log.history()).as_bytes(),
         )?;
-        write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())
+        write_atomic(&dir.join("errors.csv"), self.errors_csv().as_bytes())?;
+        figures::write(self, dir)
     }
 }

@@ -24,6 +24,10 @@ pub struct TreeArgs {
     /// A CSV file: a header row of names, one joint sample per row, numeric columns.
     #[arg(long, value_name = "FILE.csv")]
     pub data: Option<PathBuf>,
+    /// The CSV file has no header row (e.g. UCI files): the first row is data and the columns
+    /// are named c1, c2, ...
+    #[arg(long)]
+    pub no_header: bool,
     /// A built-in dataset: gauss-tree, nongauss-chain or retrieval.
     #[arg(long, value_name = "NAME")]
     pub builtin: Option<BuiltinData>,
@@ -321,6 +325,12 @@ impl RunFlags for TreeArgs {
 
     /// Defaults overridden by the flags given, checked.
     fn into_config(self) -> Result<TreeConfig> {
+        if self.no_header && self.data.is_none() {
+            return Err(Error::param(
+                "no-header",
+                "--no-header describes a --data CSV file; a built-in dataset has its own names",
+            ));
+        }
         let mut config = match self.builtin {
             Some(b) => TreeConfig::builtin(b),
             None => TreeConfig {
@@ -329,7 +339,10 @@ impl RunFlags for TreeArgs {
             },
         };
         config.data = match (&self.data, self.builtin) {
-            (Some(path), _) => DataSource::Csv { path: path.clone() },
+            (Some(path), _) => {
+                config.csv_no_header = self.no_header;
+                DataSource::Csv { path: path.clone() }
+            }
             (None, Some(name)) => DataSource::Builtin {
                 name,
                 rows: self.rows.unwrap_or(1000),

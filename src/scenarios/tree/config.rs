@@ -116,6 +116,10 @@ pub struct TreeConfig {
     /// (this field is then empty), so results.json reproduces the run without the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree_file: Option<PathBuf>,
+    /// The CSV file has no header row (e.g. UCI files): its first row is data and the columns
+    /// are named c1, c2, ...
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub csv_no_header: bool,
 }
 
 impl Default for TreeConfig {
@@ -140,6 +144,7 @@ impl Default for TreeConfig {
             grid: 200,
             chow_liu_rows: 400,
             tree_file: None,
+            csv_no_header: false,
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::inference::tree_kbp::{
     KernelKind, NodeKernelSettings, ResolvedKernel, TreeKbpInput, TreeKbpModel, TreeKbpOptions,
     chow_liu_hsic, resolve_kernel,
 };
-use crate::io::csv::{Dataset, read_csv};
+use crate::io::csv::{Dataset, read_csv_with};
 use crate::kernel::{LooCvOptions, Points, loo_cv_joint_bandwidths};
 use crate::model::{Graph, GraphError, NodeId};
 use crate::scenarios::CancelFlag;
@@ -94,7 +94,7 @@ pub const MAX_CANDIDATES: usize = 1000;
 /// Loads the rows a config names, with the built-in's extras.
 pub fn load_data(config: &TreeConfig) -> Result<(Dataset, Option<builtin::Builtin>)> {
     match &config.data {
-        DataSource::Csv { path } => Ok((read_csv(path)?, None)),
+        DataSource::Csv { path } => Ok((read_csv_with(path, !config.csv_no_header)?, None)),
         DataSource::Builtin {
             name,
             rows,

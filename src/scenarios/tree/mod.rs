@@ -17,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod data;
 pub mod draft;
+mod figures;
 pub mod open;
 pub mod report;
 pub mod view;
@@ -738,6 +739,7 @@ impl Scenario for TreeScenario {
             self.problem.graph.edges(),
             self.engine.root(),
         );
-        crate::io::csv::write_edge_list(&dir.join("tree.edges"), &draft.to_edge_list())
+        crate::io::csv::write_edge_list(&dir.join("tree.edges"), &draft.to_edge_list())?;
+        figures::write(self, dir)
     }
 }

@@ -19,6 +19,12 @@ pub struct DenoiseRoom {
 }
 
 impl ScenarioUi for DenoiseRoom {
+    fn explanation(&self) -> &'static str {
+        "A noisy gray image is denoised on a 4-connected grid pairwise MRF (Song et al. 2011, Sec. 7). Each pixel is a hidden node; its evidence is the noisy pixel.\n\n\
+         Kernel BP (Song et al. 2011, eq. 12) passes messages as weight vectors over training pairs, learned from clean/noisy training images; discrete BP, when chosen, passes messages over the gray levels. Each iteration updates every message once.\n\n\
+         Centre: the clean image, the noisy input, the estimate and its |error| heat map. Right: RMSE against the clean image per iteration, the message residual on a log axis (how much the messages still change), and the belief of a clicked pixel."
+    }
+
     fn name(&self) -> &'static str {
         "denoise"
     }

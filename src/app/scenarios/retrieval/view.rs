@@ -5,25 +5,19 @@
 use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::app::scenarios::tree::view::{GAUSSIAN_COLOR, PARZEN_COLOR};
+use crate::app::colors;
+use crate::app::views::curves;
 use crate::scenarios::retrieval::RetrievalView;
+use crate::viz::palette::Method;
 
-const NN_COLOR: Color32 = Color32::from_rgb(255, 167, 38);
-
-fn color(method: &str) -> Color32 {
-    match method {
-        "kbp" => PARZEN_COLOR,
-        "gaussian_bp" => GAUSSIAN_COLOR,
-        _ => NN_COLOR,
-    }
+/// The method's colour from the one palette (kernel BP, Gaussian BP, nearest neighbour).
+pub fn color(method: &str) -> Color32 {
+    Method::of_key(method).map_or(Color32::GRAY, colors::method)
 }
 
-fn label(method: &str) -> &'static str {
-    match method {
-        "kbp" => "kernel BP",
-        "gaussian_bp" => "Gaussian BP",
-        _ => "chained nearest neighbour",
-    }
+/// The method's name in legends.
+pub fn label(method: &str) -> &'static str {
+    Method::of_key(method).map_or("other", Method::name)
 }
 
 /// Which chain length the recall@k plot shows.
@@ -111,4 +105,53 @@ pub fn central(ui: &mut egui::Ui, view: &RetrievalView, cache: &mut RetrievalCac
                 );
             }
         });
+}
+
+/// The recall@10 metrics of the run as curves with human names ("kernel BP, L = 9"), in the
+/// methods' colours (the curves plot picks the colour from the key).
+pub fn recall_series(history: &[crate::scenarios::IterationRecord]) -> Vec<curves::Series> {
+    let Some(last) = history.last() else {
+        return Vec::new();
+    };
+    last.metrics
+        .keys()
+        .filter_map(|key| {
+            let rest = key.strip_prefix("recall@10_")?;
+            let (method, length) = rest.rsplit_once("_L")?;
+            Some(curves::Series::metric(
+                &format!("{}, recall@10, L = {length}", label(method)),
+                key,
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recall_series_have_human_names() {
+        let mut r = crate::scenarios::IterationRecord {
+            iter: 1,
+            seconds: 0.0,
+            residual: 0.0,
+            metrics: Default::default(),
+        };
+        for key in [
+            "recall@10_kbp_L9",
+            "recall@1_kbp_L9",
+            "recall@10_nearest_neighbour_L2",
+        ] {
+            r.metrics.insert(key.to_string(), 0.5);
+        }
+        let names: Vec<String> = recall_series(&[r]).into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "kernel BP, recall@10, L = 9",
+                "chained nearest neighbour, recall@10, L = 2"
+            ]
+        );
+    }
 }

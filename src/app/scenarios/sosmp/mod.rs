@@ -20,6 +20,12 @@ pub struct SosmpRoom {
 }
 
 impl ScenarioUi for SosmpRoom {
+    fn explanation(&self) -> &'static str {
+        "Stochastic orthogonal-series message passing (Noorshams & Wainwright 2013, Fig. 3) on a chain, tree or grid with continuous states. Each message is r coefficients of an orthogonal basis; an update draws Monte Carlo samples and moves the coefficients with step 1/(t+1).\n\n\
+         The error e_t (distance of the messages to those of fine-grid BP, divided by e_0) falls like 1/t until it reaches the floor: the error of the fixed point a_inf that the truncation to r coefficients allows. Paths are independent runs; their mean is drawn thick.\n\n\
+         Centre: the error against t on log-log axes with the floor (dashed), a 1/t guide and the distance to a_inf; sweeps overlay one curve per value. Right: the selected node's belief against the reference, its coefficients and its potentials."
+    }
+
     fn name(&self) -> &'static str {
         "sosmp"
     }

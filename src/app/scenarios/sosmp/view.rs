@@ -16,6 +16,7 @@ use egui_plot::{GridInput, GridMark, Legend};
 
 pub use super::inspector::inspector;
 use super::plots::{error_plot, final_against_r, slope_against_depth};
+use crate::app::colors;
 use crate::app::commands::UiCommand;
 use crate::app::views::curves::{decade_spacer, power_of_ten_label};
 use crate::scenarios::Probe;
@@ -23,23 +24,27 @@ use crate::scenarios::Task;
 use crate::scenarios::sosmp::SweepTask;
 use crate::scenarios::sosmp::sweep::SweepParameter;
 use crate::scenarios::sosmp::{SosmpConfig, SosmpView, SweepResult, SweepSpec};
+use crate::viz::palette::{self, Method};
 
-pub(super) const MEAN_COLOR: Color32 = Color32::from_rgb(66, 165, 245);
-pub(super) const PATH_COLOR: Color32 = Color32::from_rgb(144, 164, 174);
-pub(super) const REFERENCE_COLOR: Color32 = Color32::from_rgb(102, 187, 106);
-pub(super) const FLOOR_COLOR: Color32 = Color32::from_rgb(239, 108, 0);
-pub(super) const SLOPE_COLOR: Color32 = Color32::from_rgb(158, 158, 158);
-pub(super) const SAMPLE_COLOR: Color32 = Color32::from_rgb(236, 64, 122);
-pub(super) const FIXED_POINT_COLOR: Color32 = Color32::from_rgb(171, 71, 188);
+// One palette (viz::palette): SOSMP's own colour for its error, the exact reference in the
+// reference grey, and sweep curves in series colours that are no method's and no role's (the
+// distance to a∞ no longer shares its purple with the first sweep value).
+pub(super) const MEAN_COLOR: Color32 = colors::method(Method::Sosmp);
+pub(super) const PATH_COLOR: Color32 = Color32::from_rgb(206, 147, 170);
+pub(super) const REFERENCE_COLOR: Color32 = colors::method(Method::Exact);
+pub(super) const FLOOR_COLOR: Color32 = colors::rgb(palette::FLOOR);
+pub(super) const SLOPE_COLOR: Color32 = colors::rgb(palette::SLOPE);
+pub(super) const SAMPLE_COLOR: Color32 = colors::rgb(palette::SERIES[1]);
+pub(super) const FIXED_POINT_COLOR: Color32 = colors::rgb(palette::FIXED_POINT);
 /// Colours of overlaid sweep curves.
 pub(super) const SWEEP_COLORS: [Color32; 7] = [
-    Color32::from_rgb(171, 71, 188),
-    Color32::from_rgb(38, 198, 218),
-    Color32::from_rgb(255, 202, 40),
-    Color32::from_rgb(141, 110, 99),
-    Color32::from_rgb(92, 107, 192),
-    Color32::from_rgb(212, 225, 87),
-    Color32::from_rgb(255, 112, 67),
+    colors::rgb(palette::SERIES[0]),
+    colors::rgb(palette::SERIES[1]),
+    colors::rgb(palette::SERIES[2]),
+    colors::rgb(palette::SERIES[3]),
+    colors::rgb(palette::SERIES[4]),
+    colors::rgb(palette::SERIES[5]),
+    colors::rgb(palette::SERIES[6]),
 ];
 
 /// Which error the plots show.

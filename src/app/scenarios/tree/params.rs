@@ -174,6 +174,11 @@ pub fn tree_ui(
             );
             ui.label(RichText::new(name).monospace())
                 .on_hover_text(path.display().to_string());
+            ui.checkbox(&mut c.csv_no_header, "No header row (first row is data)")
+                .on_hover_text(
+                    "For files without a row of column names (e.g. UCI files): the columns \
+                     are named c1, c2, ... (on the command line: --no-header)",
+                );
         }
         DataSource::Builtin {
             rows, size, seed, ..

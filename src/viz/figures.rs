@@ -1,0 +1,323 @@
+//! Headless figures (PNG) drawn with plotters in the window's colours (`viz::palette`): line
+//! plots on linear or log axes with dashed reference lines, laid out one or more panels to an
+//! image (the scenarios write the PNG through `io`). `beliefscope run` writes them beside results.json (beliefs against the reference, error
+//! curves on log-log axes with the floor and the 1/t slope, recall against chain length).
+//! Log axes plot log10 of the values and label ticks as powers of ten. Cost: O(points) per
+//! figure plus the bitmap (width x height x 3 bytes).
+
+use std::sync::Once;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use super::palette::Rgb;
+use crate::error::{Error, Result};
+
+/// One curve of a panel.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub color: Rgb,
+    /// Reference curves (slopes, floors) are dashed.
+    pub dashed: bool,
+    pub width: u32,
+}
+
+impl Curve {
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>, color: Rgb) -> Curve {
+        Curve {
+            name: name.into(),
+            points,
+            color,
+            dashed: false,
+            width: 2,
+        }
+    }
+
+    pub fn dashed(mut self) -> Curve {
+        self.dashed = true;
+        self
+    }
+
+    /// A thin line without a legend entry (e.g. individual paths behind their mean).
+    pub fn faint(mut self) -> Curve {
+        self.width = 1;
+        self.name.clear();
+        self
+    }
+}
+
+/// One plot: title, axis labels (with units), scales and curves.
+#[derive(Debug, Clone, Default)]
+pub struct Panel {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    pub log_y: bool,
+    pub curves: Vec<Curve>,
+    /// Horizontal reference lines (name, value, colour), dashed.
+    pub levels: Vec<(String, f64, Rgb)>,
+    /// Values the y range must include (e.g. 0 and 1 for a recall).
+    pub include_y: Vec<f64>,
+}
+
+const FONT: &str = "sans-serif";
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Ubuntu Light, the text font egui bundles: the figures read like the window.
+        let _ = plotters::style::register_font(
+            FONT,
+            FontStyle::Normal,
+            epaint_default_fonts::UBUNTU_LIGHT,
+        );
+    });
+}
+
+fn color(c: Rgb) -> RGBColor {
+    RGBColor(c[0], c[1], c[2])
+}
+
+/// The value as drawn on an axis (log10 on a log axis; `None` where it cannot be drawn).
+fn axis_value(v: f64, log: bool) -> Option<f64> {
+    match log {
+        true if v > 0.0 && v.is_finite() => Some(v.log10()),
+        true => None,
+        false if v.is_finite() => Some(v),
+        false => None,
+    }
+}
+
+/// A tick label: the number, or the power of ten on a log axis.
+fn tick(v: f64, log: bool) -> String {
+    if !log {
+        let a = v.abs();
+        return if a != 0.0 && !(1e-3..1e4).contains(&a) {
+            format!("{v:.0e}")
+        } else {
+            format!("{}", (v * 1000.0).round() / 1000.0)
+        };
+    }
+    let p = 10f64.powf(v);
+    if (v - v.round()).abs() < 1e-9 {
+        format!("1e{}", v.round() as i64)
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+/// The panel's (x, y) ranges over everything it draws, with a margin.
+fn ranges(panel: &Panel) -> Option<((f64, f64), (f64, f64))> {
+    let xs = panel
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().filter_map(|p| axis_value(p.0, panel.log_x)));
+    let ys = panel
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().filter_map(|p| axis_value(p.1, panel.log_y)))
+        .chain(
+            panel
+                .levels
+                .iter()
+                .filter_map(|l| axis_value(l.1, panel.log_y)),
+        )
+        .chain(
+            panel
+                .include_y
+                .iter()
+                .filter_map(|v| axis_value(*v, panel.log_y)),
+        );
+    let span = |it: &mut dyn Iterator<Item = f64>| {
+        it.fold(None, |acc: Option<(f64, f64)>, v| {
+            Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
+        })
+    };
+    let (x0, x1) = span(&mut xs.into_iter())?;
+    let (y0, y1) = span(&mut ys.into_iter())?;
+    let pad = |lo: f64, hi: f64, log: bool| {
+        let w = if hi > lo {
+            hi - lo
+        } else if log {
+            1.0
+        } else {
+            lo.abs().max(1.0)
+        };
+        (lo - 0.04 * w, hi + 0.06 * w)
+    };
+    Some((pad(x0, x1, panel.log_x), pad(y0, y1, panel.log_y)))
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    panel: &Panel,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let fail =
+        |e: &dyn std::fmt::Display| Error::Other(format!("cannot draw '{}': {e}", panel.title));
+    let Some(((x0, x1), (y0, y1))) = ranges(panel) else {
+        area.draw(&Text::new(
+            format!("{}: nothing to plot", panel.title),
+            (20, 20),
+            (FONT, 16).into_font(),
+        ))
+        .map_err(|e| fail(&e))?;
+        return Ok(());
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, (FONT, 20).into_font())
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| fail(&e))?;
+    let (log_x, log_y) = (panel.log_x, panel.log_y);
+    let x_fmt = move |v: &f64| tick(*v, log_x);
+    let y_fmt = move |v: &f64| tick(*v, log_y);
+    chart
+        .configure_mesh()
+        .x_desc(&panel.x_label)
+        .y_desc(&panel.y_label)
+        .x_labels(8)
+        .y_labels(8)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style((FONT, 14).into_font())
+        .axis_desc_style((FONT, 16).into_font())
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let mut legend = false;
+    let plot = |c: &Curve| -> Vec<(f64, f64)> {
+        c.points
+            .iter()
+            .filter_map(|&(x, y)| Some((axis_value(x, log_x)?, axis_value(y, log_y)?)))
+            .collect()
+    };
+    for c in &panel.curves {
+        let style = ShapeStyle::from(&color(c.color)).stroke_width(c.width);
+        let points = plot(c);
+        let drawn = if c.dashed {
+            chart.draw_series(DashedLineSeries::new(points, 8, 5, style))
+        } else {
+            chart.draw_series(LineSeries::new(points, style))
+        }
+        .map_err(|e| fail(&e))?;
+        if !c.name.is_empty() {
+            legend = true;
+            let rgb = color(c.color);
+            drawn.label(&c.name).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], rgb.stroke_width(3))
+            });
+        }
+    }
+    for (name, value, c) in &panel.levels {
+        let Some(y) = axis_value(*value, log_y) else {
+            continue;
+        };
+        let style = ShapeStyle::from(&color(*c)).stroke_width(2);
+        let rgb = color(*c);
+        chart
+            .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))
+            .map_err(|e| fail(&e))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], rgb.stroke_width(3)));
+        legend = true;
+    }
+    if legend {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 14).into_font())
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| fail(&e))?;
+    }
+    Ok(())
+}
+
+/// The panels drawn side by side in `columns` columns, as RGB bytes of `width` x `height`.
+pub fn render(panels: &[Panel], columns: usize, width: u32, height: u32) -> Result<Vec<u8>> {
+    register_font();
+    let mut buffer = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buffer, (width, height)).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(|e| Error::Other(format!("cannot draw a figure: {e}")))?;
+        let columns = columns.clamp(1, panels.len().max(1));
+        let rows = panels.len().div_ceil(columns).max(1);
+        let areas = root.split_evenly((rows, columns));
+        for (panel, area) in panels.iter().zip(areas.iter()) {
+            draw_panel(area, panel)?;
+        }
+        root.present()
+            .map_err(|e| Error::Other(format!("cannot draw a figure: {e}")))?;
+    }
+    Ok(buffer)
+}
+
+/// [`render`] as RGBA bytes (what a PNG encoder takes; the caller writes the file).
+pub fn render_rgba(panels: &[Panel], columns: usize, width: u32, height: u32) -> Result<Vec<u8>> {
+    let rgb = render(panels, columns, width, height)?;
+    Ok(rgb
+        .chunks_exact(3)
+        .flat_map(|p| [p[0], p[1], p[2], 255])
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pixels_of(rgb: &[u8], c: Rgb) -> usize {
+        rgb.chunks_exact(3)
+            .filter(|p| p[0] == c[0] && p[1] == c[1] && p[2] == c[2])
+            .count()
+    }
+
+    #[test]
+    fn curves_are_drawn_in_their_palette_colours_on_log_axes() {
+        let blue = [66, 165, 245];
+        let floor = [239, 108, 0];
+        let panel = Panel {
+            title: "error".into(),
+            x_label: "iteration t".into(),
+            y_label: "error".into(),
+            log_x: true,
+            log_y: true,
+            curves: vec![Curve::new(
+                "SOSMP",
+                (1..200)
+                    .map(|t| (t as f64, 1.0 / t as f64 + 1e-3))
+                    .collect(),
+                blue,
+            )],
+            levels: vec![("floor".into(), 1e-3, floor)],
+            include_y: vec![],
+        };
+        let rgb = render(&[panel], 1, 480, 320).unwrap();
+        assert!(pixels_of(&rgb, blue) > 200, "the curve is drawn");
+        assert!(pixels_of(&rgb, floor) > 100, "the floor is drawn");
+        // Not everything: most of the image is background.
+        assert!(pixels_of(&rgb, [255, 255, 255]) > 480 * 320 / 2);
+    }
+
+    #[test]
+    fn ticks_read_as_numbers_and_powers_of_ten() {
+        assert_eq!(tick(-3.0, true), "1e-3");
+        assert_eq!(tick(0.25, false), "0.25");
+        assert_eq!(axis_value(0.0, true), None);
+    }
+
+    #[test]
+    fn an_empty_panel_is_a_message_not_an_error() {
+        let rgba = render_rgba(&[Panel::default()], 1, 200, 100).unwrap();
+        assert_eq!(rgba.len(), 200 * 100 * 4);
+    }
+}
