@@ -23,6 +23,9 @@ pub struct State {
     pub show_inspector: bool,
     /// What the inspector shows for a selected node, where there is a choice.
     pub inspector_tab: InspectorTab,
+    /// The memory budget runs are checked against, in GB (10⁹ bytes); `None`: half of
+    /// physical memory (see `run::budget`).
+    pub memory_budget_gb: Option<f64>,
 }
 
 /// The inspector's views of a selected node.
@@ -43,6 +46,7 @@ impl Default for State {
             show_controls: true,
             show_inspector: true,
             inspector_tab: InspectorTab::Belief,
+            memory_budget_gb: None,
         }
     }
 }
@@ -63,6 +67,15 @@ impl Default for Zoom {
             fit: true,
             factor: 3.0,
         }
+    }
+}
+
+impl State {
+    /// The budget in bytes this state asks for (`None`: the default).
+    pub fn memory_budget_bytes(&self) -> Option<u64> {
+        self.memory_budget_gb
+            .filter(|g| g.is_finite() && *g > 0.0)
+            .map(|g| (g * 1e9) as u64)
     }
 }
 

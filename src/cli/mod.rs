@@ -2,16 +2,17 @@
 //! `run <scenario>` runs headless, shows progress on stderr and writes results. It never opens a
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
+mod progress;
 mod scenario_commands;
-
-use std::io::Write as _;
 
 use clap::{Parser, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::io::results::{results_json, write_results};
+use crate::run::budget::{budget, format_bytes};
 use crate::scenarios::tree::cli::{DatasetArgs, run_dataset};
 use crate::scenarios::{CancelFlag, OutputArgs, RunResults, ScenarioConfig, catalogue};
+use progress::Progress;
 pub use scenario_commands::{RunGroup, ScenarioCommand, SweepGroup, TuneGroup};
 
 #[derive(Debug, Parser)]
@@ -69,23 +70,37 @@ pub fn execute(command: Command) -> Result<()> {
 }
 
 /// Builds the scenario, iterates until it finishes with a progress line per iteration on stderr,
-/// then writes what `output` asks for.
+/// then writes what `output` asks for. On a terminal a spinner shows the set-up's elapsed time
+/// and a bar the iterations (ticking on its own, so a long step never looks hung); otherwise
+/// every stage is one line.
 pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
     if let Some(dir) = &output.out {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
+    let progress = Progress::new();
+    let estimate = config
+        .memory_need()
+        .map(|need| {
+            format!(
+                " (estimated peak memory {} of a budget of {})",
+                format_bytes(need.total()),
+                format_bytes(budget())
+            )
+        })
+        .unwrap_or_default();
+    progress.stage(&format!("{}: setting up{estimate}", config.name()));
     let mut scenario = config.build(&CancelFlag::default())?;
-    eprintln!(
+    progress.done_stage(&format!(
         "{}: {} set up in {:.3} s",
         config.name(),
         scenario.algorithm(),
         scenario.setup_seconds()
-    );
+    ));
     for w in scenario.warnings() {
-        eprintln!("warning: {w}");
+        progress.line(&format!("warning: {w}"));
     }
-    let stderr = std::io::stderr();
+    progress.iterations(config.max_iters());
     while !scenario.finished() {
         let r = scenario.step()?;
         let metrics: Vec<String> = r
@@ -93,17 +108,21 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
             .iter()
             .map(|(k, v)| format!("{k} {v:.4}"))
             .collect();
-        let _ = writeln!(
-            stderr.lock(),
-            "iter {:4}  residual {:.3e}  {:.4} s  {}",
+        progress.iteration(
             r.iter,
-            r.residual,
-            r.seconds,
-            metrics.join("  ")
+            &format!(
+                "iter {:4}  residual {:.3e}  {:.4} s  {}",
+                r.iter,
+                r.residual,
+                r.seconds,
+                metrics.join("  ")
+            ),
         );
     }
+    progress.finish();
     let results = RunResults::from_scenario(scenario.as_ref());
     if let Some(dir) = &output.out {
+        progress.stage(&format!("writing outputs to {}", dir.display()));
         scenario.write_outputs(dir)?;
         write_results(dir, &results)?;
         eprintln!("wrote results to {}", dir.display());

@@ -13,6 +13,7 @@ mod flow_app;
 mod flow_cli;
 mod flow_engine;
 mod flow_io;
+mod hardening;
 mod kbp;
 mod kernel_bandwidth;
 mod kernel_gram;
