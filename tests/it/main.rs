@@ -13,6 +13,7 @@ mod flow_app;
 mod flow_cli;
 mod flow_engine;
 mod flow_io;
+mod fuzz_loaders;
 mod hardening;
 mod kbp;
 mod kernel_bandwidth;
