@@ -69,6 +69,34 @@ pub fn execute(command: Command) -> Result<()> {
     }
 }
 
+/// A deliberate engine panic for the tests of fault isolation: `BELIEFSCOPE_FAULT=setup` or
+/// `BELIEFSCOPE_FAULT=step:N` (0 stands for the set-up).
+fn injected_fault() -> Option<usize> {
+    let text = std::env::var("BELIEFSCOPE_FAULT").ok()?;
+    match text.trim() {
+        "setup" => Some(0),
+        t => t.strip_prefix("step:")?.parse().ok(),
+    }
+}
+
+/// Runs engine code, turning a panic into an error naming the stage (so the CLI exits with one
+/// line and code 1, and outputs already written stay as they are).
+fn guarded<T>(stage: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::Other(format!(
+                "the engine panicked while {stage}: {message}"
+            )))
+        }
+    }
+}
+
 /// Builds the scenario, iterates until it finishes with a progress line per iteration on stderr,
 /// then writes what `output` asks for. On a terminal a spinner shows the set-up's elapsed time
 /// and a bar the iterations (ticking on its own, so a long step never looks hung); otherwise
@@ -90,7 +118,13 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         })
         .unwrap_or_default();
     progress.stage(&format!("{}: setting up{estimate}", config.name()));
-    let mut scenario = config.build(&CancelFlag::default())?;
+    let fault = injected_fault();
+    let mut scenario = guarded("setting up", || {
+        if fault == Some(0) {
+            panic!("injected fault during set-up");
+        }
+        config.build(&CancelFlag::default())
+    })?;
     progress.done_stage(&format!(
         "{}: {} set up in {:.3} s",
         config.name(),
@@ -102,7 +136,13 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
     }
     progress.iterations(config.max_iters());
     while !scenario.finished() {
-        let r = scenario.step()?;
+        let next = scenario.history().len() + 1;
+        let r = guarded("iterating", || {
+            if fault == Some(next) {
+                panic!("injected fault in iteration {next}");
+            }
+            scenario.step()
+        })?;
         let metrics: Vec<String> = r
             .metrics
             .iter()

@@ -136,3 +136,120 @@ fn the_unclear_messages_of_the_issue_are_clear() {
         "{err}"
     );
 }
+
+mod faults {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use beliefscope::runner::{Command, Event, Fault, HistoryLog, Runner, Snapshot};
+    use beliefscope::scenarios::ScenarioConfig;
+    use beliefscope::scenarios::denoise::DenoiseConfig;
+
+    fn small() -> ScenarioConfig {
+        ScenarioConfig::Denoise(DenoiseConfig {
+            width: 24,
+            height: 20,
+            max_iters: 50,
+            ..DenoiseConfig::default()
+        })
+    }
+
+    /// Drains events until `done` says so (or 60 s pass); returns the errors seen and the
+    /// last snapshot, completed with the history.
+    fn wait(
+        runner: &Runner,
+        log: &mut HistoryLog,
+        errors: &mut Vec<String>,
+        mut done: impl FnMut(Option<&Snapshot>, &[String]) -> bool,
+    ) -> Option<Snapshot> {
+        let start = Instant::now();
+        let mut last = None;
+        while start.elapsed() < Duration::from_secs(60) {
+            for event in runner.drain() {
+                match event {
+                    Event::Snapshot(s) => last = Some(log.absorb(*s)),
+                    Event::Error(e) => errors.push(e),
+                    _ => {}
+                }
+            }
+            if done(last.as_ref(), errors) {
+                return last;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("timed out; errors so far: {errors:?}");
+    }
+
+    #[test]
+    fn a_panic_mid_iteration_or_mid_set_up_is_an_error_and_the_next_run_starts() {
+        let runner = Runner::spawn(None, Arc::new(|| {}));
+        let mut log = HistoryLog::default();
+        let mut errors = Vec::new();
+        runner.send(Command::Load(small()));
+        for _ in 0..3 {
+            runner.send(Command::Step);
+        }
+        let before = wait(&runner, &mut log, &mut errors, |s, _| {
+            s.is_some_and(|s| s.history.len() == 3)
+        })
+        .unwrap();
+        runner.send(Command::InjectFault(Fault::Step(4)));
+        runner.send(Command::Step);
+        wait(&runner, &mut log, &mut errors, |_, e| !e.is_empty());
+        assert!(
+            errors[0].contains("panicked") && errors[0].contains("injected fault in iteration 4"),
+            "{errors:?}"
+        );
+        // What was computed before the fault is still there on the receiving side.
+        assert_eq!(before.history.len(), 3);
+        assert!(before.history.iter().all(|r| r.residual.is_finite()));
+
+        // A fault in a set-up keeps the worker alive too, and the next load runs.
+        runner.send(Command::InjectFault(Fault::Setup));
+        runner.send(Command::Load(small()));
+        wait(&runner, &mut log, &mut errors, |_, e| e.len() >= 2);
+        assert!(
+            errors[1].contains("injected fault during set-up"),
+            "{errors:?}"
+        );
+        runner.send(Command::Load(small()));
+        runner.send(Command::Step);
+        let after = wait(&runner, &mut log, &mut errors, |s, _| {
+            s.is_some_and(|s| s.run > before.run && s.history.len() == 1)
+        })
+        .unwrap();
+        assert_eq!(after.history.len(), 1);
+        assert_eq!(errors.len(), 2, "{errors:?}");
+    }
+
+    #[test]
+    fn the_cli_turns_an_engine_panic_into_one_error_and_keeps_earlier_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let args = [
+            "run", "denoise", "--width", "24", "--height", "20", "--iters", "3", "--out",
+        ];
+        let run = |fault: &str| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_beliefscope"))
+                .args(args)
+                .arg(&out)
+                .env("BELIEFSCOPE_FAULT", fault)
+                .output()
+                .unwrap()
+        };
+        let good = run("none");
+        assert!(good.status.success());
+        let written = std::fs::read(out.join("results.json")).unwrap();
+        for fault in ["setup", "step:2"] {
+            let o = run(fault);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert!(
+                err.lines()
+                    .any(|l| l.starts_with("error: the engine panicked") && l.contains("injected")),
+                "{err}"
+            );
+            assert_eq!(std::fs::read(out.join("results.json")).unwrap(), written);
+        }
+    }
+}
