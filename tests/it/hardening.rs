@@ -253,3 +253,95 @@ mod faults {
         }
     }
 }
+
+mod cancel {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use beliefscope::runner::{Command, Event, Runner, Snapshot};
+    use beliefscope::scenarios::ScenarioConfig;
+    use beliefscope::scenarios::denoise::DenoiseConfig;
+    use beliefscope::scenarios::flow::config::FlowConfig;
+
+    /// The first snapshot that `accept`s, within 120 s.
+    fn until(runner: &Runner, mut accept: impl FnMut(&Snapshot) -> bool) -> Snapshot {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(120) {
+            if let Some(Event::Snapshot(s)) = runner.recv_timeout(Duration::from_millis(50))
+                && accept(&s)
+            {
+                return *s;
+            }
+        }
+        panic!("no such snapshot within 120 s");
+    }
+
+    /// Plays `config`, then pauses after two iterations and measures how long the pause takes
+    /// to be answered, against the longest iteration.
+    fn pause_latency(config: ScenarioConfig) -> (Duration, f64) {
+        let runner = Runner::spawn(Some(config), Arc::new(|| {}));
+        let mut longest: f64 = 0.0;
+        until(&runner, |s| {
+            for r in &s.new_records {
+                longest = longest.max(r.seconds);
+            }
+            s.iteration >= 2
+        });
+        let sent = Instant::now();
+        let number = runner.send(Command::Pause);
+        until(&runner, |s| s.answered >= number);
+        (sent.elapsed(), longest)
+    }
+
+    #[test]
+    fn pause_and_cancel_act_within_one_iteration_on_large_denoise_and_flow() {
+        let denoise = ScenarioConfig::Denoise(DenoiseConfig {
+            width: 400,
+            height: 400,
+            max_iters: 1000,
+            tolerance: 0.0,
+            ..DenoiseConfig::default()
+        });
+        let flow = ScenarioConfig::Flow(FlowConfig {
+            width: 512,
+            height: 384,
+            iters: 1000,
+            ..FlowConfig::default()
+        });
+        for config in [denoise, flow] {
+            let name = config.name();
+            let (latency, longest) = pause_latency(config);
+            eprintln!("{name}: pause answered after {latency:?}; longest iteration {longest:.3} s");
+            assert!(
+                latency.as_secs_f64() <= 1.5 * longest + 0.5,
+                "{name}: pause took {latency:?}, an iteration {longest} s"
+            );
+        }
+        // A long set-up (denoise 800 x 600 takes seconds) gives way to the next load at once.
+        let runner = Runner::spawn(None, Arc::new(|| {}));
+        runner.send(Command::Load(ScenarioConfig::Denoise(DenoiseConfig {
+            width: 800,
+            height: 600,
+            ..DenoiseConfig::default()
+        })));
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = Instant::now();
+        let small = ScenarioConfig::Denoise(DenoiseConfig {
+            width: 20,
+            height: 20,
+            ..DenoiseConfig::default()
+        });
+        let number = runner.send(Command::Load(small));
+        let s = until(&runner, |s| s.answered >= number);
+        eprintln!("set-up cancelled and replaced after {:?}", sent.elapsed());
+        let ScenarioConfig::Denoise(c) = &s.config else {
+            panic!("not denoise")
+        };
+        assert_eq!(c.width, 20);
+        assert!(
+            sent.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            sent.elapsed()
+        );
+    }
+}
