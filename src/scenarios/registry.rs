@@ -168,7 +168,23 @@ pub struct Kind {
 }
 
 fn run_command<S: ScenarioDef>() -> clap::Command {
-    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY))
+    let budget = crate::run::budget::format_bytes(crate::run::budget::budget());
+    let default_need = S::Config::default()
+        .memory_need()
+        .map(|n| {
+            format!(
+                " The default run needs about {}.",
+                crate::run::budget::format_bytes(n.total())
+            )
+        })
+        .unwrap_or_default();
+    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY)).after_help(
+        format!(
+            "Memory: a run whose estimated peak memory is above the budget is refused \
+             before it starts; the budget here is {budget} \
+             (half of physical memory unless --max-memory sets it).{default_need}"
+        ),
+    )
 }
 
 /// A scenario subcommand. Negative numbers are values, so that `--bandwidth -5` reaches the
