@@ -164,6 +164,7 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
     if let Some(dir) = &output.out {
         progress.stage(&format!("writing outputs to {}", dir.display()));
         scenario.write_outputs(dir)?;
+        progress.finish();
         write_results(dir, &results)?;
         eprintln!("wrote results to {}", dir.display());
     }
