@@ -2,6 +2,8 @@
 //! flag long computations poll, the per-iteration record, the shared run log and the document
 //! written as results.json. Nothing here knows which scenario or algorithm runs.
 
+pub mod budget;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

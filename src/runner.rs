@@ -47,7 +47,19 @@ pub enum Command {
     RunTask(Task),
     /// Stop the running task (or set-up) at its next check.
     Cancel,
+    /// Tests only: make the engine panic at the next set-up or at an iteration (see [`Fault`]).
+    InjectFault(Fault),
     Shutdown,
+}
+
+/// A deliberate engine panic, for the tests that check a fault is isolated: the worker
+/// survives, the window keeps what it has and a new run can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Panic inside the next scenario set-up.
+    Setup,
+    /// Panic inside the iteration that would make the history this long.
+    Step(usize),
 }
 
 /// What the worker reports.
@@ -163,6 +175,7 @@ impl Runner {
             cancel: cancel.clone(),
             scenario: None,
             playing: false,
+            fault: None,
             probe: None,
             seq: 0,
             last_snapshot: None,
@@ -239,6 +252,8 @@ struct Worker {
     cancel: CancelFlag,
     scenario: Option<Box<dyn Scenario>>,
     playing: bool,
+    /// A deliberate panic armed by a test ([`Command::InjectFault`]).
+    fault: Option<Fault>,
     probe: Option<Probe>,
     seq: u64,
     last_snapshot: Option<Instant>,
@@ -341,6 +356,7 @@ impl Worker {
                 }
             }
             Command::Cancel => {}
+            Command::InjectFault(fault) => self.fault = Some(fault),
             Command::RunTask(task) => {
                 self.playing = false;
                 self.run_task(task);
@@ -354,7 +370,13 @@ impl Worker {
         self.cancel.reset();
         self.emit(Event::Busy(format!("setting up {} ...", config.name())));
         let cancel = self.cancel.clone();
-        match catch_unwind(AssertUnwindSafe(|| config.build(&cancel))) {
+        let fault = self.fault.take_if(|f| *f == Fault::Setup);
+        match catch_unwind(AssertUnwindSafe(|| {
+            if fault.is_some() {
+                panic!("injected fault during set-up");
+            }
+            config.build(&cancel)
+        })) {
             Ok(Ok(scenario)) => {
                 // The probe stays: the views ignore one that names nothing in the new scenario.
                 self.scenario = Some(scenario);
@@ -424,7 +446,15 @@ impl Worker {
             self.playing = false;
             return;
         };
-        match catch_unwind(AssertUnwindSafe(|| scenario.step())) {
+        let fault = self
+            .fault
+            .take_if(|f| *f == Fault::Step(scenario.history().len() + 1));
+        match catch_unwind(AssertUnwindSafe(|| {
+            if let Some(Fault::Step(n)) = fault {
+                panic!("injected fault in iteration {n}");
+            }
+            scenario.step()
+        })) {
             Ok(Ok(_)) => {
                 if scenario.finished() {
                     self.playing = false;

@@ -50,20 +50,91 @@ pub fn param_row<C: Serialize + DeserializeOwned>(
     }
     // The slider takes what the label left of the row, less room for its value box, so a long
     // label (with its unit) never pushes the value past the panel's edge.
+    let note_id = id.with("clamped");
     let response = ui
-        .scope(|ui| {
+        .vertical(|ui| {
             ui.spacing_mut().slider_width = (ui.available_width() - VALUE_BOX_WIDTH).max(60.0);
-            ui.add(slider).labelled_by(id)
+            let response = ui.add(slider).labelled_by(id);
+            clamp_note(ui, note_id);
+            response
         })
         .inner;
     if response.changed() {
-        let value = value.clamp(param.min, param.max);
-        let value = if param.integer { value.round() } else { value };
+        let clamped = value.clamp(param.min, param.max);
+        remember_clamp(ui, note_id, value, clamped, "");
+        let value = if param.integer {
+            clamped.round()
+        } else {
+            clamped
+        };
         if let Ok(updated) = params::with_number(config, key, value) {
             *config = updated;
         }
     }
     Some(response)
+}
+
+/// A whole-number field over `min..=max` that says so when a typed value was out of range
+/// (instead of clamping it silently); `beyond` tells where larger values can go.
+pub fn bounded_count(
+    ui: &mut egui::Ui,
+    value: &mut usize,
+    min: usize,
+    max: usize,
+    suffix: &str,
+    label: egui::Id,
+    beyond: &str,
+) -> egui::Response {
+    let note_id = label.with("clamped");
+    let mut typed = *value as f64;
+    let response = ui
+        .vertical(|ui| {
+            let r = ui
+                .add(
+                    egui::DragValue::new(&mut typed)
+                        .range(0.0..=f64::MAX)
+                        .speed(1.0)
+                        .max_decimals(0)
+                        .suffix(suffix),
+                )
+                .labelled_by(label);
+            clamp_note(ui, note_id);
+            r
+        })
+        .inner;
+    if response.changed() {
+        let clamped = typed.round().clamp(min as f64, max as f64);
+        remember_clamp(ui, note_id, typed, clamped, beyond);
+        *value = clamped as usize;
+    }
+    response
+}
+
+/// Shows the note left by [`remember_clamp`] for this field, if any.
+fn clamp_note(ui: &mut egui::Ui, note_id: egui::Id) {
+    if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
+        ui.label(
+            RichText::new(note)
+                .small()
+                .color(ui.visuals().warn_fg_color),
+        );
+    }
+}
+
+/// Remembers (or clears) the note that `typed` was replaced by `clamped`.
+fn remember_clamp(ui: &mut egui::Ui, note_id: egui::Id, typed: f64, clamped: f64, beyond: &str) {
+    if typed == clamped {
+        ui.data_mut(|d| d.remove::<String>(note_id));
+    } else {
+        let bound = if typed > clamped {
+            "largest"
+        } else {
+            "smallest"
+        };
+        let note =
+            format!("{typed} is out of range: set to {clamped}, the {bound} allowed{beyond}");
+        ui.data_mut(|d| d.insert_temp(note_id, note));
+    }
 }
 
 /// Rows for `keys` of `table`, each over its full valid range (logarithmic where the table

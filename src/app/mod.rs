@@ -716,6 +716,8 @@ fn inspector_heights(ui: &egui::Ui) -> InspectorHeights {
 
 impl eframe::App for App {
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        // The worker checks every load against the process's budget (Run menu).
+        crate::run::budget::set_budget(self.state.memory_budget_bytes());
         for event in self.runner.drain() {
             self.on_event(event);
         }

@@ -33,6 +33,9 @@ pub struct State {
     pub recent: RecentFiles,
     /// Write CSV exports without a header row.
     pub csv_without_header: bool,
+    /// The memory budget runs are checked against, in GB (10⁹ bytes); `None`: half of
+    /// physical memory (see `run::budget`).
+    pub memory_budget_gb: Option<f64>,
 }
 
 /// The inspector's views of a selected node.
@@ -56,6 +59,7 @@ impl Default for State {
             configs: BTreeMap::new(),
             recent: RecentFiles::default(),
             csv_without_header: false,
+            memory_budget_gb: None,
         }
     }
 }
@@ -76,6 +80,15 @@ impl Default for Zoom {
             fit: true,
             factor: 3.0,
         }
+    }
+}
+
+impl State {
+    /// The budget in bytes this state asks for (`None`: the default).
+    pub fn memory_budget_bytes(&self) -> Option<u64> {
+        self.memory_budget_gb
+            .filter(|g| g.is_finite() && *g > 0.0)
+            .map(|g| (g * 1e9) as u64)
     }
 }
 

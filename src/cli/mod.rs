@@ -2,16 +2,17 @@
 //! `run <scenario>` runs headless, shows progress on stderr and writes results. It never opens a
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
+mod progress;
 mod scenario_commands;
-
-use std::io::Write as _;
 
 use clap::{Parser, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::io::results::{results_json, write_results};
+use crate::run::budget::{budget, format_bytes};
 use crate::scenarios::tree::cli::{DatasetArgs, run_dataset};
 use crate::scenarios::{CancelFlag, OutputArgs, RunResults, ScenarioConfig, catalogue};
+use progress::Progress;
 pub use scenario_commands::{
     RunGroup, ScenarioCommand, SweepGroup, TuneGroup, config_from_json, read_config_file,
 };
@@ -72,43 +73,102 @@ pub fn execute(command: Command) -> Result<()> {
     }
 }
 
+/// A deliberate engine panic for the tests of fault isolation: `BELIEFSCOPE_FAULT=setup` or
+/// `BELIEFSCOPE_FAULT=step:N` (0 stands for the set-up).
+fn injected_fault() -> Option<usize> {
+    let text = std::env::var("BELIEFSCOPE_FAULT").ok()?;
+    match text.trim() {
+        "setup" => Some(0),
+        t => t.strip_prefix("step:")?.parse().ok(),
+    }
+}
+
+/// Runs engine code, turning a panic into an error naming the stage (so the CLI exits with one
+/// line and code 1, and outputs already written stay as they are).
+fn guarded<T>(stage: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::Other(format!(
+                "the engine panicked while {stage}: {message}"
+            )))
+        }
+    }
+}
+
 /// Builds the scenario, iterates until it finishes with a progress line per iteration on stderr,
-/// then writes what `output` asks for.
+/// then writes what `output` asks for. On a terminal a spinner shows the set-up's elapsed time
+/// and a bar the iterations (ticking on its own, so a long step never looks hung); otherwise
+/// every stage is one line.
 pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
     if let Some(dir) = &output.out {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
-    let mut scenario = config.build(&CancelFlag::default())?;
-    eprintln!(
+    let progress = Progress::new();
+    let estimate = config
+        .memory_need()
+        .map(|need| {
+            format!(
+                " (estimated peak memory {} of a budget of {})",
+                format_bytes(need.total()),
+                format_bytes(budget())
+            )
+        })
+        .unwrap_or_default();
+    progress.stage(&format!("{}: setting up{estimate}", config.name()));
+    let fault = injected_fault();
+    let mut scenario = guarded("setting up", || {
+        if fault == Some(0) {
+            panic!("injected fault during set-up");
+        }
+        config.build(&CancelFlag::default())
+    })?;
+    progress.done_stage(&format!(
         "{}: {} set up in {:.3} s",
         config.name(),
         scenario.algorithm(),
         scenario.setup_seconds()
-    );
+    ));
     for w in scenario.warnings() {
-        eprintln!("warning: {w}");
+        progress.line(&format!("warning: {w}"));
     }
-    let stderr = std::io::stderr();
+    progress.iterations(config.max_iters());
     while !scenario.finished() {
-        let r = scenario.step()?;
+        let next = scenario.history().len() + 1;
+        let r = guarded("iterating", || {
+            if fault == Some(next) {
+                panic!("injected fault in iteration {next}");
+            }
+            scenario.step()
+        })?;
         let metrics: Vec<String> = r
             .metrics
             .iter()
             .map(|(k, v)| format!("{k} {v:.4}"))
             .collect();
-        let _ = writeln!(
-            stderr.lock(),
-            "iter {:4}  residual {:.3e}  {:.4} s  {}",
+        progress.iteration(
             r.iter,
-            r.residual,
-            r.seconds,
-            metrics.join("  ")
+            &format!(
+                "iter {:4}  residual {:.3e}  {:.4} s  {}",
+                r.iter,
+                r.residual,
+                r.seconds,
+                metrics.join("  ")
+            ),
         );
     }
+    progress.finish();
     let results = RunResults::from_scenario(scenario.as_ref());
     if let Some(dir) = &output.out {
+        progress.stage(&format!("writing outputs to {}", dir.display()));
         scenario.write_outputs(dir)?;
+        progress.finish();
         write_results(dir, &results)?;
         eprintln!("wrote results to {}", dir.display());
     }

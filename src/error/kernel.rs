@@ -49,7 +49,7 @@ pub enum KernelError {
     /// The median pairwise distance is zero: sigma would be 0.
     #[error(
         "median pairwise distance is 0 over {pairs} pairs (constant data, or more than half \
-         of the pairs are duplicates); choose the bandwidth by hand or with silverman/LOO-CV"
+         of the pairs are duplicates); give the bandwidth as a number"
     )]
     ZeroMedian {
         /// Number of pairs that were considered.

@@ -24,6 +24,9 @@ pub enum Error {
     Diverged { iteration: usize, detail: String },
     #[error("cancelled")]
     Cancelled,
+    /// A run whose estimated peak memory is above the budget (see `run::budget`).
+    #[error("{0}")]
+    OverBudget(String),
     #[error("{0}")]
     Other(String),
 }

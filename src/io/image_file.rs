@@ -12,8 +12,43 @@ pub const MAX_IMAGE_SIDE: u32 = 4096;
 
 pub use crate::model::image::GrayImage;
 
+/// The width and height an image file declares, read from its header only (no pixels decoded),
+/// checked like [`load_gray`] checks them. Used to size a run before anything is loaded.
+pub fn image_size(path: &Path) -> Result<(usize, usize)> {
+    let fail = |reason: String| Error::Image {
+        path: path.display().to_string(),
+        reason,
+    };
+    let reader = ImageReader::open(path)
+        .map_err(|e| fail(e.to_string()))?
+        .with_guessed_format()
+        .map_err(|e| fail(e.to_string()))?;
+    if reader.format().is_none() {
+        return Err(fail("not a recognised image format".into()));
+    }
+    let (w, h) = reader
+        .into_dimensions()
+        .map_err(|e| fail(format!("corrupt or unsupported image ({e})")))?;
+    check_side(w, h).map_err(fail)?;
+    Ok((w as usize, h as usize))
+}
+
+/// The declared size against [`MAX_IMAGE_SIDE`] and the empty image.
+fn check_side(w: u32, h: u32) -> std::result::Result<(), String> {
+    if w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE {
+        return Err(format!(
+            "image is {w} x {h}; the largest accepted is {MAX_IMAGE_SIDE} x {MAX_IMAGE_SIDE}"
+        ));
+    }
+    if w == 0 || h == 0 {
+        return Err("image has no pixels".into());
+    }
+    Ok(())
+}
+
 /// Loads any image the `image` crate reads and converts it to 8-bit gray (luma). Refuses files
-/// over [`MAX_IMAGE_SIDE`] on a side before decoding the pixels.
+/// over [`MAX_IMAGE_SIDE`] on a side before decoding the pixels, and decoders that would
+/// allocate more than the memory budget (`image::Limits`).
 pub fn load_gray(path: &Path) -> Result<GrayImage> {
     let fail = |reason: String| Error::Image {
         path: path.display().to_string(),
@@ -29,18 +64,17 @@ pub fn load_gray(path: &Path) -> Result<GrayImage> {
     let (w, h) = reader
         .into_dimensions()
         .map_err(|e| fail(format!("corrupt or unsupported image ({e})")))?;
-    if w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE {
-        return Err(fail(format!(
-            "image is {w} x {h}; the largest accepted is {MAX_IMAGE_SIDE} x {MAX_IMAGE_SIDE}"
-        )));
-    }
-    if w == 0 || h == 0 {
-        return Err(fail("image has no pixels".into()));
-    }
-    let decoded = ImageReader::open(path)
+    check_side(w, h).map_err(fail)?;
+    let mut reader = ImageReader::open(path)
         .map_err(|e| fail(e.to_string()))?
         .with_guessed_format()
-        .map_err(|e| fail(e.to_string()))?
+        .map_err(|e| fail(e.to_string()))?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(crate::run::budget::budget());
+    reader.limits(limits);
+    let decoded = reader
         .decode()
         .map_err(|e| fail(format!("corrupt or unsupported image ({e})")))?;
     let gray = decoded.to_luma8();

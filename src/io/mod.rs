@@ -10,5 +10,6 @@ pub mod uci;
 pub use atomic::write_atomic;
 pub use flo::{FlowField, read_flo, write_flo};
 pub use image_file::{
-    GrayImage, MAX_IMAGE_SIDE, load_gray, save_gray_png, save_rgba_png, write_png_atomic,
+    GrayImage, MAX_IMAGE_SIDE, image_size, load_gray, save_gray_png, save_rgba_png,
+    write_png_atomic,
 };

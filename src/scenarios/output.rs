@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::params::{self, Param};
 use crate::error::Result;
+use crate::run::budget;
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct OutputArgs {
@@ -21,9 +22,18 @@ pub struct OutputArgs {
     /// applied after the other flags).
     #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
+    /// Refuse runs whose estimated peak memory is above this, e.g. 12G or 800M (default: half
+    /// of physical memory).
+    #[arg(long, value_name = "SIZE", value_parser = budget::parse_size)]
+    pub max_memory: Option<u64>,
 }
 
 impl OutputArgs {
+    /// Makes `--max-memory` (or the default) the process's memory budget.
+    pub fn apply_budget(&self) {
+        budget::set_budget(self.max_memory);
+    }
+
     /// `config` with every `--set key=value` applied, in order (ranges from `table`).
     pub fn apply_sets<C: Serialize + DeserializeOwned>(
         &self,

@@ -15,6 +15,7 @@ use super::params::{self, Param};
 use super::{OutputArgs, Scenario};
 use crate::error::{Error, Result};
 use crate::run::CancelFlag;
+use crate::run::budget::MemoryNeed;
 
 /// A scenario as the registry sees it. Implemented once, in the scenario's own folder.
 pub trait ScenarioDef: Scenario + Sized + 'static {
@@ -69,6 +70,20 @@ pub trait Registered: Sized {
 pub trait ScenarioParams {
     const PARAMS: &'static [Param];
     fn check(&self) -> Result<()>;
+    /// The run's estimated peak memory from its sizes (matrices, messages, tables, images),
+    /// checked against the budget before anything large is allocated (see
+    /// [`crate::run::budget`]). `None`: nothing in the config makes the run large.
+    fn memory_need(&self) -> Option<MemoryNeed> {
+        None
+    }
+    /// [`check`](Self::check), then the estimated peak memory against the budget.
+    fn check_with_budget(&self) -> Result<()> {
+        self.check()?;
+        match self.memory_need() {
+            Some(need) => need.check(),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The flags of `run NAME`: a `clap::Args` struct with `#[command(flatten)] output: OutputArgs`.
@@ -153,7 +168,23 @@ pub struct Kind {
 }
 
 fn run_command<S: ScenarioDef>() -> clap::Command {
-    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY))
+    let budget = crate::run::budget::format_bytes(crate::run::budget::budget());
+    let default_need = S::Config::default()
+        .memory_need()
+        .map(|n| {
+            format!(
+                " The default run needs about {}.",
+                crate::run::budget::format_bytes(n.total())
+            )
+        })
+        .unwrap_or_default();
+    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY)).after_help(
+        format!(
+            "Memory: a run whose estimated peak memory is above the budget is refused \
+             before it starts; the budget here is {budget} \
+             (half of physical memory unless --max-memory sets it).{default_need}"
+        ),
+    )
 }
 
 /// A scenario subcommand. Negative numbers are values, so that `--bandwidth -5` reaches the
@@ -170,10 +201,11 @@ where
 {
     let parse = |e: clap::Error| Error::Other(e.to_string());
     let output = OutputArgs::from_arg_matches(matches).map_err(parse)?;
+    output.apply_budget();
     let config = S::RunArgs::from_arg_matches(matches)
         .map_err(parse)?
         .into_config()?;
-    config.check()?;
+    config.check_with_budget()?;
     Ok((config.into(), output))
 }
 
@@ -289,15 +321,16 @@ macro_rules! registry {
             pub fn build(&self, cancel: &CancelFlag) -> Result<Box<dyn Scenario>> {
                 match self {
                     $(ScenarioConfig::$variant(c) => {
+                        c.check_with_budget()?;
                         Ok(Box::new(<$ty as ScenarioDef>::build(c.clone(), cancel)?))
                     })*
                 }
             }
 
-            /// Checks every parameter.
+            /// Checks every parameter, then the estimated peak memory against the budget.
             pub fn check(&self) -> Result<()> {
                 match self {
-                    $(ScenarioConfig::$variant(c) => c.check(),)*
+                    $(ScenarioConfig::$variant(c) => c.check_with_budget(),)*
                 }
             }
 
@@ -316,9 +349,16 @@ macro_rules! registry {
                     $(ScenarioConfig::$variant(c) => {
                         let table = <<$ty as ScenarioDef>::Config as ScenarioParams>::PARAMS;
                         let c = params::set(c, key, text, table)?;
-                        c.check()?;
+                        c.check_with_budget()?;
                         Ok(ScenarioConfig::$variant(c))
                     })*
+                }
+            }
+
+            /// The run's estimated peak memory, where its sizes make it large.
+            pub fn memory_need(&self) -> Option<MemoryNeed> {
+                match self {
+                    $(ScenarioConfig::$variant(c) => c.memory_need(),)*
                 }
             }
 

@@ -15,6 +15,8 @@ mod flow_cli;
 mod flow_engine;
 mod flow_io;
 mod flow_reach;
+mod fuzz_loaders;
+mod hardening;
 mod kbp;
 mod kernel_bandwidth;
 mod kernel_gram;

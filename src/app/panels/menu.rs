@@ -6,6 +6,7 @@ use crate::app::commands::UiCommand;
 use crate::app::help::Help;
 use crate::app::recent::RecentKind;
 use crate::app::state::State;
+use crate::run::budget;
 
 /// Dark / Light / System as text buttons. (`egui::global_theme_preference_buttons` draws emoji
 /// icons, which the bundled default fonts do not have.) Laid out right to left.
@@ -75,6 +76,36 @@ fn items(ui: &mut egui::Ui, list: &[UiCommand], commands: &mut Vec<UiCommand>) {
     }
 }
 
+/// The memory budget: the default (half of physical memory) or a size in GB. Runs whose
+/// estimated peak is above it are refused with one line before anything is allocated.
+fn memory_budget(ui: &mut egui::Ui, state: &mut State) {
+    let default_gb = budget::default_budget() as f64 / 1e9;
+    let physical_gb = budget::physical_memory() as f64 / 1e9;
+    let mut custom = state.memory_budget_gb.is_some();
+    ui.checkbox(&mut custom, "Own memory budget")
+        .on_hover_text(format!(
+            "Runs whose estimated peak memory is above the budget are refused before anything is \
+         allocated. Default: half of physical memory ({default_gb:.1} of {physical_gb:.1} GB)."
+        ));
+    if custom {
+        let mut gb = state.memory_budget_gb.unwrap_or(default_gb);
+        ui.horizontal(|ui| {
+            ui.label("Memory budget");
+            ui.add(
+                egui::DragValue::new(&mut gb)
+                    .range(0.1..=physical_gb.max(0.1))
+                    .speed(0.1)
+                    .suffix(" GB"),
+            )
+            .on_hover_text("Applies to the next run or parameter change");
+        });
+        state.memory_budget_gb = Some(gb);
+    } else {
+        state.memory_budget_gb = None;
+        ui.weak(format!("Memory budget: {default_gb:.1} GB (default)"));
+    }
+}
+
 pub fn show(
     ui: &mut egui::Ui,
     state: &mut State,
@@ -119,6 +150,8 @@ pub fn show(
                     commands.push(c);
                 }
             }
+            ui.separator();
+            memory_budget(ui, state);
         });
         ui.menu_button("View", |ui| {
             for c in [

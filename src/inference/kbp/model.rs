@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::collapse::{Collapsed, CountWeightedSolver, collapse_onto, distinct_values};
 use super::{Bandwidth, KbpSettings, KbpUpdate};
-use crate::error::{Error, Result};
+use crate::error::{Error, KernelError, Result};
 use crate::kernel::{
     IncompleteCholesky, IncompleteCholeskyOptions, Kernel, Lambda, MedianHeuristic, Points,
     RegularizedCholesky, cross_gram, gram, median_heuristic,
@@ -146,8 +146,17 @@ fn bandwidth(
                 multiplier,
                 ..MedianHeuristic::default()
             };
-            median_heuristic(&Points::from_slice(samples), &opts)
-                .map_err(|e| Error::param(what, format!("the median heuristic failed: {e}")))
+            median_heuristic(&Points::from_slice(samples), &opts).map_err(|e| match e {
+                KernelError::ZeroMedian { pairs } => Error::param(
+                    what,
+                    format!(
+                        "the median heuristic gives 0: more than half of the {pairs} pairs of \
+                         training values are equal (too few distinct levels); give the {what} \
+                         as a number instead of auto, e.g. the spacing of the levels"
+                    ),
+                ),
+                e => Error::param(what, format!("the median heuristic failed: {e}")),
+            })
         }
     }
 }

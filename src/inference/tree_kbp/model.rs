@@ -25,6 +25,9 @@ use crate::error::{Error, Result};
 use crate::kernel::{JitterPolicy, Lambda, Points, RegularizedCholesky, cross_gram, gram};
 use crate::model::{Graph, NodeId};
 
+/// Kernel values held at once while the Parzen prior is summed (32 MB).
+const PRIOR_BLOCK_ENTRIES: usize = 1 << 22;
+
 /// Limits of the precomputation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TreeKbpOptions {
@@ -300,13 +303,23 @@ impl TreeKbpModel {
             }
         }
 
-        // Parzen prior at the evaluation points.
+        // Parzen prior at the evaluation points, in blocks of evaluation rows so that only
+        // PRIOR_BLOCK_ENTRIES kernel values are held at once (a G x N cross-Gram of a large
+        // pool would not fit in memory).
         let prior: Vec<Vec<f64>> = (0..n)
             .into_par_iter()
             .map(|t| {
-                let k = cross_gram(&kernels[t].parzen, &eval_points[t], &values[t])?;
                 let inv = 1.0 / rows as f64;
-                Ok(k.row_iter().map(|r| r.sum() * inv).collect())
+                let g = eval_points[t].len();
+                let block = (PRIOR_BLOCK_ENTRIES / values[t].len().max(1)).max(1);
+                let mut out = Vec::with_capacity(g);
+                for start in (0..g).step_by(block) {
+                    let idx: Vec<usize> = (start..(start + block).min(g)).collect();
+                    let eval = eval_points[t].select(&idx)?;
+                    let k = cross_gram(&kernels[t].parzen, &eval, &values[t])?;
+                    out.extend(k.row_iter().map(|r| r.sum() * inv));
+                }
+                Ok(out)
             })
             .collect::<Result<_>>()?;
 

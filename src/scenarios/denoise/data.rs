@@ -8,7 +8,7 @@
 //! on the built-in sunset of the same size, or on `train_image`; training on the test image's
 //! own clean version is the `oracle` option (a user has no clean test image).
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::inference::discrete::{DiscreteMrf, EdgePotentials};
 use crate::io;
 use crate::model::Graph;
@@ -54,6 +54,16 @@ fn sunset_clean(width: usize, height: usize, levels: &[f64]) -> Clean {
 
 fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<Clean> {
     let img = io::load_gray(path)?;
+    // Kernel BP learns its edge model from neighbouring pixel pairs, and the grid needs edges.
+    if img.width < 2 || img.height < 2 {
+        return Err(Error::Image {
+            path: path.display().to_string(),
+            reason: format!(
+                "image is {} x {}; denoising needs at least 2 x 2 pixels (neighbouring pairs)",
+                img.width, img.height
+            ),
+        });
+    }
     let idx: Vec<usize> = img
         .pixels
         .iter()

@@ -355,4 +355,8 @@ impl ScenarioParams for FlowConfig {
         }
         Ok(())
     }
+
+    fn memory_need(&self) -> Option<crate::run::budget::MemoryNeed> {
+        super::memory::flow_memory_need(self)
+    }
 }

@@ -35,6 +35,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod memory;
 pub mod metrics;
 pub mod open;
 pub mod report;

@@ -7,6 +7,7 @@ use super::teaching::TeachingSettings;
 use super::uci::UciSettings;
 use crate::error::{Error, Result};
 use crate::inference::kjit::JitSettings;
+use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
@@ -359,5 +360,35 @@ impl ScenarioParams for KjitConfig {
             }
         }
         Ok(())
+    }
+
+    /// The learner of the larger experiment: the D_out x D_in second-stage features, a
+    /// D_out x D_out posterior per output (three outputs), the B stored answers; plus the
+    /// logistic problem's examples and test points, the sampling EP's particles (several
+    /// values each) and the quadrature nodes. Counted from the shapes in `inference::kjit`.
+    fn memory_need(&self) -> Option<MemoryNeed> {
+        let g = &self.compound_gamma;
+        let (d_in, d_out, b) = [
+            (self.d_in, self.d_out, self.minibatch),
+            (g.d_in, g.d_out, g.minibatch),
+        ]
+        .into_iter()
+        .map(|(i, o, b)| (i as f64, o as f64, b as f64))
+        .max_by(|x, y| (x.1 * (x.0 + x.1)).total_cmp(&(y.1 * (y.0 + y.1))))
+        .unwrap_or((0.0, 0.0, 0.0));
+        let dim = self.dim as f64;
+        Some(
+            MemoryNeed::new(format!("kjit with D_in {d_in} and D_out {d_out}"))
+                .doubles(
+                    "learned operator (features and per-output posteriors)",
+                    2.0 * d_out * d_in + 4.0 * d_out * d_out + b * (d_in + d_out),
+                )
+                .doubles(
+                    "examples, test points and particles",
+                    4.0 * self.examples as f64 * dim
+                        + 2.0 * self.test_points as f64 * dim
+                        + 8.0 * self.particles as f64,
+                ),
+        )
     }
 }

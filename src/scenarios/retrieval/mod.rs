@@ -48,6 +48,7 @@ use crate::inference::tree_kbp::{
 use crate::io::write_atomic;
 use crate::kernel::Points;
 use crate::model::Graph;
+use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
@@ -487,6 +488,31 @@ impl ScenarioParams for RetrievalConfig {
             ));
         }
         self.kernel.check()
+    }
+
+    /// Per chain length (the longest one held at a time): the pool's values (9 variables in
+    /// R⁵), each node's factorised m x m Grams (two sample sets per inner node, plus the
+    /// transient Gram), the tail's candidate x sample cross-Gram (pool x m), the Parzen prior's
+    /// blocks (one per thread) and the per-query scores.
+    fn memory_need(&self) -> Option<MemoryNeed> {
+        let pool = self.pool as f64;
+        let m = self.samples_per_edge as f64;
+        let length = self.lengths.iter().copied().max().unwrap_or(9) as f64;
+        let threads = rayon::current_num_threads() as f64;
+        Some(
+            MemoryNeed::new(format!(
+                "retrieval pool {} with {} samples per edge",
+                self.pool, self.samples_per_edge
+            ))
+            .doubles("pool values", 2.0 * 9.0 * RETRIEVAL_DIM as f64 * pool)
+            .doubles("edge Gram factors", 3.0 * 2.0 * length * m * m)
+            .doubles("candidate cross-Gram", length * pool * m)
+            .doubles(
+                "Parzen prior blocks",
+                threads * (pool * pool).min((1u64 << 22) as f64),
+            )
+            .doubles("scores", 6.0 * pool),
+        )
     }
 }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::builtin::BuiltinData;
 use crate::error::{Error, Result};
 use crate::inference::tree_kbp::NodeKernelSettings;
+use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
@@ -219,4 +220,76 @@ impl ScenarioParams for TreeConfig {
         }
         Ok(())
     }
+
+    /// The data (rows x columns), one Gram factor of m x m per sample set (two per edge, or one
+    /// per node when every edge uses the same rows) plus one transient Gram per thread, the
+    /// cross-Grams (grid x m per set and m x m between a node's sets, capped at 2^26 values by
+    /// the model), and the Parzen prior's blocks. A CSV is sized from its file (a number takes
+    /// at least two bytes of text) and its header (the columns); nodes default to columns.
+    fn memory_need(&self) -> Option<MemoryNeed> {
+        let (rows, columns, data_doubles) = match &self.data {
+            DataSource::Builtin {
+                name, rows, size, ..
+            } => {
+                let cols = size.unwrap_or(name.default_size()) as f64
+                    * if *name == BuiltinData::Retrieval {
+                        5.0
+                    } else {
+                        1.0
+                    };
+                (*rows as f64, cols, *rows as f64 * cols)
+            }
+            DataSource::Csv { path } => {
+                let bytes = std::fs::metadata(path).map_or(0.0, |m| m.len() as f64);
+                let columns = csv_header_columns(path).unwrap_or(1) as f64;
+                (f64::INFINITY, columns, bytes / 2.0)
+            }
+        };
+        let nodes = if self.nodes.is_empty() {
+            match &self.topology {
+                Topology::Edges(edges) if !edges.is_empty() => edges.len() as f64 + 1.0,
+                _ => columns,
+            }
+        } else {
+            self.nodes.len() as f64
+        }
+        .max(2.0);
+        let m = (self.samples_per_edge as f64).min(rows);
+        let sets = if self.shared_samples || m >= rows {
+            nodes
+        } else {
+            2.0 * (nodes - 1.0)
+        };
+        let threads = rayon::current_num_threads() as f64;
+        let grid = self.grid as f64;
+        let cross = (grid * m * sets + m * m * (sets - nodes).max(0.0)).min((1u64 << 26) as f64);
+        Some(
+            MemoryNeed::new(format!(
+                "tree with {nodes} nodes and {} samples per edge",
+                self.samples_per_edge
+            ))
+            .doubles("data", 3.0 * data_doubles)
+            .doubles(
+                "Gram factors (m x m per sample set)",
+                (sets + threads) * m * m,
+            )
+            .doubles("cross-Grams", cross)
+            .doubles(
+                "Parzen prior blocks",
+                threads * (grid * rows.min(data_doubles)).min((1u64 << 22) as f64),
+            ),
+        )
+    }
+}
+
+/// The number of fields of a CSV file's first line (its header), where it can be read.
+fn csv_header_columns(path: &std::path::Path) -> Option<usize> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(file)
+        .take(1 << 20)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    Some(line.iter().filter(|&&b| b == b',').count() + 1)
 }

@@ -6,7 +6,7 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{param_row, row_label, section};
+use crate::app::form::{bounded_count, param_row, row_label, section};
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
@@ -17,6 +17,8 @@ use crate::scenarios::denoise::{
 
 /// Widest sunset the panel offers (larger sizes work from the command line).
 const MAX_SUNSET_SIDE: usize = 1024;
+/// Where larger sunsets can be made.
+const BEYOND: &str = " here (up to 4096 with beliefscope run denoise --width)";
 
 /// A label in the grid's first column; returns its id to label the widget beside it.
 pub fn ui(
@@ -68,12 +70,10 @@ pub fn ui(
         .show(ui, |ui| {
             if c.image.is_none() {
                 let id = row_label(ui, "Width", "Width of the sunset in pixels");
-                ui.add(egui::DragValue::new(&mut c.width).range(2..=MAX_SUNSET_SIDE).suffix(" px"))
-                    .labelled_by(id);
+                bounded_count(ui, &mut c.width, 2, MAX_SUNSET_SIDE, " px", id, BEYOND);
                 ui.end_row();
                 let id = row_label(ui, "Height", "Height of the sunset in pixels");
-                ui.add(egui::DragValue::new(&mut c.height).range(2..=MAX_SUNSET_SIDE).suffix(" px"))
-                    .labelled_by(id);
+                bounded_count(ui, &mut c.height, 2, MAX_SUNSET_SIDE, " px", id, BEYOND);
                 ui.end_row();
             } else {
                 ui.label("");
@@ -207,8 +207,7 @@ pub fn ui(
             param_row(ui, c, PARAMS, "damping", 0.0, 0.99);
             ui.end_row();
             let id = row_label(ui, "Max iterations", "Stop after this many iterations");
-            ui.add(egui::DragValue::new(&mut c.max_iters).range(1..=100_000).speed(0.5))
-                .labelled_by(id);
+            bounded_count(ui, &mut c.max_iters, 1, 100_000, "", id, "");
             ui.end_row();
             let id = row_label(ui, "Tolerance", "Stop once the residual (largest L1 change of a message) falls below this; 0 never stops early");
             ui.add(
@@ -371,8 +370,7 @@ fn kbp_section(
                 .labelled_by(id);
             ui.end_row();
             let id = row_label(ui, "Max rank", "Largest feature rank");
-            ui.add(egui::DragValue::new(&mut k.max_rank).range(1..=2000))
-                .labelled_by(id);
+            bounded_count(ui, &mut k.max_rank, 1, 2000, "", id, "");
             ui.end_row();
             let id = row_label(ui, "Candidates", "Where kernel BP looks for its estimate");
             egui::ComboBox::from_id_salt("denoise_candidates")

@@ -3,7 +3,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{row_label, section};
+use crate::app::form::{bounded_count, row_label, section};
 use crate::app::scenarios::tree::params::kernel_rows;
 use crate::scenarios::retrieval::RetrievalConfig;
 
@@ -23,17 +23,38 @@ pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
             let id = row_label(ui, "Repeats", "Pools and edge samples drawn anew");
-            ui.add(egui::DragValue::new(&mut c.repeats).range(1..=100))
-                .labelled_by(id);
+            bounded_count(
+                ui,
+                &mut c.repeats,
+                1,
+                100,
+                "",
+                id,
+                " here (more with --repeats)",
+            );
             ui.end_row();
             let id = row_label(ui, "Pool", "Tuples: queries and candidates");
-            ui.add(egui::DragValue::new(&mut c.pool).range(20..=2000))
-                .labelled_by(id);
+            bounded_count(
+                ui,
+                &mut c.pool,
+                20,
+                2000,
+                "",
+                id,
+                " here (more with --pool)",
+            );
             ui.end_row();
             let id = row_label(ui, "Per edge m", "Sample pairs per edge");
             let max = c.pool;
-            ui.add(egui::DragValue::new(&mut c.samples_per_edge).range(10..=max))
-                .labelled_by(id);
+            bounded_count(
+                ui,
+                &mut c.samples_per_edge,
+                10,
+                max,
+                "",
+                id,
+                " (at most the pool)",
+            );
             ui.end_row();
             let id = row_label(ui, "Seed", "Seed of the first repeat");
             ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);

@@ -7,7 +7,7 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{row_label, section};
+use crate::app::form::{bounded_count, row_label, section};
 use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{BandwidthRule, KernelKind, NodeKernelSettings};
 use crate::scenarios::tree::{
@@ -188,8 +188,15 @@ pub fn tree_ui(
                 .spacing([8.0, 6.0])
                 .show(ui, |ui| {
                     let id = row_label(ui, "Rows", "Rows generated");
-                    ui.add(egui::DragValue::new(rows).range(10..=100_000))
-                        .labelled_by(id);
+                    bounded_count(
+                        ui,
+                        rows,
+                        10,
+                        100_000,
+                        "",
+                        id,
+                        " here (up to 1000000 with --rows)",
+                    );
                     ui.end_row();
                     let id = row_label(ui, "Variables", "Number of variables of the built-in");
                     let mut n = size.unwrap_or(builtin.map_or(5, |b| b.default_size()));
@@ -253,8 +260,15 @@ pub fn tree_ui(
                 "Per edge m",
                 "Sample pairs each edge draws from the rows (the m of Algorithm 1)",
             );
-            ui.add(egui::DragValue::new(&mut c.samples_per_edge).range(10..=5000))
-                .labelled_by(id);
+            bounded_count(
+                ui,
+                &mut c.samples_per_edge,
+                10,
+                5000,
+                "",
+                id,
+                " here (more with --samples-per-edge, within the memory budget)",
+            );
             ui.end_row();
             let id = row_label(
                 ui,
@@ -269,8 +283,15 @@ pub fn tree_ui(
                 .labelled_by(id);
             ui.end_row();
             let id = row_label(ui, "Grid", "Points of the 1-D belief read-outs");
-            ui.add(egui::DragValue::new(&mut c.grid).range(20..=2000))
-                .labelled_by(id);
+            bounded_count(
+                ui,
+                &mut c.grid,
+                20,
+                2000,
+                "",
+                id,
+                " here (more with --grid)",
+            );
             ui.end_row();
         });
 

@@ -1,0 +1,211 @@
+//! The memory budget: how much a run may use, and the check every scenario's config passes
+//! before anything large is allocated. A scenario estimates its peak from the sizes it is
+//! given ([`MemoryNeed`]: the largest parts by name, plus the process's own base); a need above
+//! the budget is refused with one line naming the part, the estimate and the budget.
+//!
+//! The budget is process-wide (one per command line or window): half of physical memory unless
+//! `--max-memory` or the window's setting changes it. Physical memory is `MemTotal` of
+//! `/proc/meminfo`; where that cannot be read, 8 GB is assumed. Cost: O(1) per check.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// What the binary itself holds before a scenario allocates anything (code, allocator arenas,
+/// rayon's threads), measured as the peak RSS of a tiny run (about 20 MB) with some margin.
+pub const BASE_BYTES: u64 = 40 << 20;
+
+const GB: f64 = 1e9;
+
+/// 0 means "not set": the default (half of physical memory) applies.
+static BUDGET: AtomicU64 = AtomicU64::new(0);
+
+/// Physical memory in bytes (`MemTotal`), or 8 GB where it cannot be read.
+pub fn physical_memory() -> u64 {
+    static TOTAL: OnceLock<u64> = OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|text| parse_meminfo_total(&text))
+            .unwrap_or(8_000_000_000)
+    })
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in bytes.
+fn parse_meminfo_total(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The default budget: half of physical memory.
+pub fn default_budget() -> u64 {
+    physical_memory() / 2
+}
+
+/// The budget in force, in bytes.
+pub fn budget() -> u64 {
+    match BUDGET.load(Ordering::Relaxed) {
+        0 => default_budget(),
+        b => b,
+    }
+}
+
+/// Sets the budget (`None`: back to the default).
+pub fn set_budget(bytes: Option<u64>) {
+    BUDGET.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Bytes as a short human size: "80 GB", "1.5 GB", "350 MB".
+pub fn format_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 10.0 * GB {
+        format!("{:.0} GB", b / GB)
+    } else if b >= GB {
+        format!("{:.1} GB", b / GB)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", (b / 1e3).ceil())
+    }
+}
+
+/// A size as typed: "12G", "12 GB", "512M", "800MB", "2.5g" or plain bytes. Units are decimal
+/// (1 GB = 10⁹ bytes), as `--help` and every message print them.
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 12G, 800M)"))?;
+    let scale = match unit.trim().trim_end_matches('b').trim_end_matches('i') {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        _ => return Err(format!("'{text}': unknown unit (use K, M, G or T)")),
+    };
+    let bytes = value * scale;
+    if !(bytes.is_finite() && bytes >= 1e6) {
+        return Err(format!("'{text}' is below 1 MB, too small to run anything"));
+    }
+    Ok(bytes.min(u64::MAX as f64) as u64)
+}
+
+/// A run's estimated peak memory: its parts (label, bytes), largest first when checked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryNeed {
+    /// What is being sized, e.g. "retrieval pool 100000".
+    pub subject: String,
+    parts: Vec<(String, f64)>,
+}
+
+impl MemoryNeed {
+    /// A need for `subject` with no parts yet (the base is always counted).
+    pub fn new(subject: impl Into<String>) -> Self {
+        MemoryNeed {
+            subject: subject.into(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// Adds `doubles` f64 values for `what` (counts may be huge: computed in f64, no overflow).
+    pub fn doubles(self, what: impl Into<String>, doubles: f64) -> Self {
+        self.bytes(what, doubles * 8.0)
+    }
+
+    /// Adds `bytes` for `what`.
+    pub fn bytes(mut self, what: impl Into<String>, bytes: f64) -> Self {
+        self.parts.push((what.into(), bytes.max(0.0)));
+        self
+    }
+
+    /// The estimated peak in bytes, base included (saturating).
+    pub fn total(&self) -> u64 {
+        let sum: f64 = self.parts.iter().map(|p| p.1).sum::<f64>() + BASE_BYTES as f64;
+        sum.min(u64::MAX as f64) as u64
+    }
+
+    /// The largest part's label.
+    pub fn largest(&self) -> Option<&str> {
+        self.parts
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|p| p.0.as_str())
+    }
+
+    /// `Ok` if the estimate fits the budget in force, else the one-line refusal.
+    pub fn check(&self) -> Result<()> {
+        self.check_against(budget())
+    }
+
+    /// `Ok` if the estimate fits `budget` bytes, else the one-line refusal.
+    pub fn check_against(&self, budget: u64) -> Result<()> {
+        let total = self.total();
+        if total <= budget {
+            return Ok(());
+        }
+        let part = self
+            .largest()
+            .map(|p| format!(" for its {p}"))
+            .unwrap_or_default();
+        Err(Error::OverBudget(format!(
+            "{} needs about {}{part}; the budget is {} (--max-memory; in the window: Run > \
+             Own memory budget)",
+            self.subject,
+            format_bytes(total),
+            format_bytes(budget)
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_print_in_decimal_units() {
+        assert_eq!(parse_size("12G").unwrap(), 12_000_000_000);
+        assert_eq!(parse_size("12 GB").unwrap(), 12_000_000_000);
+        assert_eq!(parse_size("512m").unwrap(), 512_000_000);
+        assert_eq!(parse_size("2.5GiB").unwrap(), 2_500_000_000);
+        assert_eq!(parse_size("3000000").unwrap(), 3_000_000);
+        assert!(parse_size("12X").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("lots").unwrap_err().contains("not a size"));
+        assert!(parse_size("10k").unwrap_err().contains("too small"));
+        assert_eq!(format_bytes(80_000_000_000), "80 GB");
+        assert_eq!(format_bytes(1_500_000_000), "1.5 GB");
+        assert_eq!(format_bytes(350_000_000), "350 MB");
+    }
+
+    #[test]
+    fn a_need_over_the_budget_names_its_largest_part_and_both_sizes() {
+        let need = MemoryNeed::new("retrieval pool 100000")
+            .doubles("cross Gram", 1e10)
+            .doubles("messages", 1e6);
+        let e = need.check_against(12_000_000_000).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "retrieval pool 100000 needs about 80 GB for its cross Gram; the budget is 12 GB \
+             (--max-memory; in the window: Run > Own memory budget)"
+        );
+        assert!(need.check_against(100_000_000_000).is_ok());
+        // Absurd counts saturate instead of overflowing.
+        let huge = MemoryNeed::new("x").doubles("table", 1e30);
+        assert_eq!(huge.total(), u64::MAX);
+        assert!(huge.check_against(u64::MAX - 1).is_err());
+    }
+
+    #[test]
+    fn meminfo_is_read_in_kib() {
+        let text = "MemTotal:       24683656 kB\nMemFree:  1 kB\n";
+        assert_eq!(parse_meminfo_total(text), Some(24683656 * 1024));
+        assert_eq!(parse_meminfo_total("nothing"), None);
+        assert!(physical_memory() > 0);
+    }
+}
