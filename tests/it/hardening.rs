@@ -77,9 +77,10 @@ fn a_larger_budget_lets_the_same_run_through_and_a_bad_size_is_a_clear_error() {
     let (code, err, _) = run(&[&small[..], &["--max-memory", "100M"]].concat());
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("the budget is 100 MB"), "{err}");
+    // (The "estimated peak memory" stage line appears off a terminal only when set-up takes
+    // over a second, so the test checks the outcome, not that line.)
     let (code, err, _) = run(&[&small[..], &["--max-memory", "2G"]].concat());
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("estimated peak memory"), "{err}");
     let (code, err, _) = run(&["run", "denoise", "--max-memory", "lots"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("not a size"), "{err}");
