@@ -174,6 +174,7 @@ impl Runner {
             notify,
             cancel: cancel.clone(),
             scenario: None,
+            last_config: None,
             playing: false,
             fault: None,
             probe: None,
@@ -251,6 +252,9 @@ struct Worker {
     notify: Arc<dyn Fn() + Send + Sync>,
     cancel: CancelFlag,
     scenario: Option<Box<dyn Scenario>>,
+    /// The config of the last scenario built, kept when a panic drops the scenario so that
+    /// Reset and Play can start a new run of it.
+    last_config: Option<ScenarioConfig>,
     playing: bool,
     /// A deliberate panic armed by a test ([`Command::InjectFault`]).
     fault: Option<Fault>,
@@ -311,24 +315,32 @@ impl Worker {
             Command::Shutdown => return false,
             Command::Load(config) => self.load(config),
             Command::Reset => {
-                if let Some(config) = self.scenario.as_ref().map(|s| s.config()) {
+                if let Some(config) = self.current_config() {
                     let playing = self.playing;
                     self.load(config);
                     self.playing = playing;
                 }
             }
             Command::Play => {
-                if self.scenario.as_ref().is_some_and(|s| s.finished()) {
-                    // Play after the end starts over, as a media player does.
-                    if let Some(config) = self.scenario.as_ref().map(|s| s.config()) {
-                        self.load(config);
-                    }
+                // Play after the end starts over, as a media player does; after a fault it
+                // starts a new run of the same config.
+                let start_over = match self.scenario.as_ref() {
+                    Some(s) => s.finished(),
+                    None => true,
+                };
+                if start_over && let Some(config) = self.current_config() {
+                    self.load(config);
                 }
                 self.playing = self.scenario.is_some();
             }
             Command::Pause => self.playing = false,
             Command::Step => {
                 self.playing = false;
+                if self.scenario.is_none()
+                    && let Some(config) = self.last_config.clone()
+                {
+                    self.load(config);
+                }
                 self.step_once();
             }
             Command::Probe(p) => self.probe = p,
@@ -366,6 +378,25 @@ impl Worker {
         true
     }
 
+    /// The config to start a new run from: the running scenario's (with its live changes),
+    /// else the last one built.
+    fn current_config(&self) -> Option<ScenarioConfig> {
+        match self.scenario.as_ref() {
+            Some(s) => Some(s.config()),
+            None => self.last_config.clone(),
+        }
+    }
+
+    /// Drops a scenario whose state a panic left unknown, remembering its config (with the
+    /// live changes made so far, if reading it does not panic too).
+    fn forget_scenario(&mut self) {
+        if let Some(scenario) = self.scenario.take()
+            && let Ok(config) = catch_unwind(AssertUnwindSafe(|| scenario.config()))
+        {
+            self.last_config = Some(config);
+        }
+    }
+
     fn load(&mut self, config: ScenarioConfig) {
         self.cancel.reset();
         self.emit(Event::Busy(format!("setting up {} ...", config.name())));
@@ -378,6 +409,7 @@ impl Worker {
             config.build(&cancel)
         })) {
             Ok(Ok(scenario)) => {
+                self.last_config = Some(config.clone());
                 // The probe stays: the views ignore one that names nothing in the new scenario.
                 self.scenario = Some(scenario);
                 self.run += 1;
@@ -408,7 +440,7 @@ impl Worker {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => self.emit(Event::Error(e.to_string())),
                 Err(p) => {
-                    self.scenario = None;
+                    self.forget_scenario();
                     self.emit(Event::Error(format!(
                         "the engine panicked: {}",
                         panic_message(p)
@@ -467,7 +499,7 @@ impl Worker {
             Err(p) => {
                 // State after a panic is unknown: drop the scenario, keep the window alive.
                 self.playing = false;
-                self.scenario = None;
+                self.forget_scenario();
                 self.emit(Event::Error(format!(
                     "the engine panicked: {}",
                     panic_message(p)

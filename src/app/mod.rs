@@ -241,6 +241,12 @@ impl App {
         self.help.about |= about;
     }
 
+    /// Tests only: makes the engine panic at the next set-up or at an iteration, to check that
+    /// the window keeps what it has and can start a new run.
+    pub fn inject_fault(&mut self, fault: crate::runner::Fault) {
+        self.runner.send(Command::InjectFault(fault));
+    }
+
     /// Asks for a file to open, as File > Open does.
     pub fn ask_to_open(&mut self) {
         self.commands.push(UiCommand::OpenImageDialog);

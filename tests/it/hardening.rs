@@ -346,3 +346,121 @@ mod cancel {
         );
     }
 }
+
+/// Faults seen from the window: the notice names the panic, the curves and snapshot computed
+/// before it stay, and Play or Reset start a new run of the same config.
+mod window_faults {
+    use crate::common::*;
+    use beliefscope::app::App;
+    use beliefscope::runner::Fault;
+    use beliefscope::scenarios::ScenarioConfig;
+    use beliefscope::scenarios::denoise::DenoiseConfig;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable as _;
+
+    fn window() -> Harness<'static, App> {
+        let config = ScenarioConfig::Denoise(DenoiseConfig {
+            width: 24,
+            height: 16,
+            colors: 8,
+            max_iters: 30,
+            tolerance: 0.0,
+            ..DenoiseConfig::default()
+        });
+        let mut h = Harness::builder()
+            .with_size([1360.0, 840.0])
+            .build_eframe(move |cc| App::with_config(cc, config, false));
+        wait_for(&mut h, "the first snapshot", |h| {
+            h.state().snapshot().is_some()
+        });
+        h
+    }
+
+    fn iterations(h: &Harness<'_, App>) -> usize {
+        h.state().snapshot().map_or(0, |s| s.history.len())
+    }
+
+    fn panics_shown(h: &Harness<'_, App>) -> usize {
+        h.state()
+            .notices()
+            .iter()
+            .filter(|n| n.contains("panicked"))
+            .count()
+    }
+
+    #[test]
+    fn a_panic_mid_iteration_keeps_the_history_and_play_starts_a_new_run() {
+        let mut h = window();
+        for n in 1..=3 {
+            h.get_by_label("Step").click();
+            wait_for(&mut h, "a step", |h| iterations(h) == n);
+        }
+        let run = h.state().snapshot().unwrap().run;
+        let kept: Vec<f64> = h
+            .state()
+            .snapshot()
+            .unwrap()
+            .history
+            .iter()
+            .map(|r| r.residual)
+            .collect();
+
+        h.state_mut().inject_fault(Fault::Step(4));
+        h.get_by_label("Step").click();
+        wait_for(&mut h, "the fault's notice", |h| panics_shown(h) == 1);
+        let notice = h.state().notices().join(" | ");
+        assert!(notice.contains("injected fault in iteration 4"), "{notice}");
+        // Everything computed before the fault is still shown.
+        let after: Vec<f64> = h
+            .state()
+            .snapshot()
+            .unwrap()
+            .history
+            .iter()
+            .map(|r| r.residual)
+            .collect();
+        assert_eq!(after, kept);
+        assert_eq!(h.state().snapshot().unwrap().run, run);
+        assert!(
+            h.query_by_label("Step").is_some(),
+            "the controls are still there"
+        );
+
+        // Play starts a new run of the same config, which gets past iteration 4.
+        h.get_by_label("Play").click();
+        wait_for(&mut h, "a new run past the fault", |h| {
+            h.state()
+                .snapshot()
+                .is_some_and(|s| s.run > run && s.history.len() >= 5)
+        });
+        // The same config from the same seed: the first iterations repeat exactly.
+        let again: Vec<f64> = h.state().snapshot().unwrap().history[..3]
+            .iter()
+            .map(|r| r.residual)
+            .collect();
+        assert_eq!(again, kept);
+    }
+
+    #[test]
+    fn a_panic_mid_set_up_keeps_the_running_scenario_and_reset_works_again() {
+        let mut h = window();
+        h.get_by_label("Step").click();
+        wait_for(&mut h, "a step", |h| iterations(h) == 1);
+        let run = h.state().snapshot().unwrap().run;
+
+        h.state_mut().inject_fault(Fault::Setup);
+        h.get_by_label("Reset").click();
+        wait_for(&mut h, "the fault's notice", |h| panics_shown(h) == 1);
+        let notice = h.state().notices().join(" | ");
+        assert!(notice.contains("injected fault during set-up"), "{notice}");
+        assert_eq!(h.state().snapshot().unwrap().run, run);
+        assert_eq!(iterations(&h), 1, "the last iterate is kept");
+
+        // The fault fired once; the next Reset builds the scenario again.
+        h.get_by_label("Reset").click();
+        wait_for(&mut h, "a new run", |h| {
+            h.state().snapshot().is_some_and(|s| s.run > run)
+        });
+        assert_eq!(iterations(&h), 0);
+    }
+}
