@@ -15,6 +15,9 @@ use crate::error::{Error, Result};
 
 /// Largest cardinality a discrete node may have (a model file with more is refused).
 pub const MAX_CARDINALITY: usize = 1000;
+/// The largest conditional probability table accepted (entries: the node's values times its
+/// parents' configurations; 80 MB of f64), so that a model file cannot ask for an absurd table.
+pub const MAX_CPT_ENTRIES: usize = 10_000_000;
 /// Largest number of nodes a model may have.
 pub const MAX_NODES: usize = 64;
 
@@ -94,6 +97,21 @@ impl LatentDag {
             }
             parents[b].push(a);
             children[a].push(b);
+        }
+        for (b, node) in nodes.iter().enumerate() {
+            let entries = parents[b].iter().try_fold(node.cardinality, |e, &p| {
+                e.checked_mul(nodes[p].cardinality)
+                    .filter(|&e| e <= MAX_CPT_ENTRIES)
+            });
+            if entries.is_none() {
+                return Err(Error::Other(format!(
+                    "node '{}' with {} parents needs a CPT of more than {MAX_CPT_ENTRIES} entries \
+                     (its values times its parents' configurations); use fewer parents or \
+                     smaller cardinalities",
+                    node.name,
+                    parents[b].len()
+                )));
+            }
         }
         let topo = topological_order(&parents, &children).map_err(|cycle| {
             let names: Vec<&str> = cycle.iter().map(|&i| nodes[i].name.as_str()).collect();
@@ -522,6 +540,19 @@ mod tests {
             cardinality: 2,
             observed,
         }
+    }
+
+    #[test]
+    fn an_absurd_cpt_is_refused_before_anything_is_allocated() {
+        let big = |name: &str| DagNode {
+            name: name.into(),
+            cardinality: 1000,
+            observed: false,
+        };
+        let nodes = vec![big("A"), big("B"), big("C"), node("D", true)];
+        // D's table: 2 x 1000^3 entries.
+        let err = LatentDag::new(nodes, vec![(0, 3), (1, 3), (2, 3)]).unwrap_err();
+        assert!(err.to_string().contains("node 'D' with 3 parents"), "{err}");
     }
 
     #[test]

@@ -19,12 +19,24 @@ pub enum Method {
     NearestNeighbour,
     /// Exact or fine-grid references.
     Exact,
-    /// Other baselines (sampling, quadrature, ...).
+    /// Other baselines (TV, blur, ...).
     Baseline,
+    /// KJIT's learned EP messages (Jitkrittum et al. 2015).
+    Kjit,
+    /// EP with Gauss-Hermite projections, the KJIT experiments' reference.
+    Quadrature,
+    /// EP with the importance-sampling oracle of KJIT's eq. (2).
+    Sampling,
+    /// Predictive BP (Wang and Gordon 2020).
+    PredictiveBp,
+    /// Expectation maximisation (restarts, exact E-step).
+    Em,
+    /// Stepwise online EM.
+    OnlineEm,
 }
 
 impl Method {
-    pub const ALL: [Method; 8] = [
+    pub const ALL: [Method; 14] = [
         Method::KernelBp,
         Method::KernelBpEmbedding,
         Method::DiscreteBp,
@@ -33,6 +45,12 @@ impl Method {
         Method::NearestNeighbour,
         Method::Exact,
         Method::Baseline,
+        Method::Kjit,
+        Method::Quadrature,
+        Method::Sampling,
+        Method::PredictiveBp,
+        Method::Em,
+        Method::OnlineEm,
     ];
 
     pub const fn color(self) -> Rgb {
@@ -45,6 +63,12 @@ impl Method {
             Method::NearestNeighbour => [255, 167, 38],
             Method::Exact => [160, 160, 160],
             Method::Baseline => [141, 110, 99],
+            Method::Kjit => [0, 114, 178],
+            Method::Quadrature => [90, 90, 90],
+            Method::Sampling => [216, 67, 21],
+            Method::PredictiveBp => [94, 53, 177],
+            Method::Em => [183, 28, 28],
+            Method::OnlineEm => [46, 125, 50],
         }
     }
 
@@ -59,6 +83,12 @@ impl Method {
             Method::NearestNeighbour => "chained nearest neighbour",
             Method::Exact => "exact",
             Method::Baseline => "baseline",
+            Method::Kjit => "KJIT",
+            Method::Quadrature => "quadrature",
+            Method::Sampling => "importance sampling",
+            Method::PredictiveBp => "predictive BP",
+            Method::Em => "EM",
+            Method::OnlineEm => "online EM",
         }
     }
 
@@ -72,6 +102,12 @@ impl Method {
             "sosmp" => Method::Sosmp,
             "nearest_neighbour" | "nn" => Method::NearestNeighbour,
             "reference" | "exact" => Method::Exact,
+            "kjit" => Method::Kjit,
+            "quadrature" => Method::Quadrature,
+            "sampling" => Method::Sampling,
+            "pbp" => Method::PredictiveBp,
+            "em" => Method::Em,
+            "online_em" => Method::OnlineEm,
             _ => return None,
         })
     }
@@ -80,8 +116,14 @@ impl Method {
 impl Method {
     /// The method a longer key mentions (`recall@10_kbp_L9`, `rmse_discrete`), if any.
     pub fn in_key(key: &str) -> Option<Method> {
-        const TOKENS: [(&str, Method); 9] = [
+        // Bare "em" is left out: too many keys contain it.
+        const TOKENS: [(&str, Method); 14] = [
             ("nearest_neighbour", Method::NearestNeighbour),
+            ("online_em", Method::OnlineEm),
+            ("kjit", Method::Kjit),
+            ("quadrature", Method::Quadrature),
+            ("sampling", Method::Sampling),
+            ("pbp", Method::PredictiveBp),
             ("gaussian_bp", Method::GaussianBp),
             ("embedding", Method::KernelBpEmbedding),
             ("discrete", Method::DiscreteBp),
@@ -155,5 +197,8 @@ mod tests {
             Some(Method::GaussianBp)
         );
         assert_eq!(Method::in_key("rmse"), None);
+        assert_eq!(Method::in_key("error_kjit"), Some(Method::Kjit));
+        assert_eq!(Method::in_key("kl_online_em"), Some(Method::OnlineEm));
+        assert_eq!(Method::of_key("em").unwrap().name(), "EM");
     }
 }

@@ -243,3 +243,70 @@ fn config_json_survives_mutations_and_is_checked() {
         config.check().map_err(|e| e.to_string())
     });
 }
+
+#[test]
+fn pbp_model_file_survives_mutated_files() {
+    use beliefscope::model::latent_dag::{ModelFile, synthetic_stand_in};
+    use rand::SeedableRng;
+    let samples: Vec<Vec<u8>> = [false, true]
+        .iter()
+        .map(|&loop_free| {
+            let file = ModelFile::from_model(&synthetic_stand_in(loop_free), None);
+            serde_json::to_vec_pretty(&file).unwrap()
+        })
+        .collect();
+    fuzz("pbp model json", &samples, |bytes| {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+        let file = ModelFile::parse(text).map_err(|e| e.to_string())?;
+        file.dag().map_err(|e| e.to_string())?;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        file.bayes_net(&mut rng).map_err(|e| e.to_string())?;
+        Ok(())
+    });
+}
+
+#[test]
+fn session_file_survives_mutations_and_every_restored_config_is_checked() {
+    use beliefscope::app::session::{read_session, session_json};
+    use beliefscope::app::state::State;
+    let samples: Vec<Vec<u8>> = KINDS
+        .iter()
+        .map(|k| session_json(&State::default(), &(k.default_config)()).into_bytes())
+        .collect();
+    fuzz("session json", &samples, |bytes| {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+        let restored = read_session(text)?;
+        for config in restored.configs.values() {
+            config.check().map_err(|e| e.to_string())?;
+        }
+        restored.current.check().map_err(|e| e.to_string())
+    });
+}
+
+#[test]
+fn uci_parsers_survive_mutated_files() {
+    use beliefscope::io::uci::{UCI_FILES, parse_uci};
+    for layout in UCI_FILES {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/uci")
+            .join(layout.file);
+        // The shared data is optional (CI without it still fuzzes the other loaders).
+        let Ok(full) = std::fs::read(&path) else {
+            eprintln!("fuzz uci: {} absent, skipped", path.display());
+            continue;
+        };
+        // The first 40 lines keep each case fast.
+        let head: Vec<u8> = full
+            .split_inclusive(|b| *b == b'\n')
+            .take(40)
+            .flatten()
+            .copied()
+            .collect();
+        fuzz(&format!("uci {}", layout.file), &[head], |bytes| {
+            let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+            parse_uci(text, &layout, layout.file)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+    }
+}

@@ -628,6 +628,56 @@ fn kjit_live_threshold_is_recorded_and_reproducible() {
     }
 }
 
+/// "Reset operator" (spec K.4) forgets what KJIT learned from the next problem on: that
+/// problem starts with a minibatch of oracle calls again; the config records it and alone
+/// reproduces the run.
+#[test]
+fn kjit_operator_reset_relearns_and_is_reproducible() {
+    use beliefscope::scenarios::ScenarioControl;
+    use beliefscope::scenarios::kjit::KjitControl;
+    let config = KjitConfig {
+        problems: 3,
+        examples: 80,
+        particles: 5000,
+        minibatch: 60,
+        d_in: 60,
+        d_out: 100,
+        test_points: 1000,
+        run_sampling: false,
+        ..KjitConfig::default()
+    };
+    let run = |reset: bool| {
+        let mut s = KjitScenario::new(config.clone(), &CancelFlag::default()).unwrap();
+        s.step().unwrap();
+        if reset {
+            s.control(&ScenarioControl::Kjit(KjitControl::ResetOperator))
+                .unwrap();
+        }
+        while !s.finished() {
+            s.step().unwrap();
+        }
+        s
+    };
+    let (kept, reset) = (run(false), run(true));
+    // The first minibatch of problem 2 goes to the oracle after the reset, not without it.
+    assert!(reset.problems()[1].oracle_calls >= 60);
+    assert!(kept.problems()[1].oracle_calls < reset.problems()[1].oracle_calls);
+    let ScenarioConfig::Kjit(echo) = reset.config() else {
+        panic!("not kjit")
+    };
+    assert_eq!(echo.operator_resets, vec![1]);
+    let mut again = KjitScenario::new(echo, &CancelFlag::default()).unwrap();
+    while !again.finished() {
+        again.step().unwrap();
+    }
+    for (a, b) in reset.problems().iter().zip(again.problems()) {
+        assert_eq!(
+            (a.error_kjit, a.oracle_calls, a.calls),
+            (b.error_kjit, b.oracle_calls, b.calls)
+        );
+    }
+}
+
 /// The message inspector (spec K.4, main Fig. 3b): a call picked from the trace is seen again
 /// with its quadrature reference, the oracle's answer and KJIT's prediction, each with its KL.
 #[test]

@@ -31,7 +31,7 @@ pub fn rooms() -> Vec<Box<dyn ScenarioUi>> {
         Box::new(retrieval::RetrievalRoom::default()),
         Box::new(sosmp::SosmpRoom::default()),
         Box::new(flow::FlowRoom::default()),
-        Box::new(kjit::KjitRoom),
+        Box::new(kjit::KjitRoom::default()),
         Box::new(pbp::PbpRoom::default()),
     ]
 }

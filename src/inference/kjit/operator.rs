@@ -128,6 +128,14 @@ impl KjitOperator {
         })
     }
 
+    /// Forgets what both directions learned (features, regressions, the median heuristic's
+    /// minibatch): the next B calls go to the oracle again. The trace and counters stay.
+    pub fn reset_learners(&mut self) -> Result<()> {
+        self.z_learner = JitLearner::new(*self.z_learner.settings(), 2)?;
+        self.p_learner = JitLearner::new(*self.p_learner.settings(), 2)?;
+        Ok(())
+    }
+
     /// A new threshold τ for both directions, effective from the next call.
     pub fn set_tau(&mut self, tau: f64) -> Result<()> {
         self.z_learner.set_tau(tau)?;

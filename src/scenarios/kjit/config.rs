@@ -123,6 +123,8 @@ pub struct KjitConfig {
     pub teaching: TeachingSettings,
     /// Thresholds changed during the run (Exps. 3, 5), so the config reproduces it.
     pub tau_changes: Vec<TauChange>,
+    /// Problems before which KJIT's learners were reset during the run (Exps. 3, 5).
+    pub operator_resets: Vec<usize>,
 }
 
 impl Default for KjitConfig {
@@ -151,6 +153,7 @@ impl Default for KjitConfig {
             uci: UciSettings::default(),
             teaching: TeachingSettings::default(),
             tau_changes: Vec::new(),
+            operator_resets: Vec::new(),
         }
     }
 }

@@ -75,6 +75,8 @@ pub struct KjitView {
     /// Exp. 1/2: tuples collected, and the test curves once KJIT is fitted.
     pub tuples: usize,
     pub curves: Option<batch::UncertaintyReport>,
+    /// The random-feature lab: K and K̂, and the B.3 / B.6 results so far.
+    pub rff: Option<rff::RffReport>,
 }
 
 /// Live changes of a kjit run.
@@ -82,11 +84,13 @@ pub struct KjitView {
 pub enum KjitControl {
     /// A new threshold τ for Exps. 3 and 5, from the next problem on (no relearning).
     SetTau(f64),
+    /// Forget what KJIT learned, before the next problem (spec K.4's "reset operator").
+    ResetOperator,
 }
 
 impl super::Control for KjitControl {
-    fn supersedes(&self, _earlier: &KjitControl) -> bool {
-        true
+    fn supersedes(&self, earlier: &KjitControl) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(earlier)
     }
 }
 
@@ -200,7 +204,7 @@ impl KjitScenario {
             _ => None,
         };
         let rff = match config.experiment {
-            Experiment::Rff => Some(rff::RffLab::new(config.seed)?),
+            Experiment::Rff => Some(rff::RffLab::new(config.seed, config.d_in, config.d_out)?),
             _ => None,
         };
         Ok(KjitScenario {
@@ -437,6 +441,9 @@ impl Scenario for KjitScenario {
         {
             self.operators.kjit.set_tau(change.tau)?;
         }
+        if self.config.operator_resets.contains(&k) {
+            self.operators.kjit.reset_learners()?;
+        }
         let run = match self.uci.get(k) {
             Some(split) => {
                 let score = |mean: &DVector<f64>| split.test_error(mean);
@@ -507,7 +514,7 @@ impl Scenario for KjitScenario {
     }
 
     fn control(&mut self, control: &ScenarioControl) -> Result<()> {
-        let ScenarioControl::Kjit(KjitControl::SetTau(tau)) = control else {
+        let ScenarioControl::Kjit(control) = control else {
             return Err(crate::error::Error::Other(
                 "not a control of the kjit scenario".into(),
             ));
@@ -518,18 +525,27 @@ impl Scenario for KjitScenario {
         ) {
             return Err(crate::error::Error::param(
                 "tau",
-                "a live threshold applies to Exps. 3 and 5; change this experiment's τ in its settings",
+                "live changes apply to Exps. 3 and 5; change this experiment's settings instead",
             ));
         }
-        self.operators.kjit.set_tau(*tau)?;
         let from_problem = self.problems.len();
-        self.config
-            .tau_changes
-            .retain(|c| c.from_problem != from_problem);
-        self.config.tau_changes.push(TauChange {
-            from_problem,
-            tau: *tau,
-        });
+        match control {
+            KjitControl::SetTau(tau) => {
+                self.operators.kjit.set_tau(*tau)?;
+                self.config
+                    .tau_changes
+                    .retain(|c| c.from_problem != from_problem);
+                self.config.tau_changes.push(TauChange {
+                    from_problem,
+                    tau: *tau,
+                });
+            }
+            KjitControl::ResetOperator => {
+                if !self.config.operator_resets.contains(&from_problem) {
+                    self.config.operator_resets.push(from_problem);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -565,6 +581,7 @@ impl Scenario for KjitScenario {
             table: batch.map(|b| b.rows.clone()).unwrap_or_default(),
             tuples: batch.map(|b| b.tuples_collected).unwrap_or(0),
             curves: batch.and_then(|b| b.uncertainty.clone()),
+            rff: self.rff.as_ref().map(|lab| lab.report.clone()),
             inspected,
             teaching: self.teaching.as_ref().and_then(|t| t.view()),
             problems_done: self.problems.len(),

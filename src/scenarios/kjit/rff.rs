@@ -113,6 +113,63 @@ pub fn supp_b6_cell(
     })
 }
 
+/// K and K̂ side by side (spec K.4's random-feature lab): the B.6 kernel on `n` of the B.6
+/// messages sorted by mean, exact (eq. 7) and from one draw of Alg. 1's features at
+/// (D_in, D_out); row-major n × n.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RffHeatmaps {
+    pub n: usize,
+    pub d_in: usize,
+    pub d_out: usize,
+    pub exact: Vec<f64>,
+    pub approx: Vec<f64>,
+    pub max_abs_error: f64,
+    pub mean_abs_error: f64,
+}
+
+/// The heat maps' messages: the first `n` B.6 messages, sorted by mean so that the kernel's
+/// band structure shows.
+pub fn rff_heatmaps(
+    msgs: &[DiagGaussian],
+    widths: &KernelWidths,
+    n: usize,
+    d_in: usize,
+    d_out: usize,
+    seed: u64,
+) -> Result<RffHeatmaps> {
+    let mut chosen: Vec<&DiagGaussian> = msgs.iter().take(n).collect();
+    chosen.sort_by(|a, b| a.mean[0].total_cmp(&b.mean[0]));
+    let n = chosen.len();
+    let map = TwoStageFeatures::new(widths.clone(), d_in, d_out, seed)?;
+    let features = chosen
+        .iter()
+        .map(|m| map.features(m))
+        .collect::<Result<Vec<_>>>()?;
+    let mut exact = Vec::with_capacity(n * n);
+    let mut approx = Vec::with_capacity(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            exact.push(tuple_kernel(chosen[i], chosen[j], widths));
+            approx.push(features[i].dot(&features[j]));
+        }
+    }
+    let errors = exact.iter().zip(&approx).map(|(a, b)| (a - b).abs());
+    let max_abs_error = errors.clone().fold(0.0, f64::max);
+    let mean_abs_error = errors.sum::<f64>() / (n * n).max(1) as f64;
+    Ok(RffHeatmaps {
+        n,
+        d_in,
+        d_out,
+        exact,
+        approx,
+        max_abs_error,
+        mean_abs_error,
+    })
+}
+
+/// How many messages the heat maps show.
+pub const HEATMAP_MESSAGES: usize = 60;
+
 /// The whole laboratory: the B.3 table (n = 1000, 10 trials) and the B.6 grid (n = 300,
 /// 5 repeats), seeded from `seed`.
 #[derive(Debug, Clone, Serialize)]
@@ -121,6 +178,7 @@ pub struct RffReport {
     pub supp_b3: Vec<B3Row>,
     pub supp_b6: Vec<B6Cell>,
     pub supp_b6_gamma2: f64,
+    pub heatmaps: RffHeatmaps,
 }
 
 /// The settings of the laboratory's steps: B.3 rows first, then B.6 cells.
@@ -138,9 +196,18 @@ pub struct RffLab {
 }
 
 impl RffLab {
-    pub fn new(seed: u64) -> Result<RffLab> {
+    /// The lab with its heat maps at the run's (D_in, D_out).
+    pub fn new(seed: u64, d_in: usize, d_out: usize) -> Result<RffLab> {
         let b6_messages = supp_b3_messages(300, seed.wrapping_add(1));
         let b6_widths = supp_b6_widths(&b6_messages)?;
+        let heatmaps = rff_heatmaps(
+            &b6_messages,
+            &b6_widths,
+            HEATMAP_MESSAGES,
+            d_in,
+            d_out,
+            seed.wrapping_add(300),
+        )?;
         Ok(RffLab {
             seed,
             b3_messages: supp_b3_messages(1000, seed),
@@ -149,6 +216,7 @@ impl RffLab {
                 supp_b3: Vec::new(),
                 supp_b6: Vec::new(),
                 supp_b6_gamma2: b6_widths.outer_gamma2,
+                heatmaps,
             },
             b6_messages,
             b6_widths,
@@ -186,5 +254,30 @@ impl RffLab {
         );
         self.report.supp_b6.push(cell);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heatmaps_are_exact_on_the_diagonal_and_improve_with_more_features() {
+        let msgs = supp_b3_messages(300, 4);
+        let widths = supp_b6_widths(&msgs).unwrap();
+        let coarse = rff_heatmaps(&msgs, &widths, 40, 20, 20, 9).unwrap();
+        let fine = rff_heatmaps(&msgs, &widths, 40, 600, 1500, 9).unwrap();
+        assert_eq!(fine.n, 40);
+        for i in 0..40 {
+            // The Gaussian kernel on embeddings is 1 at zero distance, and symmetric.
+            assert!((fine.exact[i * 40 + i] - 1.0).abs() < 1e-12);
+            for j in 0..40 {
+                assert!((fine.exact[i * 40 + j] - fine.exact[j * 40 + i]).abs() < 1e-12);
+            }
+        }
+        // Sorted by mean: neighbours are more alike than the two ends.
+        assert!(fine.exact[1] > fine.exact[39]);
+        assert!(fine.mean_abs_error < 0.5 * coarse.mean_abs_error);
+        assert!(fine.max_abs_error < 0.2, "{}", fine.max_abs_error);
     }
 }

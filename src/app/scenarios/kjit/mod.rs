@@ -3,6 +3,7 @@
 //! inspector.
 
 pub mod params;
+pub mod rff_lab;
 pub mod view;
 
 use eframe::egui;
@@ -14,7 +15,9 @@ use crate::scenarios::kjit::{Experiment, KjitConfig, KjitView};
 use crate::scenarios::{Probe, Registered, ScenarioConfig};
 
 #[derive(Default)]
-pub struct KjitRoom;
+pub struct KjitRoom {
+    rff_textures: rff_lab::RffTextures,
+}
 
 impl ScenarioUi for KjitRoom {
     fn name(&self) -> &'static str {
@@ -28,8 +31,12 @@ impl ScenarioUi for KjitRoom {
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
-        if let Some(v) = KjitView::of(&snapshot.view) {
-            view::central(ui, v, snapshot, cx.commands);
+        let Some(v) = KjitView::of(&snapshot.view) else {
+            return;
+        };
+        match &v.rff {
+            Some(report) => rff_lab::show(ui, report, &mut self.rff_textures),
+            None => view::central(ui, v, snapshot, cx.commands),
         }
     }
 

@@ -7,6 +7,7 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
+use crate::app::colors;
 use crate::app::commands::UiCommand;
 use crate::inference::kjit::Gaussian;
 use crate::runner::Snapshot;
@@ -14,18 +15,24 @@ use crate::scenarios::IterationRecord;
 use crate::scenarios::kjit::KjitControl;
 use crate::scenarios::kjit::{Experiment, KjitView};
 use crate::scenarios::{Probe, ScenarioControl};
+use crate::viz::palette::Method;
 
-pub const KJIT_COLOR: Color32 = Color32::from_rgb(0, 114, 178);
-pub const QUADRATURE_COLOR: Color32 = Color32::from_rgb(140, 140, 140);
-pub const SAMPLING_COLOR: Color32 = Color32::from_rgb(213, 94, 0);
-const ORACLE_COLOR: Color32 = Color32::from_rgb(213, 94, 0);
+pub const KJIT_COLOR: Color32 = colors::method(Method::Kjit);
+pub const QUADRATURE_COLOR: Color32 = colors::method(Method::Quadrature);
+pub const SAMPLING_COLOR: Color32 = colors::method(Method::Sampling);
+/// The oracle is the importance sampler: the same colour.
+const ORACLE_COLOR: Color32 = SAMPLING_COLOR;
 const TAU_COLOR: Color32 = Color32::from_rgb(204, 121, 167);
 const TEST1_COLOR: Color32 = Color32::from_rgb(0, 158, 115);
 const TEST2_COLOR: Color32 = Color32::from_rgb(230, 159, 0);
 const DATA_COLOR: Color32 = Color32::from_rgb(150, 150, 150);
 
-/// Window of the moving average on the trace (main Fig. 5 uses 60).
+/// Window of the moving average on the trace by default (main Fig. 5 uses 60).
 const MOVING_AVERAGE: usize = 60;
+/// How close (points) the pointer must be to the τ line to grab it.
+const TAU_GRAB_DISTANCE: f32 = 6.0;
+/// The uncertainty trace's plot id (global, so that tests can find its frame).
+pub const TRACE_PLOT_ID: &str = "kjit_uncertainty_trace";
 
 fn legend() -> Legend {
     Legend::default()
@@ -44,7 +51,8 @@ pub fn central(
         Experiment::Logistic | Experiment::Uci => sequence(ui, view, commands),
         Experiment::Batch | Experiment::Uncertainty => batch(ui, view),
         Experiment::CompoundGamma => compound_gamma(ui, &snapshot.history),
-        Experiment::Rff => rff(ui, &snapshot.history),
+        // The random-feature lab has its own view (rff_lab.rs).
+        Experiment::Rff => {}
         Experiment::Teaching => teaching(ui, view),
     }
 }
@@ -220,6 +228,16 @@ fn errors_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
 }
 
 fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiCommand>) {
+    let min_tau = view.log_sigma_y2 + 0.01;
+    let set_tau = |tau: f64, commands: &mut Vec<UiCommand>| {
+        commands.push(UiCommand::Control(ScenarioControl::Kjit(
+            KjitControl::SetTau(tau),
+        )));
+    };
+    let average_id = egui::Id::unique("kjit_moving_average");
+    let mut window = ui
+        .ctx()
+        .data_mut(|d| *d.get_persisted_mut_or(average_id, MOVING_AVERAGE));
     ui.horizontal_wrapped(|ui| {
         ui.strong("Uncertainty trace (main Figs. 5, 8)");
         let mut tau = view.tau;
@@ -227,20 +245,37 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
             .label("τ (live)")
             .on_hover_text(
                 "The oracle threshold from the next problem on, without relearning; \
-                 recorded in the config's tau_changes",
+                 recorded in the config's tau_changes. Drag the τ line in the plot, too.",
             )
             .id;
         let edit = ui
             .add(
                 egui::DragValue::new(&mut tau)
                     .speed(0.01)
-                    .range(view.log_sigma_y2 + 0.01..=10.0),
+                    .range(min_tau..=10.0),
             )
             .labelled_by(id);
         if edit.changed() && tau != view.tau {
+            set_tau(tau, commands);
+        }
+        if ui
+            .button("Reset operator")
+            .on_hover_text(
+                "Forget what KJIT learned, from the next problem on: the next minibatch goes \
+                 to the oracle again (recorded in the config's operator_resets)",
+            )
+            .clicked()
+        {
             commands.push(UiCommand::Control(ScenarioControl::Kjit(
-                KjitControl::SetTau(tau),
+                KjitControl::ResetOperator,
             )));
+        }
+        let id = ui.label("moving average").id;
+        let slider = ui
+            .add(egui::Slider::new(&mut window, 1..=1000).logarithmic(true).suffix(" calls"))
+            .labelled_by(id);
+        if slider.changed() {
+            ui.ctx().data_mut(|d| d.insert_persisted(average_id, window));
         }
         ui.label(
             RichText::new(format!(
@@ -260,9 +295,20 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
             if asked { &mut oracle } else { &mut predicted }.push(p);
         }
     }
-    let average = moving_average(&view.trace, offset);
+    let average = moving_average(&view.trace, offset, window);
     let text = ui.visuals().text_color();
-    let clicked = Plot::new("kjit_trace")
+    // The τ line is grabbed when a drag starts within a few points of it; meanwhile the plot
+    // does not pan, and the line follows the pointer until it is released.
+    let grab_id = egui::Id::unique("kjit_tau_grab");
+    // (τ under the pointer, the plot's bounds when the drag started: [x0, y0, x1, y1]). The
+    // bounds are held while dragging, because the τ line is part of the auto-bounds and would
+    // otherwise move the axes under the pointer.
+    let grab: Option<(f64, [f64; 4])> = ui.ctx().data(|d| d.get_temp(grab_id)).flatten();
+    let near_id = egui::Id::unique("kjit_tau_near");
+    let near_before: bool = ui.ctx().data(|d| d.get_temp(near_id)).unwrap_or(false);
+    let shown_tau = grab.map_or(view.tau, |(tau, _)| tau);
+    let shown = Plot::new("kjit_trace")
+        .id(egui::Id::unique(TRACE_PLOT_ID))
         .height(h - 24.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .x_axis_label("KJIT call")
@@ -270,6 +316,7 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
         .include_y(view.log_sigma_y2 - 0.2)
         .include_y(view.tau + 1.0)
         .allow_scroll(false)
+        .allow_drag(grab.is_none() && !near_before)
         .show(ui, |plot| {
             for &start in &view.problem_starts {
                 if start >= offset {
@@ -291,16 +338,20 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
             );
             plot.line(
                 Line::new(
-                    format!("moving average ({MOVING_AVERAGE})"),
+                    format!("moving average ({window})"),
                     PlotPoints::from(average),
                 )
                 .color(text)
                 .width(1.5),
             );
             plot.hline(
-                HLine::new("threshold τ", view.tau)
+                HLine::new("threshold τ (drag)", shown_tau)
                     .color(TAU_COLOR)
-                    .width(1.5),
+                    .width(if grab.is_some() || near_before {
+                        3.0
+                    } else {
+                        1.5
+                    }),
             );
             plot.hline(
                 HLine::new("log σ_y² (floor)", view.log_sigma_y2)
@@ -314,10 +365,58 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
                         .width(1.5),
                 );
             }
-            plot.pointer_coordinate()
+            if let Some((_, [x0, y0, x1, y1])) = grab {
+                plot.set_plot_bounds(egui_plot::PlotBounds::from_min_max([x0, y0], [x1, y1]));
+            }
+            let bounds = plot.plot_bounds();
+            let bounds = [
+                bounds.min()[0],
+                bounds.min()[1],
+                bounds.max()[0],
+                bounds.max()[1],
+            ];
+            let tau_y = plot
+                .screen_from_plot(egui_plot::PlotPoint::new(0.0, shown_tau))
+                .y;
+            let near = plot
+                .response()
+                .hover_pos()
+                .is_some_and(|p| (p.y - tau_y).abs() <= TAU_GRAB_DISTANCE);
+            // Not pointer_coordinate(): it subtracts this frame's drag delta (it assumes the
+            // drag pans the plot), which would leave the line one frame behind the pointer.
+            let pointer = plot
+                .ctx()
+                .input(|i| i.pointer.latest_pos())
+                .map(|p| plot.plot_from_screen(p));
+            (pointer, near, bounds)
         });
-    if clicked.response.clicked()
-        && let Some(p) = clicked.inner
+    let response = &shown.response;
+    let (pointer, near, bounds) = shown.inner;
+    ui.ctx().data_mut(|d| d.insert_temp(near_id, near));
+    if near || grab.is_some() {
+        ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeVertical);
+    }
+    if response.drag_started() && near_before {
+        ui.ctx()
+            .data_mut(|d| d.insert_temp(grab_id, Some((shown_tau, bounds))));
+    } else if let Some((_, held)) = grab
+        && response.dragged()
+    {
+        if let Some(p) = pointer {
+            let tau = p.y.clamp(min_tau, 10.0);
+            ui.ctx()
+                .data_mut(|d| d.insert_temp(grab_id, Some((tau, held))));
+        }
+    } else if let Some((tau, _)) = grab {
+        // Released: one control with the final value, so tau_changes records one change.
+        ui.ctx()
+            .data_mut(|d| d.insert_temp::<Option<(f64, [f64; 4])>>(grab_id, None));
+        if tau != view.tau {
+            set_tau(tau, commands);
+        }
+    }
+    if response.clicked()
+        && let Some(p) = pointer
     {
         let call = (p.x.round() as i64 - 1).clamp(0, view.calls.saturating_sub(1) as i64);
         commands.push(UiCommand::Select(Probe::Node(call as usize)));
@@ -400,9 +499,10 @@ pub fn inspected_call(ui: &mut egui::Ui, view: &KjitView, height: f32) {
         });
 }
 
-fn moving_average(trace: &[(f64, bool)], offset: usize) -> Vec<[f64; 2]> {
+fn moving_average(trace: &[(f64, bool)], offset: usize, length: usize) -> Vec<[f64; 2]> {
+    let length = length.max(1);
     let mut out = Vec::new();
-    let mut window = std::collections::VecDeque::with_capacity(MOVING_AVERAGE);
+    let mut window = std::collections::VecDeque::with_capacity(length);
     let mut sum = 0.0;
     for (i, &(v, _)) in trace.iter().enumerate() {
         if !v.is_finite() {
@@ -410,11 +510,11 @@ fn moving_average(trace: &[(f64, bool)], offset: usize) -> Vec<[f64; 2]> {
         }
         window.push_back(v);
         sum += v;
-        if window.len() > MOVING_AVERAGE {
+        if window.len() > length {
             sum -= window.pop_front().unwrap_or(0.0);
         }
-        if window.len() == MOVING_AVERAGE {
-            out.push([(offset + i + 1) as f64, sum / MOVING_AVERAGE as f64]);
+        if window.len() == length {
+            out.push([(offset + i + 1) as f64, sum / length as f64]);
         }
     }
     out
@@ -670,28 +770,6 @@ fn compound_gamma(ui: &mut egui::Ui, history: &[IterationRecord]) {
             });
         }
     });
-}
-
-/// Supp B.3 / B.6: the random-feature errors as tables.
-fn rff(ui: &mut egui::Ui, history: &[IterationRecord]) {
-    ui.strong("Random features against the exact kernels (Supp B.3, B.6)");
-    ui.add_space(4.0);
-    egui::Grid::new("kjit_rff")
-        .num_columns(2)
-        .striped(true)
-        .spacing([16.0, 4.0])
-        .show(ui, |ui| {
-            ui.label(RichText::new("quantity").strong());
-            ui.label(RichText::new("value").strong());
-            ui.end_row();
-            for r in history {
-                for (k, v) in &r.metrics {
-                    ui.label(k);
-                    ui.label(format!("{v:.4}"));
-                    ui.end_row();
-                }
-            }
-        });
 }
 
 /// Points of the 2-sd ellipse of a 2 × 2 covariance (row-major) around `mean`.
