@@ -121,6 +121,20 @@ pub fn series(k: usize) -> Rgb {
     SERIES[k % SERIES.len()]
 }
 
+/// KJIT's operators, as the kjit room draws them (`tests/it/paper_figures_app.rs` checks that
+/// the room and the headless figures agree).
+pub const KJIT: Rgb = [0, 114, 178];
+pub const QUADRATURE: Rgb = [140, 140, 140];
+pub const SAMPLING: Rgb = [213, 94, 0];
+/// KJIT's two test curves of incoming messages (main Fig. 4).
+pub const TEST_CURVE_1: Rgb = [0, 158, 115];
+pub const TEST_CURVE_2: Rgb = [230, 159, 0];
+/// Predictive BP and its baselines, as the pbp room draws them.
+pub const PBP: Rgb = [40, 110, 220];
+pub const EM: Rgb = [230, 130, 30];
+pub const ONLINE_EM: Rgb = [40, 160, 80];
+pub const PBP_EXACT: Rgb = [90, 90, 90];
+
 #[cfg(test)]
 mod tests {
     use super::*;
