@@ -35,7 +35,12 @@ fn show_value(value: &Value) -> Option<String> {
     match value {
         Value::Null => Some("none".into()),
         Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(match n.as_f64() {
+            Some(x) if n.is_f64() && x != 0.0 && !(1e-3..1e6).contains(&x.abs()) => {
+                format!("{x:e}")
+            }
+            _ => n.to_string(),
+        }),
         Value::String(s) if s.is_empty() => None,
         Value::String(s) => Some(s.clone()),
         Value::Array(items) if items.is_empty() => None,
@@ -49,7 +54,9 @@ fn show_value(value: &Value) -> Option<String> {
 }
 
 fn show_number(x: f64, integer: bool) -> String {
-    if integer || (x.fract() == 0.0 && x.abs() < 1e15) {
+    if !integer && x != 0.0 && !(1e-3..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else if integer || (x.fract() == 0.0 && x.abs() < 1e15) {
         format!("{}", x as i64)
     } else {
         format!("{x}")
@@ -63,9 +70,13 @@ where
     C: ScenarioParams + Default + Serialize + DeserializeOwned,
 {
     let json = serde_json::to_value(C::default()).ok()?;
+    let twin = square_twin(param.key, &json);
     let need_at = |x: f64| -> Option<u64> {
         let mut j = json.clone();
         set(&mut j, param.key, x, param.integer)?;
+        if let Some(t) = &twin {
+            set(&mut j, t, x, param.integer)?;
+        }
         let config: C = serde_json::from_value(j).ok()?;
         Some(config.memory_need().map_or(0, |n| n.total()))
     };
@@ -90,6 +101,23 @@ where
         if fits(mid) { lo = mid } else { hi = mid }
     }
     Some(lo)
+}
+
+/// The other side of an image size (`width` for `height` and back), when the config has it:
+/// a limit on one side is shown for a square image, where both grow together.
+fn square_twin(key: &str, json: &Value) -> Option<String> {
+    let (head, last) = key.rsplit_once('.').map_or(("", key), |(h, l)| (h, l));
+    let other = match last {
+        "width" => "height",
+        "height" => "width",
+        _ => return None,
+    };
+    let twin = if head.is_empty() {
+        other.to_string()
+    } else {
+        format!("{head}.{other}")
+    };
+    lookup(json, &twin).is_some().then_some(twin)
 }
 
 fn set(json: &mut Value, key: &str, x: f64, integer: bool) -> Option<()> {
@@ -154,10 +182,15 @@ where
             };
             let range = match largest_fitting::<C>(p, budget) {
                 Some(hi) => format!(
-                    "[range: {}..{}{unit} within the {} memory budget; up to {} with a larger \
+                    "[range: {}..{}{unit}{} within the {} memory budget; up to {} with a larger \
                      --max-memory]",
                     show_number(p.min, p.integer),
                     show_number(hi, p.integer),
+                    if square_twin(p.key, &defaults).is_some() {
+                        " for a square image"
+                    } else {
+                        ""
+                    },
                     format_bytes(budget),
                     show_number(p.max, p.integer),
                 ),
@@ -196,13 +229,37 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_square_image_that_fits_the_budget() {
+        use crate::scenarios::denoise::DenoiseConfig;
+        let width = param_for(DenoiseConfig::PARAMS, "width").unwrap();
+        let budget = 2_000_000_000;
+        let hi = largest_fitting::<DenoiseConfig>(width, budget).unwrap();
+        let need = |side: f64| {
+            DenoiseConfig {
+                width: side as usize,
+                height: side as usize,
+                ..DenoiseConfig::default()
+            }
+            .memory_need()
+            .map_or(0, |n| n.total())
+        };
+        assert!(need(hi) <= budget, "{hi} does not fit");
+        assert!(need(hi + 1.0) > budget, "{} fits too", hi + 1.0);
+        assert!(hi < width.max, "the budget lowers the limit");
+        // A budget the whole range fits: the table's maximum stands.
+        assert_eq!(largest_fitting::<DenoiseConfig>(width, u64::MAX), None);
+    }
+
+    #[test]
     fn values_print_as_typed() {
         assert_eq!(show_value(&Value::from(1e-3)).as_deref(), Some("0.001"));
+        assert_eq!(show_value(&Value::from(1e-5)).as_deref(), Some("1e-5"));
         assert_eq!(show_value(&Value::from("kbp")).as_deref(), Some("kbp"));
         assert_eq!(
             show_value(&serde_json::json!([1, 2])).as_deref(),
             Some("1,2")
         );
         assert_eq!(show_number(100.0, true), "100");
+        assert_eq!(show_number(1e-12, false), "1e-12");
     }
 }
