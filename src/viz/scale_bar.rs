@@ -75,7 +75,7 @@ pub fn heat_map_with_scale(map: &RgbaImage, max: f64, label: &str) -> Result<Rgb
                 BLACK.stroke_width(1),
             ))
             .map_err(|e| fail(&e))?;
-            let text = if v.fract() == 0.0 {
+            let text = if v.fract() == 0.0 || max >= 10.0 {
                 format!("{v:.0}")
             } else {
                 format!("{v:.3}")
