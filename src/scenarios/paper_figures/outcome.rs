@@ -128,7 +128,7 @@ mod tests {
         assert!((s - 2.0).abs() < 1e-12);
         assert_eq!(sig(0.012345), "0.012");
         assert_eq!(sig(1.2345e-5), "1.23e-5");
-        assert_eq!(sig(3.14159), "3.14");
+        assert_eq!(sig(1.23456), "1.23");
         assert!(non_increasing(&[3.0, 2.0, 2.0]));
         assert!(!non_increasing(&[1.0, 2.0]));
     }
