@@ -35,7 +35,7 @@ fn main() -> Result<(), String> {
         options,
         Box::new(move |cc| {
             let mut app = App::with_config(cc, config, true);
-            // For screenshots: BELIEFSCOPE_SHOW=explain,shortcuts,about,open
+            // For screenshots: BELIEFSCOPE_SHOW=explain,shortcuts,about,open,figures
             let show = std::env::var("BELIEFSCOPE_SHOW").unwrap_or_default();
             app.show_help(
                 show.contains("explain"),
@@ -44,6 +44,13 @@ fn main() -> Result<(), String> {
             );
             if show.contains("open") {
                 app.ask_to_open();
+            }
+            // BELIEFSCOPE_SHOW=figures opens Help > Paper figures; BELIEFSCOPE_FIGURE=ID runs one.
+            if show.contains("figures") {
+                app.paper_figures().open = true;
+            }
+            if let Ok(id) = std::env::var("BELIEFSCOPE_FIGURE") {
+                app.paper_figures().run(&id);
             }
             Ok(Box::new(app))
         }),

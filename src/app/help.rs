@@ -42,6 +42,8 @@ pub struct Help {
     pub shortcuts: bool,
     pub about: bool,
     pub explain: bool,
+    /// Help > Paper figures.
+    pub figures: bool,
 }
 
 impl Help {
@@ -50,6 +52,13 @@ impl Help {
         ui.menu_button("Help", |ui| {
             if ui.button("What am I looking at?").clicked() {
                 self.explain = true;
+            }
+            if ui
+                .button("Paper figures")
+                .on_hover_text("Run a figure or table of the five papers and compare")
+                .clicked()
+            {
+                self.figures = true;
             }
             if ui.button("Keyboard shortcuts").clicked() {
                 self.shortcuts = true;

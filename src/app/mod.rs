@@ -15,7 +15,9 @@ pub mod form;
 pub mod frame_timer;
 pub mod help;
 pub mod notices;
+pub mod pane_export;
 pub mod panels;
+pub mod paper_figures;
 pub mod recent;
 pub mod reproduce;
 pub mod scenarios;
@@ -144,6 +146,12 @@ pub struct App {
     last_copied: Option<String>,
     /// The help windows.
     help: help::Help,
+    /// Help > Paper figures.
+    figures: paper_figures::PaperFigures,
+    /// Right-click a pane to save it as PNG.
+    panes: pane_export::PaneExport,
+    /// The pane (and pixels per point) the next screenshot is cropped to.
+    screenshot_crop: Option<(egui::Rect, f32)>,
 }
 
 impl App {
@@ -216,6 +224,9 @@ impl App {
             screenshot_to: None,
             last_copied: None,
             help: help::Help::default(),
+            figures: paper_figures::PaperFigures::default(),
+            panes: pane_export::PaneExport::default(),
+            screenshot_crop: None,
         }
     }
 
@@ -245,6 +256,32 @@ impl App {
     /// the window keeps what it has and can start a new run.
     pub fn inject_fault(&mut self, fault: crate::runner::Fault) {
         self.runner.send(Command::InjectFault(fault));
+    }
+
+    /// The Paper figures window (Help > Paper figures).
+    pub fn paper_figures(&mut self) -> &mut paper_figures::PaperFigures {
+        &mut self.figures
+    }
+
+    /// Opens the "Save this pane as PNG" menu for the pane under `pos`, as a right-click
+    /// there does; the pane's rectangle, if there is one.
+    pub fn right_click_pane(&mut self, ctx: &egui::Context, pos: egui::Pos2) -> Option<egui::Rect> {
+        self.panes.open_at(ctx, pos);
+        self.panes.offered()
+    }
+
+    /// Asks where to save the pane `rect` as PNG (a screenshot cropped to it).
+    fn save_pane(&mut self, ctx: &egui::Context, rect: egui::Rect) {
+        self.screenshot_crop = Some((rect, ctx.pixels_per_point()));
+        self.ask_to_save(
+            ctx,
+            SaveRequest {
+                title: "Save the pane as PNG".into(),
+                file_name: format!("{}-pane.png", self.applied.name()),
+                filter: ("PNG images", vec!["png"]),
+                payload: Payload::Screenshot,
+            },
+        );
     }
 
     /// Asks for a file to open, as File > Open does.
@@ -492,6 +529,10 @@ impl App {
             let Some(path) = self.screenshot_to.take() else {
                 continue;
             };
+            let image = match self.screenshot_crop.take() {
+                Some((rect, ppp)) => Arc::new(pane_export::crop(&image, rect, ppp)),
+                None => image,
+            };
             match export::save_color_image(&path, &image) {
                 Ok(()) => self.notices.info(format!("saved {}", path.display())),
                 Err(e) => self.notices.error(e.to_string()),
@@ -588,15 +629,18 @@ impl App {
                     },
                 );
             }
-            UiCommand::ExportScreenshot => self.ask_to_save(
-                ctx,
-                SaveRequest {
-                    title: "Save a screenshot of the window".into(),
-                    file_name: "beliefscope.png".into(),
-                    filter: ("PNG images", vec!["png"]),
-                    payload: Payload::Screenshot,
-                },
-            ),
+            UiCommand::ExportScreenshot => {
+                self.screenshot_crop = None;
+                self.ask_to_save(
+                    ctx,
+                    SaveRequest {
+                        title: "Save a screenshot of the window".into(),
+                        file_name: "beliefscope.png".into(),
+                        filter: ("PNG images", vec!["png"]),
+                        payload: Payload::Screenshot,
+                    },
+                )
+            }
             UiCommand::ZoomIn => self.state.zoom.scale(1.25),
             UiCommand::ZoomOut => self.state.zoom.scale(0.8),
             UiCommand::ZoomFit => self.state.zoom.fit = true,
@@ -753,6 +797,7 @@ impl eframe::App for App {
         let snapshot = self.snapshot.clone();
 
         let playing = self.playing();
+        self.panes.detect(&ctx);
         egui::Panel::top("menu").show(ui, |ui| {
             panels::menu::show(
                 ui,
@@ -839,6 +884,11 @@ impl eframe::App for App {
         let name = self.applied.name();
         let explanation = self.rooms.get(name).explanation();
         self.help.show(&ctx, (name, explanation));
+        self.figures.open |= std::mem::take(&mut self.help.figures);
+        self.figures.show(&ctx);
+        if let Some(rect) = self.panes.show(&ctx) {
+            self.save_pane(&ctx, rect);
+        }
         if let Some((purpose, picked)) = self.dialog.update(&ctx) {
             self.on_picked(&ctx, purpose, picked);
         }

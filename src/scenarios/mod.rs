@@ -6,8 +6,10 @@
 
 pub mod denoise;
 pub mod flow;
+pub mod help_text;
 pub mod kjit;
 pub mod output;
+pub mod paper_figures;
 pub mod params;
 pub mod pbp;
 pub mod registry;

@@ -178,13 +178,12 @@ fn run_command<S: ScenarioDef>() -> clap::Command {
             )
         })
         .unwrap_or_default();
-    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY)).after_help(
-        format!(
-            "Memory: a run whose estimated peak memory is above the budget is refused \
+    let command = <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY));
+    crate::scenarios::help_text::annotate::<S::Config>(command).after_help(format!(
+        "Memory: a run whose estimated peak memory is above the budget is refused \
              before it starts; the budget here is {budget} \
              (half of physical memory unless --max-memory sets it).{default_need}"
-        ),
-    )
+    ))
 }
 
 /// A scenario subcommand. Negative numbers are values, so that `--bandwidth -5` reaches the

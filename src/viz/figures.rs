@@ -63,9 +63,9 @@ pub struct Panel {
     pub include_y: Vec<f64>,
 }
 
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 
-fn register_font() {
+pub(super) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Ubuntu Light, the text font egui bundles: the figures read like the window.

@@ -163,6 +163,20 @@ pub fn series(k: usize) -> Rgb {
     SERIES[k % SERIES.len()]
 }
 
+/// KJIT's operators, as the kjit room draws them (`tests/it/paper_figures_app.rs` checks that
+/// the room and the headless figures agree).
+pub const KJIT: Rgb = Method::Kjit.color();
+pub const QUADRATURE: Rgb = Method::Quadrature.color();
+pub const SAMPLING: Rgb = Method::Sampling.color();
+/// KJIT's two test curves of incoming messages (main Fig. 4).
+pub const TEST_CURVE_1: Rgb = [0, 158, 115];
+pub const TEST_CURVE_2: Rgb = [230, 159, 0];
+/// Predictive BP and its baselines, as the pbp room draws them.
+pub const PBP: Rgb = Method::PredictiveBp.color();
+pub const EM: Rgb = Method::Em.color();
+pub const ONLINE_EM: Rgb = Method::OnlineEm.color();
+pub const PBP_EXACT: Rgb = Method::Exact.color();
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ mod kernel_solve;
 mod kjit;
 mod kjit_app;
 mod layers;
+mod paper_figures_app;
 mod pbp;
 mod pbp_app;
 mod registry;

@@ -5,6 +5,7 @@
 //! a chosen metric as a curve. The app never matches on scenario names.
 
 pub mod denoise;
+mod explanations;
 pub mod flow;
 pub mod kjit;
 pub mod pbp;

@@ -87,8 +87,9 @@ pub fn fit_layout(
         }
     }
     let (mut z, cols) = best;
-    // Whole screen points per pixel keep every pixel the same size.
-    if z >= 2.0 {
+    // Whole screen points per pixel keep every pixel the same size; only where that wastes at
+    // most an eighth of the space (Fit fills the central area).
+    if z >= 8.0 {
         z = z.floor();
     }
     (z.clamp(ZOOM_RANGE.0, ZOOM_RANGE.1), cols)
@@ -263,7 +264,17 @@ fn title_with_legend(ui: &mut egui::Ui, pane: &Pane<'_>, width: f32) {
         egui::Layout::left_to_right(egui::Align::Center),
         |ui| {
             ui.set_width(width);
-            ui.add(egui::Label::new(RichText::new(&pane.title).strong()).truncate());
+            // The title stops short of the legend (truncated with "…"), never under it.
+            let room = if pane.legend.is_some() {
+                width - LEGEND_SIZE - ui.spacing().item_spacing.x
+            } else {
+                width
+            };
+            ui.scope(|ui| {
+                ui.set_max_width(room.max(0.0));
+                ui.add(egui::Label::new(RichText::new(&pane.title).strong()).truncate())
+                    .on_hover_text(&pane.title);
+            });
             if let Some(legend) = pane.legend {
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     let (rect, response) =
@@ -343,7 +354,11 @@ mod tests {
         // A wide area: four square panes in a row.
         let (z, cols) = fit_layout(vec2(1000.0, 300.0), [100, 100], 4, 20.0, &[1, 2, 4]);
         assert_eq!(cols, 4);
-        assert_eq!(z, 2.0);
+        // Fit fills the width: (1000 - 3 gaps) / 4 panes / 100 px, not rounded down to 2.
+        assert!((z - 2.41).abs() < 1e-6, "{z}");
+        // Large zooms are whole numbers (every pixel the same size), wasting under an eighth.
+        let (z, _) = fit_layout(vec2(1000.0, 1000.0), [100, 100], 1, 20.0, &[1]);
+        assert_eq!(z, 9.0);
         // A square area: two by two.
         let (_, cols) = fit_layout(vec2(700.0, 700.0), [100, 100], 4, 20.0, &[1, 2, 4]);
         assert_eq!(cols, 2);

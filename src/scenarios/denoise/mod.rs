@@ -440,6 +440,8 @@ impl Scenario for Denoise {
             io::save_gray_png(&dir.join(name), w, h, &run.estimate)?;
         }
         let error = viz::heat_rgba(w, h, &self.error_image(), 255.0);
+        let error =
+            viz::scale_bar::heat_map_with_scale(&error, 255.0, "|estimate - clean| (gray levels)")?;
         io::save_rgba_png(&dir.join("error.png"), &error)?;
         io::write_atomic(
             &dir.join("curves.csv"),

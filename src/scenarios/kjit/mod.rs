@@ -7,6 +7,7 @@ pub mod batch;
 pub mod cli;
 pub mod compound_gamma;
 pub mod config;
+pub mod figures;
 pub mod inspect;
 pub mod logistic;
 pub mod report;
@@ -709,6 +710,9 @@ impl Scenario for KjitScenario {
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
         if let Some(lab) = &self.batch {
+            if let Some(u) = &lab.report.uncertainty {
+                figures::write_uncertainty(dir, u)?;
+            }
             return write_atomic(
                 &dir.join("kjit_batch.csv"),
                 batch_csv(&lab.report).as_bytes(),
@@ -717,6 +721,7 @@ impl Scenario for KjitScenario {
         if self.gamma.is_some() || self.rff.is_some() || self.teaching.is_some() {
             return Ok(());
         }
+        figures::write_errors(dir, &self.report())?;
         write_atomic(&dir.join("kjit_trace.csv"), self.trace_csv().as_bytes())
     }
 }

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod config;
 pub mod experiment;
+pub mod figures;
 pub mod pendigits;
 pub mod report;
 pub mod sweep;
@@ -639,7 +640,8 @@ impl Scenario for PbpScenario {
         let dag = &self.problem.truth.dag;
         let file = ModelFile::from_model(dag, Some(&self.problem.truth.cpts));
         let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Other(e.to_string()))?;
-        write_atomic(&dir.join("model.json"), text.as_bytes())
+        write_atomic(&dir.join("model.json"), text.as_bytes())?;
+        figures::write_posterior(dir, &dag.node(self.query).name, &self.answers)
     }
 
     fn control(&mut self, control: &ScenarioControl) -> Result<()> {

@@ -204,6 +204,12 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
                 .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
             write_atomic(&dir.join("sweep.csv"), csv.as_bytes())?;
             write_atomic(&dir.join("summary.json"), json.as_bytes())?;
+            let kl: Vec<(&str, Vec<(f64, f64)>)> = summary
+                .curves
+                .iter()
+                .map(|(m, pts)| (*m, pts.iter().map(|p| (p.n as f64, p.kl_mean)).collect()))
+                .collect();
+            super::figures::write_kl(dir, &kl)?;
             eprintln!("wrote {}", dir.join("summary.json").display());
         }
         None => println!("{json}"),

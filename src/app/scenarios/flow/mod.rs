@@ -31,6 +31,10 @@ impl ScenarioUi for FlowRoom {
         "flow"
     }
 
+    fn explanation(&self) -> &'static str {
+        super::explanations::FLOW
+    }
+
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
         if let Some(c) = FlowConfig::of_mut(config) {
             params::ui(ui, c, cx.snapshot.and_then(flow_view), cx.commands);

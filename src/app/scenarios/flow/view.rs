@@ -103,6 +103,9 @@ fn gray_texture<'a>(
     })
 }
 
+/// Arrows closer than this on screen (points) are thinned out.
+const MIN_ARROW_GAP: f32 = 14.0;
+
 /// The toolbar, the image panes and the arrow overlay.
 pub fn central(
     ui: &mut egui::Ui,
@@ -320,7 +323,12 @@ pub fn central(
         &hover,
     );
     if caches.arrows {
-        let step = caches.arrow_step.max(2);
+        // Thinned with zoom: arrows at least MIN_ARROW_GAP screen points apart, so that at low
+        // zoom they do not bury the flow.
+        let step = caches
+            .arrow_step
+            .max(2)
+            .max((MIN_ARROW_GAP / response.zoom.max(1e-3)).ceil() as usize);
         // Arrows as long as the motion, times the step over the largest speed when motions are
         // small (so the longest is one step long).
         let gain = if max > 0.0 {
@@ -540,17 +548,29 @@ pub fn inspector(
         return;
     };
     ui.strong(format!("Belief at ({}, {})", p.x, p.y));
-    let n = p.beliefs.len().max(1) as f32;
-    let each = ((belief_h - 24.0 * n) / n).max(120.0);
-    for (k, b) in p.beliefs.iter().enumerate() {
-        belief_heatmap(
-            ui,
-            &mut caches.beliefs[k.min(1)],
-            b,
-            p.ground_truth,
-            each,
-            view,
-        );
+    if p.beliefs.len() == 2 {
+        // Compare mode: side by side, each as large as half the width allows (stacked, each
+        // got half of a short height and shrank to a few dozen pixels).
+        let beliefs = &mut caches.beliefs;
+        ui.columns(2, |cols| {
+            for (k, (col, b)) in cols.iter_mut().zip(&p.beliefs).enumerate() {
+                let side = col.available_width().min(belief_h - 60.0).max(120.0);
+                belief_heatmap(col, &mut beliefs[k.min(1)], b, p.ground_truth, side, view);
+            }
+        });
+    } else {
+        let n = p.beliefs.len().max(1) as f32;
+        let each = ((belief_h - 24.0 * n) / n).max(120.0);
+        for (k, b) in p.beliefs.iter().enumerate() {
+            belief_heatmap(
+                ui,
+                &mut caches.beliefs[k.min(1)],
+                b,
+                p.ground_truth,
+                each,
+                view,
+            );
+        }
     }
     let gt = match p.ground_truth {
         Some([u, v]) => format!("ground truth ({u:.2}, {v:.2})"),

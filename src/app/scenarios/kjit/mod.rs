@@ -24,6 +24,10 @@ impl ScenarioUi for KjitRoom {
         "kjit"
     }
 
+    fn explanation(&self) -> &'static str {
+        super::explanations::KJIT
+    }
+
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, _: &mut RoomContext<'_>) {
         if let Some(c) = KjitConfig::of_mut(config) {
             params::kjit_ui(ui, c);

@@ -25,6 +25,10 @@ impl ScenarioUi for PbpRoom {
         "pbp"
     }
 
+    fn explanation(&self) -> &'static str {
+        super::explanations::PBP
+    }
+
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
         let view = cx
             .snapshot

@@ -1,0 +1,86 @@
+//! Headless figures of predictive BP, drawn with `viz::figures` in the pbp room's colours
+//! (`viz::palette::PBP`, `EM`, `ONLINE_EM`, `PBP_EXACT`): `posterior.png` beside `run pbp`'s
+//! results (P(query | evidence) of every method over the query's values against the exact
+//! posterior) and `kl.png` beside `sweep pbp`'s summary (P-E1: average KL to the exact
+//! posterior against the training size on log-log axes, Wang & Gordon 2020, Fig. 5).
+//! Cost: O(values x methods) or O(sizes x methods) plus the bitmap.
+
+use std::path::Path;
+
+use super::MethodAnswer;
+use crate::error::Result;
+use crate::scenarios::output::write_figure;
+use crate::viz::figures::{Curve, Panel};
+use crate::viz::palette::{self, Rgb};
+
+/// A method's colour and legend name.
+pub fn method_style(name: &str) -> (Rgb, &'static str) {
+    match name {
+        "exact" => (palette::PBP_EXACT, "exact (enumeration)"),
+        "pbp" => (palette::PBP, "predictive BP"),
+        "em" => (palette::EM, "EM"),
+        "online_em" => (palette::ONLINE_EM, "online EM"),
+        _ => (palette::PBP_EXACT, "other"),
+    }
+}
+
+/// P(query = x | evidence) against x, one curve per method.
+pub fn posterior_panel(query: &str, answers: &[MethodAnswer]) -> Panel {
+    let mut p = Panel {
+        title: format!("P({query} | evidence) by method"),
+        x_label: format!("value of {query} (state index)"),
+        y_label: "probability".into(),
+        include_y: vec![0.0, 1.0],
+        ..Panel::default()
+    };
+    for a in answers {
+        let (color, name) = method_style(a.name);
+        let points = a
+            .dist
+            .iter()
+            .enumerate()
+            .map(|(x, &y)| (x as f64, y))
+            .collect();
+        let curve = Curve::new(name, points, color);
+        p.curves.push(if a.name == "exact" {
+            curve.dashed()
+        } else {
+            curve
+        });
+    }
+    p
+}
+
+/// P-E1's average KL against N, one curve per method (`(n, kl)` points).
+pub fn kl_panel(curves: &[(&str, Vec<(f64, f64)>)]) -> Panel {
+    let mut p = Panel {
+        title: "Average KL(exact ‖ learned) against training size".into(),
+        x_label: "training samples N".into(),
+        y_label: "average KL (nats)".into(),
+        log_x: true,
+        log_y: true,
+        ..Panel::default()
+    };
+    for (name, points) in curves {
+        let (color, legend) = method_style(name);
+        p.curves.push(Curve::new(legend, points.clone(), color));
+    }
+    p
+}
+
+pub fn write_posterior(dir: &Path, query: &str, answers: &[MethodAnswer]) -> Result<()> {
+    if answers.is_empty() {
+        return Ok(());
+    }
+    write_figure(
+        &dir.join("posterior.png"),
+        &[posterior_panel(query, answers)],
+        1,
+        820,
+        520,
+    )
+}
+
+pub fn write_kl(dir: &Path, curves: &[(&str, Vec<(f64, f64)>)]) -> Result<()> {
+    write_figure(&dir.join("kl.png"), &[kl_panel(curves)], 1, 900, 560)
+}
