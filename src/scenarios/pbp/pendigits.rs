@@ -104,8 +104,12 @@ impl PenData {
         })
     }
 
-    /// The first `n / 10` training digits of each class (stratified).
+    /// The first `n / 10` training digits of each class (stratified); all 7000 rows when `n`
+    /// reaches them (the classes are not exactly balanced, so 700 per class would drop some).
     pub fn stratified(&self, n: usize) -> Vec<Digit> {
+        if n >= self.train.len() {
+            return self.train.clone();
+        }
         let per = (n / 10).max(1);
         let mut counts = [0usize; 10];
         self.train

@@ -75,6 +75,7 @@ pub fn central(
                 trajectory(ui, v, 200.0);
                 scores(ui, v);
             });
+            scores_table(ui, v);
         });
     });
 }
@@ -207,7 +208,7 @@ fn scores(ui: &mut egui::Ui, v: &PenView) {
         // Bars are drawn relative to each method's best class, so both scales read alike.
         Plot::new("pen_scores")
             .height(180.0)
-            .width(ui.available_width().min(420.0))
+            .width(ui.available_width().min(300.0))
             .legend(Legend::default())
             .allow_scroll(false)
             .allow_drag(false)
@@ -234,30 +235,34 @@ fn scores(ui: &mut egui::Ui, v: &PenView) {
                     plot.bar_chart(BarChart::new(m.name, bars).color(color(m.name)));
                 }
             });
-        egui::Grid::new("pen_scores_table")
-            .num_columns(11)
-            .spacing([6.0, 2.0])
-            .show(ui, |ui| {
-                ui.label("");
-                for c in 0..10 {
-                    ui.label(RichText::new(c.to_string()).strong());
+    });
+}
+
+/// Per-class log P̂(x) of the picked digit, the best class in bold.
+fn scores_table(ui: &mut egui::Ui, v: &PenView) {
+    egui::Grid::new("pen_scores_table")
+        .num_columns(11)
+        .spacing([6.0, 2.0])
+        .show(ui, |ui| {
+            ui.label("");
+            for c in 0..10 {
+                ui.label(RichText::new(c.to_string()).strong());
+            }
+            ui.end_row();
+            for m in &v.methods {
+                ui.label(RichText::new(m.name).color(color(m.name)));
+                let best = (0..m.picked_scores.len())
+                    .max_by(|&a, &b| m.picked_scores[a].total_cmp(&m.picked_scores[b]));
+                for (c, s) in m.picked_scores.iter().enumerate() {
+                    let text = if s.is_finite() {
+                        format!("{s:.1}")
+                    } else {
+                        "−∞".into()
+                    };
+                    let text = RichText::new(text).small();
+                    ui.label(if Some(c) == best { text.strong() } else { text });
                 }
                 ui.end_row();
-                for m in &v.methods {
-                    ui.label(RichText::new(m.name).color(color(m.name)));
-                    let best = (0..m.picked_scores.len())
-                        .max_by(|&a, &b| m.picked_scores[a].total_cmp(&m.picked_scores[b]));
-                    for (c, s) in m.picked_scores.iter().enumerate() {
-                        let text = if s.is_finite() {
-                            format!("{s:.1}")
-                        } else {
-                            "−∞".into()
-                        };
-                        let text = RichText::new(text).small();
-                        ui.label(if Some(c) == best { text.strong() } else { text });
-                    }
-                    ui.end_row();
-                }
-            });
-    });
+            }
+        });
 }
