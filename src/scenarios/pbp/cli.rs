@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::config::{PARAMS, PbpConfig};
+use super::config::{PARAMS, PENDIGITS_LAMBDA1, PENDIGITS_SAMPLES, PbpConfig};
 use crate::error::Result;
 use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
 
@@ -12,7 +12,7 @@ pub struct PbpArgs {
     /// model file [default: synthetic].
     #[arg(long)]
     pub model: Option<String>,
-    /// Training samples N [default: 20000].
+    /// Training samples N [default: 20000; pendigits 7000].
     #[arg(long)]
     pub samples: Option<usize>,
     /// Seed of the true CPTs, the samples and the restarts [default: 1].
@@ -21,7 +21,7 @@ pub struct PbpArgs {
     /// Stage-2 rank r_S (0 = k_S) [default: 0].
     #[arg(long)]
     pub rank: Option<usize>,
-    /// λ₁ of the stage-1 ridge regressions [default: 1e-3].
+    /// λ₁ of the stage-1 ridge regressions [default: 1e-3; pendigits 0.1].
     #[arg(long)]
     pub lambda: Option<f64>,
     /// λ₂: ridge in stage 2 instead of rank truncation [default: 0 = truncation].
@@ -45,6 +45,21 @@ pub struct PbpArgs {
     /// Root clique by its variables, e.g. ABC [default: spec P.5 #13's rule].
     #[arg(long)]
     pub root: Option<String>,
+    /// Pendigits: latent states k of each H_t [default: 6].
+    #[arg(long)]
+    pub states: Option<usize>,
+    /// Pendigits: RBF bandwidth σ [default: 10].
+    #[arg(long)]
+    pub sigma: Option<f64>,
+    /// Pendigits: D_f, principal directions of the features kept [default: 24].
+    #[arg(long)]
+    pub dim: Option<usize>,
+    /// Pendigits: the test digit shown in the window [default: 0].
+    #[arg(long)]
+    pub digit: Option<usize>,
+    /// Pendigits: folder with pendigits.tra and pendigits.tes [default: ../shared/data/pendigits].
+    #[arg(long)]
+    pub data: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -54,6 +69,21 @@ impl RunFlags for PbpArgs {
 
     fn into_config(self) -> Result<PbpConfig> {
         let d = PbpConfig::default();
+        // A pendigits run defaults to the paper's 7000 digits and λ = 0.1.
+        let pendigits = self.model.as_deref() == Some("pendigits");
+        let d = PbpConfig {
+            samples: if pendigits {
+                PENDIGITS_SAMPLES
+            } else {
+                d.samples
+            },
+            lambda1: if pendigits {
+                PENDIGITS_LAMBDA1
+            } else {
+                d.lambda1
+            },
+            ..d
+        };
         let config = PbpConfig {
             model: self.model.unwrap_or(d.model),
             samples: self.samples.unwrap_or(d.samples),
@@ -63,10 +93,16 @@ impl RunFlags for PbpArgs {
             ridge2: self.ridge2.unwrap_or(d.ridge2),
             em_restarts: self.restarts.unwrap_or(d.em_restarts),
             run_em: !self.no_em,
-            run_online_em: !self.no_online_em,
+            // No online EM for the continuous pendigits chains (spec P-E2's baseline is EM).
+            run_online_em: !self.no_online_em && !pendigits,
             query: self.query.unwrap_or(d.query),
             evidence_vars: self.evidence_vars.unwrap_or(d.evidence_vars),
             root: self.root.unwrap_or(d.root),
+            states: self.states.unwrap_or(d.states),
+            sigma: self.sigma.unwrap_or(d.sigma),
+            feature_dim: self.dim.unwrap_or(d.feature_dim),
+            digit: self.digit.unwrap_or(d.digit),
+            data_dir: self.data.unwrap_or(d.data_dir),
             ..d
         };
         let config = self.output.apply_sets(config, PARAMS)?;

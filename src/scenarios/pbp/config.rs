@@ -39,7 +39,22 @@ pub struct PbpConfig {
     pub evidence: BTreeMap<String, usize>,
     /// The root clique as its variables' names joined, e.g. "ABC" (empty = spec P.5 #13's rule).
     pub root: String,
+    /// Pendigits: latent states k of each H_t (spec P-E2 default 6).
+    pub states: usize,
+    /// Pendigits: RBF bandwidth σ of the Nystrom features (the paper's 10).
+    pub sigma: f64,
+    /// Pendigits: D_f, principal directions of the features kept (spec P-E2: 24).
+    pub feature_dim: usize,
+    /// Pendigits: the test digit shown (index into pendigits.tes).
+    pub digit: usize,
+    /// Pendigits: folder with pendigits.tra and pendigits.tes (empty = ../shared/data/pendigits).
+    pub data_dir: String,
 }
+
+/// λ₁ of a pendigits run (the paper's ridge λ = 0.1 in S1A/S1B).
+pub const PENDIGITS_LAMBDA1: f64 = 0.1;
+/// N of a pendigits run: the paper's 7000 training digits.
+pub const PENDIGITS_SAMPLES: usize = 7000;
 
 impl Default for PbpConfig {
     fn default() -> Self {
@@ -57,6 +72,11 @@ impl Default for PbpConfig {
             evidence_vars: Vec::new(),
             evidence: BTreeMap::new(),
             root: String::new(),
+            states: 6,
+            sigma: 10.0,
+            feature_dim: 24,
+            digit: 0,
+            data_dir: String::new(),
         }
     }
 }
@@ -75,6 +95,14 @@ pub const PARAMS: &[Param] = &[
         .help("Ridge in stage 2 instead of rank truncation (0 = truncation)."),
     Param::int("em_restarts", "EM restarts", 1.0, 1000.0)
         .help("Random restarts of EM and online EM (best training log-likelihood kept)."),
+    Param::int("states", "Latent states k", 2.0, 64.0)
+        .help("Pendigits: states of each latent H_t of the per-class chain."),
+    Param::real("sigma", "RBF σ", 1e-3, 1e4)
+        .log()
+        .help("Pendigits: bandwidth of the Nystrom RBF features of a pen point."),
+    Param::int("feature_dim", "Features D_f", 1.0, 36.0)
+        .help("Pendigits: principal directions of the 36 Nystrom features kept."),
+    Param::int("digit", "Test digit", 0.0, 1e6).help("Pendigits: the test digit shown."),
 ];
 
 impl ScenarioParams for PbpConfig {

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod experiment;
 pub mod figures;
+pub mod pen_run;
 pub mod pendigits;
 pub mod report;
 pub mod sweep;
@@ -28,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::inference::pbp::core_groups::Groups;
 use crate::inference::pbp::em::EmSettings;
 use crate::inference::pbp::exact::{ObservedJoint, kl_divergence};
-use crate::inference::pbp::features::TrainingData;
+use crate::inference::pbp::features::{DiscreteSamples, TrainingData};
 use crate::inference::pbp::{PbpModel, PbpSettings};
 use crate::io::write_atomic;
 use crate::model::latent_dag::{BayesNet, DagNode, ModelFile, synthetic_stand_in};
@@ -143,8 +144,18 @@ pub fn query_set(
 /// A live change: evidence on an observed node (None clears it) or the query node.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PbpControl {
-    SetEvidence { node: usize, value: Option<usize> },
+    SetEvidence {
+        node: usize,
+        value: Option<usize>,
+    },
     SetQuery(usize),
+    /// Relearn PBP from N samples with stage-2 rank r (0 = k_S): the N slider and the rank cut.
+    Relearn {
+        samples: usize,
+        rank: usize,
+    },
+    /// Pendigits: the test digit shown.
+    PickDigit(usize),
 }
 
 impl Control for PbpControl {
@@ -154,6 +165,8 @@ impl Control for PbpControl {
                 a == b
             }
             (PbpControl::SetQuery(_), PbpControl::SetQuery(_)) => true,
+            (PbpControl::PickDigit(_), PbpControl::PickDigit(_)) => true,
+            (PbpControl::Relearn { .. }, PbpControl::Relearn { .. }) => true,
             _ => false,
         }
     }
@@ -221,10 +234,123 @@ pub struct PbpView {
     pub clipped: usize,
     /// Milliseconds of the last evidence or query change (all methods answered).
     pub latency_ms: f64,
+    /// A pendigits run (spec P-E2); the discrete fields above are empty then.
+    pub pen: Option<pen_run::PenView>,
+    /// PBP's KL against N on this ground truth (mean ± sd over sample draws).
+    pub curve: Vec<experiment::LearningPoint>,
 }
 
-/// The running scenario.
-pub struct PbpScenario {
+/// The running scenario: a discrete model with an exact reference, or pendigits (spec P-E2).
+pub enum PbpScenario {
+    Discrete(Box<DiscreteScenario>),
+    Pendigits(Box<pen_run::PenScenario>),
+}
+
+impl PbpScenario {
+    pub fn new(config: PbpConfig, cancel: &CancelFlag) -> Result<PbpScenario> {
+        if config.model == "pendigits" {
+            config.check()?;
+            Ok(PbpScenario::Pendigits(Box::new(pen_run::PenScenario::new(
+                config, cancel,
+            )?)))
+        } else {
+            Ok(PbpScenario::Discrete(Box::new(DiscreteScenario::new(
+                config, cancel,
+            )?)))
+        }
+    }
+
+    /// The discrete run (None for pendigits).
+    pub fn discrete(&self) -> Option<&DiscreteScenario> {
+        match self {
+            PbpScenario::Discrete(d) => Some(d),
+            PbpScenario::Pendigits(_) => None,
+        }
+    }
+
+    /// The pendigits run (None for discrete models).
+    pub fn pendigits(&self) -> Option<&pen_run::PenScenario> {
+        match self {
+            PbpScenario::Pendigits(p) => Some(p),
+            PbpScenario::Discrete(_) => None,
+        }
+    }
+}
+
+impl Scenario for PbpScenario {
+    fn config(&self) -> ScenarioConfig {
+        match self {
+            PbpScenario::Discrete(d) => d.config(),
+            PbpScenario::Pendigits(p) => ScenarioConfig::Pbp(p.config().clone()),
+        }
+    }
+
+    fn algorithm(&self) -> String {
+        match self {
+            PbpScenario::Discrete(d) => d.algorithm(),
+            PbpScenario::Pendigits(_) => "pbp vs em-hmm (pendigits, spec P-E2)".into(),
+        }
+    }
+
+    fn log(&self) -> &RunLog {
+        match self {
+            PbpScenario::Discrete(d) => d.log(),
+            PbpScenario::Pendigits(p) => p.log(),
+        }
+    }
+
+    fn step(&mut self) -> Result<IterationRecord> {
+        match self {
+            PbpScenario::Discrete(d) => d.step(),
+            PbpScenario::Pendigits(p) => p.step(),
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self {
+            PbpScenario::Discrete(d) => d.finished(),
+            PbpScenario::Pendigits(p) => p.finished(),
+        }
+    }
+
+    fn view(&self, probe: Option<Probe>) -> ScenarioView {
+        match self {
+            PbpScenario::Discrete(d) => d.view(probe),
+            PbpScenario::Pendigits(p) => p.view(),
+        }
+    }
+
+    fn final_metrics(&self) -> BTreeMap<String, f64> {
+        match self {
+            PbpScenario::Discrete(d) => d.final_metrics(),
+            PbpScenario::Pendigits(p) => p.final_metrics(),
+        }
+    }
+
+    fn extra_results(&self) -> Map<String, Value> {
+        match self {
+            PbpScenario::Discrete(d) => d.extra_results(),
+            PbpScenario::Pendigits(p) => report_fields(&p.report()),
+        }
+    }
+
+    fn write_outputs(&self, dir: &Path) -> Result<()> {
+        match self {
+            PbpScenario::Discrete(d) => d.write_outputs(dir),
+            PbpScenario::Pendigits(_) => Ok(()),
+        }
+    }
+
+    fn control(&mut self, control: &ScenarioControl) -> Result<()> {
+        match self {
+            PbpScenario::Discrete(d) => d.control(control),
+            PbpScenario::Pendigits(p) => p.control(control),
+        }
+    }
+}
+
+/// A run on a discrete model (the stand-ins or a model file) with its exact reference.
+pub struct DiscreteScenario {
     config: PbpConfig,
     stand_in: bool,
     problem: Problem,
@@ -237,6 +363,8 @@ pub struct PbpScenario {
     query: usize,
     answers: Vec<MethodAnswer>,
     latency_ms: f64,
+    /// PBP's learning curve on this truth (computed with step 1).
+    curve: Vec<experiment::LearningPoint>,
     stages: Vec<Stage>,
     log: RunLog,
 }
@@ -280,8 +408,8 @@ impl PbpConfig {
     }
 }
 
-impl PbpScenario {
-    pub fn new(config: PbpConfig, _cancel: &CancelFlag) -> Result<PbpScenario> {
+impl DiscreteScenario {
+    pub fn new(config: PbpConfig, _cancel: &CancelFlag) -> Result<DiscreteScenario> {
         let start = Instant::now();
         config.check()?;
         let (truth, stand_in) = load_truth(&config)?;
@@ -307,7 +435,7 @@ impl PbpScenario {
         }
         let problem = Problem::new(truth, config.samples, config.seed, query, evidence_vars)?;
         let stages = config.stages();
-        Ok(PbpScenario {
+        Ok(DiscreteScenario {
             stand_in,
             problem,
             pbp: None,
@@ -318,6 +446,7 @@ impl PbpScenario {
             query,
             answers: Vec::new(),
             latency_ms: 0.0,
+            curve: Vec::new(),
             stages,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
@@ -352,6 +481,63 @@ impl PbpScenario {
             s.root = Some(root);
         }
         Ok(s)
+    }
+
+    /// Step 1: PBP from the samples, and its exact counterpart (the population learner with
+    /// the same root, α and β) for the messages panel.
+    fn learn_pbp(&mut self) -> Result<BTreeMap<String, f64>> {
+        let settings = self.settings()?;
+        let (model, run) = self.problem.run_pbp(&settings)?;
+        let overrides = model
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| model.operators[*c].is_some())
+            .filter_map(|(c, g)| g.as_ref().map(|g| (c, g.alpha.clone(), g.beta.clone())))
+            .collect();
+        let population = PbpSettings {
+            lambda1: 0.0,
+            root: Some(model.tree.root),
+            overrides,
+            ..settings
+        };
+        let data = TrainingData::population(&self.problem.exact);
+        self.population = PbpModel::learn(&self.problem.truth.dag, &data, &population).ok();
+        let mut metrics = BTreeMap::new();
+        metrics.insert("kl_mean_pbp".into(), run.kl_mean);
+        metrics.insert("seconds_pbp".into(), run.seconds);
+        metrics.insert("clipped_pbp".into(), run.clipped as f64);
+        self.pbp = Some((model, run));
+        Ok(metrics)
+    }
+
+    /// Live relearning (the N slider, the rank cut): PBP only, from the first `samples` samples
+    /// of the same stream with stage-2 rank `rank` (0 = k_S). EM and online EM learned at
+    /// another N or rank no longer match the config, so they are dropped; Play relearns them.
+    fn relearn_pbp(&mut self, samples: usize, rank: usize) -> Result<()> {
+        let config = PbpConfig {
+            samples,
+            rank,
+            ..self.config.clone()
+        };
+        config.check()?;
+        if samples != self.problem.samples.len() {
+            self.problem.samples = DiscreteSamples::draw(
+                &self.problem.truth,
+                samples,
+                &mut stream(config.seed, Stream::Samples),
+            );
+        }
+        self.config = config;
+        self.learn_pbp()?;
+        self.em = None;
+        self.online = None;
+        Ok(())
+    }
+
+    /// PBP's learning curve on this truth (after step 1).
+    pub fn learning_curve(&self) -> &[experiment::LearningPoint] {
+        &self.curve
     }
 
     /// The learned PBP model (after step 1).
@@ -496,6 +682,9 @@ impl ScenarioDef for PbpScenario {
     }
 
     fn max_iters(config: &PbpConfig) -> Option<usize> {
+        if config.model == "pendigits" {
+            return Some(pen_run::PenScenario::stage_count(config));
+        }
         Some(config.stages().len())
     }
 
@@ -513,7 +702,7 @@ impl ScenarioDef for PbpScenario {
     }
 }
 
-impl Scenario for PbpScenario {
+impl Scenario for DiscreteScenario {
     fn config(&self) -> ScenarioConfig {
         ScenarioConfig::Pbp(self.config.clone())
     }
@@ -535,28 +724,20 @@ impl Scenario for PbpScenario {
         let mut metrics = BTreeMap::new();
         match stage {
             Stage::Pbp => {
-                let settings = self.settings()?;
-                let (model, run) = self.problem.run_pbp(&settings)?;
-                // The exact counterpart: the population learner with the same root and groups.
-                let overrides = model
-                    .groups
+                metrics = self.learn_pbp()?;
+                let mut sizes: Vec<usize> = experiment::CURVE_SIZES
                     .iter()
-                    .enumerate()
-                    .filter(|(c, _)| model.operators[*c].is_some())
-                    .filter_map(|(c, g)| g.as_ref().map(|g| (c, g.alpha.clone(), g.beta.clone())))
+                    .copied()
+                    .chain([self.config.samples])
                     .collect();
-                let population = PbpSettings {
-                    lambda1: 0.0,
-                    root: Some(model.tree.root),
-                    overrides,
-                    ..settings
-                };
-                let data = TrainingData::population(&self.problem.exact);
-                self.population = PbpModel::learn(&self.problem.truth.dag, &data, &population).ok();
-                metrics.insert("kl_mean_pbp".into(), run.kl_mean);
-                metrics.insert("seconds_pbp".into(), run.seconds);
-                metrics.insert("clipped_pbp".into(), run.clipped as f64);
-                self.pbp = Some((model, run));
+                sizes.sort_unstable();
+                sizes.dedup();
+                self.curve = experiment::pbp_learning_curve(
+                    &self.problem,
+                    &self.settings()?,
+                    self.config.seed,
+                    &sizes,
+                )?;
             }
             Stage::Em => {
                 let (fit, run) = self
@@ -616,6 +797,8 @@ impl Scenario for PbpScenario {
             leaf_evidence_gap,
             clipped: self.pbp.as_ref().map_or(0, |p| p.1.clipped),
             latency_ms: self.latency_ms,
+            pen: None,
+            curve: self.curve.clone(),
         }))
     }
 
@@ -680,6 +863,19 @@ impl Scenario for PbpScenario {
                 }
                 self.query = node;
                 self.config.query = self.node_name(node);
+            }
+            PbpControl::Relearn { samples, rank } => {
+                if self.pbp.is_none() {
+                    return Err(Error::Other(
+                        "relearning waits until PBP has been learned once".into(),
+                    ));
+                }
+                self.relearn_pbp(samples, rank)?;
+            }
+            PbpControl::PickDigit(_) => {
+                return Err(Error::Other(
+                    "picking a test digit needs the pendigits model".into(),
+                ));
             }
         }
         self.refresh_answers()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::PbpScenario;
+use super::DiscreteScenario;
 use crate::inference::pbp::PbpSettings;
 use crate::inference::pbp::em::EmSettings;
 use crate::model::latent_dag::ModelFile;
@@ -30,6 +30,8 @@ pub struct PbpReport {
     pub log_likelihood: BTreeMap<&'static str, f64>,
     pub pbp_settings: PbpSettings,
     pub em_settings: EmSettings,
+    /// PBP's KL against N on this ground truth over 5 sample draws (the window's curve).
+    pub learning_curve: Vec<super::experiment::LearningPoint>,
     pub conventions: Conventions,
 }
 
@@ -90,7 +92,7 @@ pub const CONVENTIONS: Conventions = Conventions {
 };
 
 impl PbpReport {
-    pub fn new(s: &PbpScenario) -> PbpReport {
+    pub fn new(s: &DiscreteScenario) -> PbpReport {
         let p = s.problem();
         let dag = &p.truth.dag;
         let name = |v: usize| dag.node(v).name.clone();
@@ -160,6 +162,7 @@ impl PbpReport {
                 .collect(),
             pbp_settings: config.pbp_settings(),
             em_settings: config.em_settings(),
+            learning_curve: s.learning_curve().to_vec(),
             conventions: CONVENTIONS,
         }
     }

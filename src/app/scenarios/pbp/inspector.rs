@@ -6,12 +6,20 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
+use crate::app::commands::UiCommand;
 use crate::app::form::section;
-use crate::scenarios::pbp::PbpView;
+use crate::scenarios::ScenarioControl;
+use crate::scenarios::pbp::{PbpConfig, PbpControl, PbpView};
 
 use super::view::method_color;
 
-pub fn inspector(ui: &mut egui::Ui, v: &PbpView, separator: Option<usize>) {
+pub fn inspector(
+    ui: &mut egui::Ui,
+    v: &PbpView,
+    separator: Option<usize>,
+    draft: Option<&mut PbpConfig>,
+    commands: &mut Vec<UiCommand>,
+) {
     section(ui, "Learning (all evidence values of the query set)");
     let pbp_seconds = v
         .summary
@@ -47,6 +55,8 @@ pub fn inspector(ui: &mut egui::Ui, v: &PbpView, separator: Option<usize>) {
         "last evidence change answered in {:.3} ms",
         v.latency_ms
     ));
+
+    learning_curve(ui, v);
 
     let inner: Vec<usize> = (0..v.cliques.len())
         .filter(|&c| v.cliques[c].diagnostics.is_some())
@@ -111,10 +121,157 @@ pub fn inspector(ui: &mut egui::Ui, v: &PbpView, separator: Option<usize>) {
                 }
                 plot.vline(VLine::new("rank cut", d.rank_used as f64 + 0.5).color(Color32::RED));
             });
+        let count = d.theta_bar_singular.len().max(d.cross_singular.len());
+        if let Some(rank) = rank_cut(ui, d.rank_used, count)
+            && let Some(c) = draft
+        {
+            // Live: PBP relearns on the worker at once; the draft's rank makes the release
+            // relearn EM and online EM too (the usual apply-on-release path).
+            c.rank = rank;
+            commands.push(UiCommand::Control(ScenarioControl::Pbp(
+                PbpControl::Relearn {
+                    samples: v.samples,
+                    rank,
+                },
+            )));
+        }
     }
     section(ui, "Messages across this separator");
     message_rows(ui, "down  P̂(Ω)E[θ|Ω]", &cl.down, &cl.down_exact);
     message_rows(ui, "up  (identified via E[θ|h])", &cl.up, &cl.up_exact);
+}
+
+/// PBP's KL against N (log-log, mean ± sd over sample draws of this truth) with the learned
+/// methods at the current N, and PBP's learning time against N.
+fn learning_curve(ui: &mut egui::Ui, v: &PbpView) {
+    if v.curve.is_empty() {
+        return;
+    }
+    section(ui, "Learning curve (this truth, 5 sample draws)");
+    let pts: Vec<(f64, f64, f64)> = v
+        .curve
+        .iter()
+        .filter(|p| p.kl_mean > 0.0)
+        .map(|p| ((p.n as f64).log10(), p.kl_mean, p.kl_sd))
+        .collect();
+    let xy: Vec<(f64, f64)> = v
+        .curve
+        .iter()
+        .filter(|p| p.n >= 2000)
+        .map(|p| (p.n as f64, p.kl_mean))
+        .collect();
+    if let Some(slope) = crate::scenarios::pbp::experiment::log_log_slope(&xy) {
+        ui.label(format!(
+            "slope of log mean KL over N ≥ 2000: {slope:.2} (spec P.3 test 3: −1.3 … −0.6)"
+        ));
+    }
+    let pbp = method_color("pbp");
+    Plot::new("pbp_learning_curve")
+        .height(150.0)
+        .legend(Legend::default())
+        .allow_scroll(false)
+        .x_axis_label("log10 N")
+        .y_axis_label("log10 KL")
+        .show(ui, |plot| {
+            let mean: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1.log10()]).collect();
+            plot.line(Line::new("pbp", PlotPoints::from(mean.clone())).color(pbp));
+            plot.points(
+                Points::new("pbp", PlotPoints::from(mean))
+                    .color(pbp)
+                    .radius(2.5),
+            );
+            for &(x, m, sd) in &pts {
+                let lo = (m - sd).max(m * 1e-2);
+                plot.line(
+                    Line::new(
+                        "± sd",
+                        PlotPoints::from(vec![[x, lo.log10()], [x, (m + sd).log10()]]),
+                    )
+                    .color(pbp.gamma_multiply(0.6)),
+                );
+            }
+            for (name, kl, _) in &v.summary {
+                if *name != "pbp" && *kl > 0.0 {
+                    plot.points(
+                        Points::new(
+                            *name,
+                            PlotPoints::from(vec![[(v.samples as f64).log10(), kl.log10()]]),
+                        )
+                        .color(method_color(name))
+                        .radius(4.0),
+                    );
+                }
+            }
+            plot.vline(VLine::new("current N", (v.samples as f64).log10()).color(Color32::GRAY));
+        });
+    let times: Vec<[f64; 2]> = v
+        .curve
+        .iter()
+        .filter(|p| p.seconds_mean > 0.0)
+        .map(|p| [(p.n as f64).log10(), (p.seconds_mean * 1e3).log10()])
+        .collect();
+    Plot::new("pbp_learning_time")
+        .height(90.0)
+        .allow_scroll(false)
+        .x_axis_label("log10 N")
+        .y_axis_label("log10 ms (PBP)")
+        .show(ui, |plot| {
+            plot.line(Line::new("pbp seconds", PlotPoints::from(times)).color(pbp));
+        });
+}
+
+/// The rank cut as a draggable marker over the singular values' indices 1..=count: returns the
+/// new rank while it is dragged to another place.
+fn rank_cut(ui: &mut egui::Ui, rank: usize, count: usize) -> Option<usize> {
+    if count == 0 {
+        return None;
+    }
+    let width = ui.available_width().min(320.0);
+    let (rect, response) =
+        ui.allocate_exact_size(egui::vec2(width, 26.0), egui::Sense::click_and_drag());
+    response
+        .widget_info(|| egui::WidgetInfo::slider(true, rank as f64, "rank cut (drag to relearn)"));
+    let cell = rect.width() / count as f32;
+    let painter = ui.painter_at(rect);
+    for i in 0..count {
+        let r = egui::Rect::from_min_size(
+            rect.min + egui::vec2(i as f32 * cell, 4.0),
+            egui::vec2(cell - 2.0, rect.height() - 8.0),
+        );
+        let kept = i < rank;
+        painter.rect_filled(
+            r,
+            2.0,
+            if kept {
+                Color32::from_rgb(190, 215, 250)
+            } else {
+                Color32::from_gray(225)
+            },
+        );
+        painter.text(
+            r.center(),
+            egui::Align2::CENTER_CENTER,
+            format!("σ{}", i + 1),
+            egui::FontId::proportional(11.0),
+            Color32::BLACK,
+        );
+    }
+    let x = rect.min.x + rank as f32 * cell - 1.0;
+    painter.line_segment(
+        [egui::pos2(x, rect.min.y), egui::pos2(x, rect.max.y)],
+        egui::Stroke::new(3.0, Color32::RED),
+    );
+    ui.label(
+        RichText::new("drag the red cut: the σ kept by the truncated pseudo-inverse (S2)")
+            .small()
+            .weak(),
+    );
+    let pointer = response.interact_pointer_pos()?;
+    if !(response.dragged() || response.clicked()) {
+        return None;
+    }
+    let new = (((pointer.x - rect.min.x) / cell).round() as usize).clamp(1, count);
+    (new != rank).then_some(new)
 }
 
 fn message_rows(ui: &mut egui::Ui, title: &str, pbp: &[f64], exact: &[f64]) {

@@ -3,8 +3,10 @@
 //! junction tree with the query's bar chart for exact / PBP / EM / online EM (`view`), and the
 //! learning summary, 2SR diagnostics and messages of a separator (`inspector`).
 
+pub mod editor;
 pub mod inspector;
 pub mod params;
+pub mod pen;
 pub mod view;
 
 use eframe::egui;
@@ -18,6 +20,10 @@ use crate::scenarios::{Registered, ScenarioConfig};
 pub struct PbpRoom {
     /// The separator (by child clique) the inspector shows: the last hovered or clicked.
     separator: Option<usize>,
+    /// Pendigits: the method whose confusion matrix is shown.
+    confusion_of: usize,
+    /// The DAG editor window.
+    editor: editor::DagEditor,
 }
 
 impl ScenarioUi for PbpRoom {
@@ -35,19 +41,31 @@ impl ScenarioUi for PbpRoom {
             .and_then(|s| <Box<PbpView>>::of(&s.view))
             .map(|v| v.as_ref());
         if let Some(c) = PbpConfig::of_mut(config) {
-            params::pbp_ui(ui, c, view, cx.commands);
+            params::pbp_ui(ui, c, view, &mut self.editor, cx.commands);
         }
     }
 
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        if self.editor.open {
+            self.editor.window(ui.ctx(), &cx.state.config, cx.commands);
+        }
         if let Some(v) = <Box<PbpView>>::of(&snapshot.view) {
-            view::central(ui, v, &mut self.separator, cx.commands);
+            match &v.pen {
+                Some(pen) => pen::central(ui, pen, &mut self.confusion_of, cx.commands),
+                None => {
+                    let draft = PbpConfig::of_mut(&mut cx.state.config);
+                    view::central(ui, v, &mut self.separator, draft, cx.commands);
+                }
+            }
         }
     }
 
-    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, _: &mut RoomContext<'_>) {
-        if let Some(v) = <Box<PbpView>>::of(&snapshot.view) {
-            inspector::inspector(ui, v, self.separator);
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        if let Some(v) = <Box<PbpView>>::of(&snapshot.view)
+            && v.pen.is_none()
+        {
+            let draft = PbpConfig::of_mut(&mut cx.state.config);
+            inspector::inspector(ui, v, self.separator, draft, cx.commands);
         }
     }
 
@@ -56,6 +74,12 @@ impl ScenarioUi for PbpRoom {
             return Vec::new();
         };
         let mut out = vec![format!("N = {}", v.samples)];
+        if let Some(pen) = &v.pen {
+            for m in &pen.methods {
+                out.push(format!("{} test accuracy {:.4}", m.name, m.test_accuracy));
+            }
+            return out;
+        }
         for (name, kl, _) in &v.summary {
             out.push(format!("KL {name} {kl:.2e}"));
         }

@@ -3,15 +3,18 @@
 
 use eframe::egui::{self, RichText};
 
+use super::editor::DagEditor;
 use crate::app::commands::UiCommand;
 use crate::app::form::{param_row, section};
 use crate::scenarios::ScenarioControl;
+use crate::scenarios::pbp::config::{PENDIGITS_LAMBDA1, PENDIGITS_SAMPLES};
 use crate::scenarios::pbp::{PARAMS, PbpConfig, PbpControl, PbpView};
 
 pub fn pbp_ui(
     ui: &mut egui::Ui,
     c: &mut PbpConfig,
     view: Option<&PbpView>,
+    editor: &mut DagEditor,
     commands: &mut Vec<UiCommand>,
 ) {
     section(ui, "Model");
@@ -19,8 +22,19 @@ pub fn pbp_ui(
         for (name, label) in [
             ("synthetic", "stand-in (loopy)"),
             ("synthetic-tree", "stand-in (loop-free)"),
+            ("pendigits", "pendigits (P-E2)"),
         ] {
             if ui.selectable_label(c.model == name, label).clicked() && c.model != name {
+                let defaults = PbpConfig::default();
+                if name == "pendigits" {
+                    c.samples = PENDIGITS_SAMPLES;
+                    c.lambda1 = PENDIGITS_LAMBDA1;
+                    c.run_online_em = false;
+                } else if c.model == "pendigits" {
+                    c.samples = defaults.samples;
+                    c.lambda1 = defaults.lambda1;
+                    c.run_online_em = defaults.run_online_em;
+                }
                 c.model = name.into();
                 c.evidence.clear();
                 c.query.clear();
@@ -30,12 +44,23 @@ pub fn pbp_ui(
     });
     ui.label(
         RichText::new(
-            "Stand-in for the paper's Fig. 4 (spec P-E1): latent A, B, C, I; observed D–H. \
-             Open a JSON model file to learn your own DAG.",
+            "Stand-ins for the paper's Figs. 4 and 6 (spec P-E1, P-E2): latent A, B, C, I with \
+             observed D–H; pendigits chains (needs ../shared/data/pendigits). Open a JSON \
+             model file to learn your own DAG.",
         )
         .small()
         .weak(),
     );
+    if let Some(v) = view.filter(|v| v.pen.is_none() && !v.nodes.is_empty())
+        && ui
+            .button("Edit model…")
+            .on_hover_text(
+                "the DAG editor: nodes, cardinalities, edges; save / load the JSON model file",
+            )
+            .clicked()
+    {
+        editor.open_on(&v.nodes, &v.edges, &c.model);
+    }
     section(ui, "Learning");
     egui::Grid::new("pbp_params")
         .num_columns(2)
@@ -52,10 +77,24 @@ pub fn pbp_ui(
                 param_row(ui, c, PARAMS, key, lo, hi);
                 ui.end_row();
             }
+            if c.model == "pendigits" {
+                for (key, lo, hi) in [
+                    ("states", 2.0, 16.0),
+                    ("sigma", 1.0, 50.0),
+                    ("feature_dim", 4.0, 36.0),
+                ] {
+                    param_row(ui, c, PARAMS, key, lo, hi);
+                    ui.end_row();
+                }
+            }
         });
-    ui.checkbox(&mut c.run_em, "EM (exact E-step)");
-    ui.checkbox(&mut c.run_online_em, "stepwise online EM");
-    let Some(v) = view else {
+    if c.model == "pendigits" {
+        ui.checkbox(&mut c.run_em, "EM for Gaussian-emission HMMs");
+    } else {
+        ui.checkbox(&mut c.run_em, "EM (exact E-step)");
+        ui.checkbox(&mut c.run_online_em, "stepwise online EM");
+    }
+    let Some(v) = view.filter(|v| v.pen.is_none()) else {
         return;
     };
     section(ui, "Evidence");

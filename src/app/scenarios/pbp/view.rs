@@ -9,13 +9,26 @@ use egui_plot::{Bar, BarChart, Legend, Plot};
 use super::params::set_evidence;
 use crate::app::commands::UiCommand;
 use crate::scenarios::ScenarioControl;
-use crate::scenarios::pbp::{PbpControl, PbpView};
+use crate::scenarios::pbp::{PbpConfig, PbpControl, PbpView};
 
+/// The methods' colours, from the one palette.
 pub const METHOD_COLORS: [(&str, Color32); 4] = [
-    ("exact", Color32::from_rgb(90, 90, 90)),
-    ("pbp", Color32::from_rgb(40, 110, 220)),
-    ("em", Color32::from_rgb(230, 130, 30)),
-    ("online_em", Color32::from_rgb(40, 160, 80)),
+    (
+        "exact",
+        crate::app::colors::method(crate::viz::palette::Method::Exact),
+    ),
+    (
+        "pbp",
+        crate::app::colors::method(crate::viz::palette::Method::PredictiveBp),
+    ),
+    (
+        "em",
+        crate::app::colors::method(crate::viz::palette::Method::Em),
+    ),
+    (
+        "online_em",
+        crate::app::colors::method(crate::viz::palette::Method::OnlineEm),
+    ),
 ];
 const ALPHA_COLOR: Color32 = Color32::from_rgb(230, 120, 20);
 const BETA_COLOR: Color32 = Color32::from_rgb(150, 60, 200);
@@ -33,6 +46,7 @@ pub fn central(
     ui: &mut egui::Ui,
     v: &PbpView,
     separator: &mut Option<usize>,
+    draft: Option<&mut PbpConfig>,
     commands: &mut Vec<UiCommand>,
 ) {
     let title = if v.stand_in {
@@ -40,7 +54,12 @@ pub fn central(
     } else {
         "model file"
     };
-    ui.label(RichText::new(format!("{title}: {}   ·   N = {}", v.model, v.samples)).strong());
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(format!("{title}: {}", v.model)).strong());
+        if let Some(c) = draft {
+            samples_slider(ui, v, c, commands);
+        }
+    });
     let width = ui.available_width();
     let height = 300.0f32.min(ui.available_height() * 0.5).max(180.0);
     let hovered_now = ui
@@ -54,6 +73,37 @@ pub fn central(
     }
     ui.separator();
     query_chart(ui, v);
+}
+
+/// N, relearning PBP live on the worker while it moves (one pass of Steps 3–6 per change); on
+/// release the draft's N rebuilds the run so EM and online EM follow.
+fn samples_slider(
+    ui: &mut egui::Ui,
+    v: &PbpView,
+    c: &mut PbpConfig,
+    commands: &mut Vec<UiCommand>,
+) {
+    let before = c.samples;
+    ui.add(
+        egui::Slider::new(&mut c.samples, 100..=200_000)
+            .logarithmic(true)
+            .text("N (live)"),
+    );
+    if ui.small_button("÷2").clicked() {
+        c.samples = (c.samples / 2).max(100);
+    }
+    if ui.small_button("×2").clicked() {
+        c.samples = (c.samples * 2).min(200_000);
+    }
+    if c.samples != before && c.samples != v.samples {
+        commands.push(UiCommand::Control(ScenarioControl::Pbp(
+            PbpControl::Relearn {
+                samples: c.samples,
+                rank: c.rank,
+            },
+        )));
+    }
+    ui.label(format!("learned at N = {}", v.samples));
 }
 
 /// Node positions of the DAG: layers by longest path from a root.
