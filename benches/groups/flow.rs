@@ -51,7 +51,8 @@ pub fn benches(c: &mut Criterion) {
 }
 
 /// One iteration of each engine at every level of the default pyramid on a 584 x 388 built-in
-/// pair (RubberWhale's size; 4 levels from 584 x 388 to 73 x 49), zero base flow. Target: all
+/// pair (RubberWhale's size; 4 levels from 584 x 388 to 73 x 49), zero base flow, each level
+/// with its own window (81 labels at the coarsest, 25 at the finer ones). Target: all
 /// levels x 40 iterations within 5 s per engine, i.e. the sum over levels of (iteration +
 /// read-out) times 40 below 5 s.
 fn per_level(c: &mut Criterion) {
@@ -62,31 +63,33 @@ fn per_level(c: &mut Criterion) {
     group.sample_size(10);
     for level in 0..levels {
         let (w, h) = (f1.width, f1.height);
-        let evidence =
-            FlowEvidence::new(&f1, &f2, config.labels().unwrap(), config.sigma_data, None).unwrap();
+        let labels = config.labels_at(level, levels).unwrap();
+        let evidence = FlowEvidence::new(&f1, &f2, labels, config.sigma_data, None).unwrap();
         let mrf = Arc::new(FlowMrf::new(evidence, config.sigma_smooth).unwrap());
+        let n = labels.len();
         {
             let problem = Arc::new(flow_problem(&mrf, 3, &CancelFlag::default()).unwrap());
             let start = uniform_start(&problem);
             let mut engine = Sosmp::with_start(problem, config.sosmp_params(), &start).unwrap();
             engine.set_max_step(1.0).unwrap();
             engine.step().unwrap();
-            group.bench_function(format!("L{level}_{w}x{h}_sosmp_step"), |b| {
+            group.bench_function(format!("L{level}_{w}x{h}_{n}labels_sosmp_step"), |b| {
                 b.iter(|| engine.step().unwrap())
             });
-            group.bench_function(format!("L{level}_{w}x{h}_sosmp_readout"), |b| {
+            group.bench_function(format!("L{level}_{w}x{h}_{n}labels_sosmp_readout"), |b| {
                 b.iter(|| engine.estimates(EstimateKind::Mean))
             });
         }
         {
             let mut bp = FlowBp::new(mrf.clone(), config.damping).unwrap();
             bp.step().unwrap();
-            group.bench_function(format!("L{level}_{w}x{h}_discrete_step"), |b| {
+            group.bench_function(format!("L{level}_{w}x{h}_{n}labels_discrete_step"), |b| {
                 b.iter(|| bp.step().unwrap())
             });
-            group.bench_function(format!("L{level}_{w}x{h}_discrete_readout"), |b| {
-                b.iter(|| bp.estimates(EstimateKind::Mean))
-            });
+            group.bench_function(
+                format!("L{level}_{w}x{h}_{n}labels_discrete_readout"),
+                |b| b.iter(|| bp.estimates(EstimateKind::Mean)),
+            );
         }
         f1 = downsample2(&f1);
         f2 = downsample2(&f2);

@@ -11,22 +11,21 @@
 //!   points, needs one message buffer instead of two, and passes information twice as far;
 //! * the node potential `φ_t(x) = w(x) ψ_t(x)` (`w` the tensor trapezoid weight of label `x`, so
 //!   the messages are the grid-BP discretisation of the continuous model SOSMP approximates and
-//!   beliefs are label probabilities) is tabulated once per level, scaled to a largest value of 1
-//!   per pixel;
+//!   beliefs are label probabilities), scaled to a largest value of 1 per pixel, is computed
+//!   from the frames when a pixel is updated (O(L) exponentials), not stored;
 //! * the edge sum `m(x_s) = Σ_{x_t} g(x_t - x_s + δ) p(x_t)` with the Gaussian
 //!   `g(z) = exp(-‖z‖² / (2σ_uv²))` is a separable filter over the `n x n` label lattice: a pass
 //!   along x, then one along y, each a sequence of row `axpy`s (vectorised), O(L · 2n) per
 //!   message for `L = n²` labels instead of O(L²). With an outlier weight `ρ` the smoothness is
 //!   `(1 - ρ) g + ρ` (a robust, truncated-quadratic-like prior): the filter adds `ρ Σ p`;
-//! * messages and `φ` are `f64` like all engine code (an `f64` store halved the memory, 522 MB
-//!   against about 815 MB on RubberWhale, but the project keeps the engine in `f64`). Stored
-//!   values are kept at or above 1.2e-38, so no label's probability is ever exactly zero.
+//! * messages are `f64` like all engine code. Stored values are kept at or above 1.2e-38, so no
+//!   label's probability is ever exactly zero.
 //!
 //! Residual: the mean L1 change of a message over an iteration (the largest is in
 //! [`FlowBp::max_change`]); L1 distances between distributions are at most 2.
 //!
-//! Cost per iteration O(pixels · 4 · L · 2n); memory `|E→| L + pixels · L` `f64`s (RubberWhale,
-//! 584 x 388, 9 x 9 labels: 586 MB + 147 MB).
+//! Cost per iteration O(pixels · 4 · L · 2n); memory `|E→| L` `f64`s (RubberWhale, 584 x 388:
+//! 587 MB with 9 x 9 labels, 355 MB with 7 x 7, 181 MB with 5 x 5).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,8 +48,8 @@ const FLOOR: f64 = 1.2e-38;
 pub struct FlowBp {
     mrf: Arc<FlowMrf>,
     layout: SlotLayout,
-    /// `φ_t = w ψ_t / max`, pixel-major.
-    phi: Vec<f64>,
+    /// The trapezoid weight `w` of every label.
+    weights: Vec<f64>,
     /// `kernels[(s + half) n² + a n + b] = g((b - a + s) h)`: the 1-D filter matrix of axis
     /// shift `s` (row = receiver label, column = sender label).
     kernels: Vec<f64>,
@@ -132,27 +131,10 @@ impl FlowBp {
                 }
             }
         }
-        // φ once per level (rayon over pixels).
-        let mut phi = vec![0.0f64; nodes * l];
-        phi.par_chunks_mut(l).enumerate().for_each_init(
-            || vec![0.0; l],
-            |buf, (t, row)| {
-                mrf.evidence.fill(t, buf);
-                let mut max: f64 = 0.0;
-                for (b, w) in buf.iter_mut().zip(&weights) {
-                    *b *= w;
-                    max = max.max(*b);
-                }
-                let inv = if max > 0.0 { 1.0 / max } else { 1.0 };
-                for (r, b) in row.iter_mut().zip(buf.iter()) {
-                    *r = (b * inv).max(FLOOR);
-                }
-            },
-        );
         let layout = SlotLayout::new(&mrf.graph);
         Ok(FlowBp {
             layout,
-            phi,
+            weights,
             kernels,
             kernels_t,
             outlier,
@@ -164,9 +146,27 @@ impl FlowBp {
         })
     }
 
-    /// Bytes of storage for `nodes` pixels, `messages` directed messages and `labels` labels.
-    pub fn storage_bytes(nodes: usize, messages: usize, labels: usize) -> usize {
-        (messages + nodes) * labels * std::mem::size_of::<f64>()
+    /// Bytes of storage for `nodes` pixels, `messages` directed messages and `labels` labels
+    /// (the messages; `φ` is computed when a pixel is updated, not stored).
+    pub fn storage_bytes(_nodes: usize, messages: usize, labels: usize) -> usize {
+        messages * labels * std::mem::size_of::<f64>()
+    }
+
+    /// `φ_t = w ψ_t / max` into `out` (floored at [`FLOOR`]). O(labels): recomputed at each
+    /// update instead of stored, which saves `pixels · L` values (a fifth of the memory) for
+    /// about one exponential per label and pixel per iteration.
+    #[inline(always)]
+    fn phi_into(&self, t: NodeId, out: &mut [f64]) {
+        self.mrf.evidence.fill(t, out);
+        let mut max: f64 = 0.0;
+        for (b, w) in out.iter_mut().zip(&self.weights) {
+            *b *= w;
+            max = max.max(*b);
+        }
+        let inv = if max > 0.0 { 1.0 / max } else { 1.0 };
+        for b in out.iter_mut() {
+            *b = (*b * inv).max(FLOOR);
+        }
     }
 
     pub fn mrf(&self) -> &Arc<FlowMrf> {
@@ -187,10 +187,7 @@ impl FlowBp {
 
     /// Label probabilities of pixel `t` (`w ψ_t Π m`, sum 1) into `out`.
     pub fn belief_into(&self, t: NodeId, out: &mut [f64]) {
-        let l = self.mrf.labels.len();
-        for (o, &p) in out.iter_mut().zip(&self.phi[t * l..(t + 1) * l]) {
-            *o = p;
-        }
+        self.phi_into(t, out);
         for nb in self.mrf.graph.neighbors(t) {
             for (o, &m) in out.iter_mut().zip(self.message(nb.incoming)) {
                 *o *= m;
@@ -255,9 +252,7 @@ impl FlowBp {
         let l = self.mrf.labels.len();
         let nbrs = self.mrf.graph.neighbors(t);
         let d = nbrs.len();
-        for (p, &v) in sc.phi.iter_mut().zip(&self.phi[t * l..(t + 1) * l]) {
-            *p = v;
-        }
+        self.phi_into(t, &mut sc.phi);
         for (i, nb) in nbrs.iter().enumerate() {
             let s = nb.node;
             let local = self.layout.slot_of[nb.incoming] - self.layout.node_start[s];

@@ -7,7 +7,10 @@
 //!   (positions outside the frame are clamped to its border);
 //! * edge: `ψ_uv(x_u, x_v) = exp(-‖(c_u + x_u) - (c_v + x_v)‖² / (2 σ_uv²))`, the Gaussian
 //!   smoothness prior on the total flow; optionally (beyond the paper) the robust
-//!   `(1 - ρ) exp(..) + ρ`.
+//!   `(1 - ρ) exp(..) + ρ`;
+//! * optionally (beyond the paper, Brox et al. 2004 eq. 3) gradient constancy in the node
+//!   potential: `(I1 - I2)² + λ ‖∇I1 - ∇I2‖²` in place of `(I1 - I2)²`, which a brightness
+//!   offset between the frames leaves unchanged ([`FlowEvidence::with_gradient`]).
 //!
 //! The displacements are discretised on a lattice of `sub` nodes per pixel ([`FlowLabels`]): the
 //! quadrature grid of SOSMP and the label set of discrete BP are the same nodes. Base flows are
@@ -135,6 +138,11 @@ pub struct FlowEvidence {
     base: Vec<[i32; 2]>,
     sigma: f64,
     inv_two_var: f64,
+    /// Gradient constancy (beyond the paper): weight `λ` (0: off), `∇I1` per pixel and `∇I2`
+    /// on the lattice, `[gx, gy]` (central differences in gray levels per pixel).
+    gradient_weight: f64,
+    grad1: Vec<[f64; 2]>,
+    fine_grad: Vec<[f64; 2]>,
 }
 
 impl FlowEvidence {
@@ -201,7 +209,52 @@ impl FlowEvidence {
             base,
             sigma,
             inv_two_var: 1.0 / (2.0 * sigma * sigma),
+            gradient_weight: 0.0,
+            grad1: Vec::new(),
+            fine_grad: Vec::new(),
         })
+    }
+
+    /// Adds gradient constancy (Brox et al. 2004, eq. 3; beyond the paper): the squared
+    /// difference becomes `(I1(p) - I2(q))² + λ ‖∇I1(p) - ∇I2(q)‖²` at `q = p + c + x`, which an
+    /// additive brightness change between the frames leaves unchanged. `i1`, `i2` are the
+    /// frames given to [`Self::new`]; `λ = 0` keeps the paper's term. O(pixels · sub²).
+    pub fn with_gradient(mut self, i1: &GrayImage, i2: &GrayImage, weight: f64) -> Result<Self> {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(Error::param(
+                "gradient weight",
+                format!("must be finite and at least 0, got {weight}"),
+            ));
+        }
+        if (i1.width, i1.height) != (self.width, self.height)
+            || (i2.width, i2.height) != (self.width, self.height)
+        {
+            return Err(Error::param("frames", "gradient frames differ in size"));
+        }
+        self.gradient_weight = weight;
+        if weight == 0.0 {
+            self.grad1 = Vec::new();
+            self.fine_grad = Vec::new();
+            return Ok(self);
+        }
+        let (gx1, gy1) = central_gradient(i1);
+        self.grad1 = gx1
+            .pixels
+            .iter()
+            .zip(&gy1.pixels)
+            .map(|(&a, &b)| [a, b])
+            .collect();
+        let (gx2, gy2) = central_gradient(i2);
+        let sub = self.labels.sub();
+        let (fx, _, _) = upsample_lattice(&gx2, sub);
+        let (fy, _, _) = upsample_lattice(&gy2, sub);
+        self.fine_grad = fx.into_iter().zip(fy).map(|(a, b)| [a, b]).collect();
+        Ok(self)
+    }
+
+    /// The weight `λ` of gradient constancy (0: brightness constancy alone).
+    pub fn gradient_weight(&self) -> f64 {
+        self.gradient_weight
     }
 
     pub fn size(&self) -> (usize, usize) {
@@ -259,6 +312,19 @@ impl FlowEvidence {
                     let xx = (x0 + ix as i64).clamp(0, fw - 1) as usize;
                     let e = i1 - row[xx];
                     *o = e * e;
+                }
+            }
+        }
+        if self.gradient_weight > 0.0 {
+            let lambda = self.gradient_weight;
+            let g1 = self.grad1[u];
+            for (iy, dst) in out.chunks_exact_mut(n).enumerate() {
+                let yy = (y0 + iy as i64).clamp(0, fh - 1) as usize;
+                let row = &self.fine_grad[yy * self.fine_w..(yy + 1) * self.fine_w];
+                for (ix, o) in dst.iter_mut().enumerate() {
+                    let g2 = row[(x0 + ix as i64).clamp(0, fw - 1) as usize];
+                    let (ex, ey) = (g1[0] - g2[0], g1[1] - g2[1]);
+                    *o += lambda * (ex * ex + ey * ey);
                 }
             }
         }
@@ -449,6 +515,31 @@ pub fn upsample_lattice(img: &GrayImage, sub: usize) -> (Vec<f64>, usize, usize)
         }
     }
     (out, fw, fh)
+}
+
+/// Central differences `(I(x+1) - I(x-1)) / 2` along x and y (one-sided at the border, zero on
+/// a side of one pixel). O(pixels).
+pub fn central_gradient(img: &GrayImage) -> (GrayImage, GrayImage) {
+    let (w, h) = (img.width, img.height);
+    let at = |x: usize, y: usize| img.pixels[y * w + x];
+    let mut gx = Vec::with_capacity(w * h);
+    let mut gy = Vec::with_capacity(w * h);
+    for y in 0..h {
+        for x in 0..w {
+            let (xl, xr) = (x.saturating_sub(1), (x + 1).min(w - 1));
+            let (yu, yd) = (y.saturating_sub(1), (y + 1).min(h - 1));
+            let dx = if xr > xl { (xr - xl) as f64 } else { 1.0 };
+            let dy = if yd > yu { (yd - yu) as f64 } else { 1.0 };
+            gx.push((at(xr, y) - at(xl, y)) / dx);
+            gy.push((at(x, yd) - at(x, yu)) / dy);
+        }
+    }
+    let image = |pixels| GrayImage {
+        width: w,
+        height: h,
+        pixels,
+    };
+    (image(gx), image(gy))
 }
 
 /// A flow field of a `cw x ch` level brought to the `fw x fh` level below it (twice the size,

@@ -286,11 +286,127 @@ fn results_echo_levels_reach_and_fallbacks_per_level() {
     let model = &extra["model"];
     assert_eq!(model["levels"], 2);
     assert_eq!(model["levels_chosen_from_image_size"], true);
-    assert_eq!(model["reach_px"], 6.0);
+    // d = 2 at the coarsest level (2 full-resolution px each), d_r = 1.5 at the finest.
+    assert_eq!(model["reach_px"], 5.5);
+    assert_eq!(model["labels"]["count"], 81);
+    assert_eq!(model["refine_labels"]["count"], 49);
     let levels = extra["runs"][0]["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2);
+    assert_eq!(levels[0]["labels"], 81);
+    assert_eq!(levels[1]["labels"], 49);
     for l in levels {
         assert!(l["message_updates"].as_u64().unwrap() > 0);
         assert!(l["fallback_fraction"].as_f64().unwrap() < 1e-3);
     }
+}
+
+#[test]
+fn the_finest_level_has_its_own_window_and_the_reach_adds_every_level() {
+    let c = FlowConfig::default();
+    assert_eq!((c.max_displacement, c.refine_displacement), (2.0, 1.5));
+    // 4 levels: 2 px at scales 8, 4, 2, then 1.5 px at full resolution.
+    assert_eq!(c.reach(4), 2.0 * (8.0 + 4.0 + 2.0) + 1.5);
+    assert_eq!(c.reach(1), 2.0);
+    for level in 1..4 {
+        assert_eq!(c.labels_at(level, 4).unwrap().len(), 81);
+    }
+    assert_eq!(c.labels_at(0, 4).unwrap().len(), 49);
+    assert_eq!(c.labels_at(0, 1).unwrap().len(), 81);
+    // d_r = 0: the same window at every level, reach d (2^L - 1).
+    let same = FlowConfig {
+        refine_displacement: 0.0,
+        ..FlowConfig::default()
+    };
+    assert_eq!(same.reach(4), 30.0);
+    assert_eq!(same.labels_at(0, 4).unwrap().len(), 81);
+    // The paper preset has one level and one window.
+    let paper = c.with_preset("paper").unwrap();
+    assert_eq!((paper.levels, paper.refine_displacement), (1, 0.0));
+    use beliefscope::scenarios::ScenarioParams;
+    let off_lattice = FlowConfig {
+        refine_displacement: 0.7,
+        ..FlowConfig::default()
+    };
+    let e = off_lattice.check().unwrap_err().to_string();
+    assert!(e.contains("multiple of the label step"), "{e}");
+}
+
+/// `(I1(p) - I2(q))² + λ ‖∇I1(p) - ∇I2(q)‖²` by hand on whole-pixel labels (no interpolation),
+/// with central differences inside the frame.
+#[test]
+fn gradient_constancy_adds_the_squared_gradient_difference_and_ignores_a_brightness_offset() {
+    let (w, h) = (9, 8);
+    let f =
+        |x: f64, y: f64| 90.0 + 50.0 * (0.8 * x + 0.3 * y).sin() + 20.0 * (0.6 * y - 0.2 * x).cos();
+    let frame = |dx: f64, offset: f64| GrayImage {
+        width: w,
+        height: h,
+        pixels: (0..w * h)
+            .map(|i| f((i % w) as f64 - dx, (i / w) as f64) + offset)
+            .collect(),
+    };
+    let (a, b) = (frame(0.0, 0.0), frame(1.0, 0.0));
+    let labels = FlowLabels::new(1.0, 1).unwrap();
+    let sigma = 10.0;
+    let lambda = 2.5;
+    let plain = FlowEvidence::new(&a, &b, labels, sigma, None).unwrap();
+    let grad = FlowEvidence::new(&a, &b, labels, sigma, None)
+        .unwrap()
+        .with_gradient(&a, &b, lambda)
+        .unwrap();
+    assert_eq!(grad.gradient_weight(), lambda);
+    let at = |img: &GrayImage, x: usize, y: usize| img.pixels[y * w + x];
+    let gx = |img: &GrayImage, x: usize, y: usize| (at(img, x + 1, y) - at(img, x - 1, y)) / 2.0;
+    let gy = |img: &GrayImage, x: usize, y: usize| (at(img, x, y + 1) - at(img, x, y - 1)) / 2.0;
+    let (px, py) = (4usize, 4usize);
+    let u = py * w + px;
+    let energy = |with_gradient: bool| -> Vec<f64> {
+        labels
+            .values()
+            .iter()
+            .map(|v| {
+                let (qx, qy) = ((px as f64 + v[0]) as usize, (py as f64 + v[1]) as usize);
+                let e = at(&a, px, py) - at(&b, qx, qy);
+                let mut s = e * e;
+                if with_gradient {
+                    let ex = gx(&a, px, py) - gx(&b, qx, qy);
+                    let ey = gy(&a, px, py) - gy(&b, qx, qy);
+                    s += lambda * (ex * ex + ey * ey);
+                }
+                s
+            })
+            .collect()
+    };
+    for (evidence, with_gradient) in [(&plain, false), (&grad, true)] {
+        let e = energy(with_gradient);
+        let min = e.iter().cloned().fold(f64::INFINITY, f64::min);
+        let mut got = vec![0.0; labels.len()];
+        evidence.fill(u, &mut got);
+        for (g, e) in got.iter().zip(&e) {
+            let want = (-(e - min) / (2.0 * sigma * sigma)).exp();
+            assert!((g - want).abs() < 1e-12 * want.max(1e-300), "{g} vs {want}");
+        }
+    }
+    // Gradient constancy alone (huge λ relative to the brightness term) finds the shift under a
+    // brightness offset of 40 gray levels; the brightness term alone is pulled off it.
+    let lit = frame(1.0, 40.0);
+    let best = |ev: &FlowEvidence| {
+        let mut row = vec![0.0; labels.len()];
+        ev.fill(u, &mut row);
+        let i = (0..row.len())
+            .max_by(|&i, &j| row[i].total_cmp(&row[j]))
+            .unwrap();
+        labels.value(i)
+    };
+    let robust = FlowEvidence::new(&a, &lit, labels, sigma, None)
+        .unwrap()
+        .with_gradient(&a, &lit, 1e4)
+        .unwrap();
+    assert_eq!(best(&robust), [1.0, 0.0]);
+    assert!(
+        FlowEvidence::new(&a, &b, labels, sigma, None)
+            .unwrap()
+            .with_gradient(&a, &b, -1.0)
+            .is_err()
+    );
 }

@@ -43,9 +43,14 @@ pub struct FlowArgs {
     /// Iterations per pyramid level [default: 40].
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Half-width d of the displacement window [-d, d]^2, pixels [default: 2].
+    /// Half-width d of the displacement window [-d, d]^2 at the coarsest level (the only
+    /// level with --levels 1), pixels of that level [default: 2].
     #[arg(long)]
     pub max_displacement: Option<f64>,
+    /// Half-width d_r of the window at the finest level of a pyramid (3/4 of the pixels: it
+    /// sets time and memory), around the upsampled coarse flow; 0 = d [default: 1.5].
+    #[arg(long)]
+    pub refine_displacement: Option<f64>,
     /// Label lattice nodes per pixel (step 1/N px) [default: 2].
     #[arg(long)]
     pub subpixel: Option<usize>,
@@ -61,6 +66,10 @@ pub struct FlowArgs {
     /// [default: 0].
     #[arg(long)]
     pub smooth_outlier: Option<f64>,
+    /// Weight lambda of gradient constancy in the data term (dI)^2 + lambda |d grad I|^2
+    /// (robust to brightness change); 0 for the paper's brightness constancy [default: 0].
+    #[arg(long)]
+    pub gradient_weight: Option<f64>,
     /// 3 x 3 median of each level's flow before it centres the next level's windows
     /// [default: true].
     #[arg(long)]
@@ -116,11 +125,13 @@ impl RunFlags for FlowArgs {
             damping: self.damping.unwrap_or(d.damping),
             iters: self.iters.unwrap_or(d.iters),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
+            refine_displacement: self.refine_displacement.unwrap_or(d.refine_displacement),
             subpixel: self.subpixel.unwrap_or(d.subpixel),
             levels: self.levels.unwrap_or(d.levels),
             sigma_data: self.sigma_data.unwrap_or(d.sigma_data),
             sigma_smooth: self.sigma_smooth.unwrap_or(d.sigma_smooth),
             smooth_outlier: self.smooth_outlier.unwrap_or(d.smooth_outlier),
+            gradient_weight: self.gradient_weight.unwrap_or(d.gradient_weight),
             median_handoff: self.median_handoff.unwrap_or(d.median_handoff),
             presmooth: self.presmooth.unwrap_or(d.presmooth),
             estimate: self.estimate.unwrap_or(d.estimate),

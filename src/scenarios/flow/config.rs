@@ -39,7 +39,10 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
         .unit("px")
-        .help("Displacements x in [−d, d]² around the base flow, at each level."),
+        .help("Displacements x in [−d, d]² around the base flow at the coarsest level (the only level with one level)."),
+    Param::real("refine_displacement", "Finest window d_r", 0.0, 64.0)
+        .unit("px")
+        .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest level of a pyramid, which holds 3/4 of the pixels and sets time and memory (the coarser levels give the reach; 0 = d). Reach d · (2^L − 2) + d_r."),
     Param::real("sigma_data", "σ data", 1e-6, 1e6)
         .log()
         .unit("gray levels")
@@ -50,6 +53,9 @@ pub const PARAMS: &[Param] = &[
         .help("σ_uv of the Gaussian smoothness prior on neighbouring flows."),
     Param::real("smooth_outlier", "Smoothness outlier ρ", 0.0, 0.5).help(
         "Robust smoothness (1 − ρ) exp(−‖Δflow‖² / 2σ_uv²) + ρ (beyond the paper): a constant floor lets motion boundaries through; 0 is the paper's Gaussian.",
+    ),
+    Param::real("gradient_weight", "Gradient constancy λ", 0.0, 100.0).help(
+        "Data term (I1 − I2)² + λ ‖∇I1 − ∇I2‖² (beyond the paper): the gradient term is unchanged by a brightness change between the frames; 0 is the paper's brightness constancy.",
     ),
     Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
         .unit("px")
@@ -124,8 +130,15 @@ pub struct FlowConfig {
     pub damping: f64,
     /// Iterations at each pyramid level.
     pub iters: usize,
-    /// Half-width d of the displacement window `[-d, d]²`, in pixels (at each level).
+    /// Half-width d of the displacement window `[-d, d]²` at the coarsest level, in pixels of
+    /// that level (the only level without a pyramid).
     pub max_displacement: f64,
+    /// Half-width `d_r` of the window at the finest level of a pyramid, around the upsampled
+    /// flow of the level above (0: `d`). The coarser levels give the reach, so the finest level
+    /// only corrects its hand-off, and it holds 3/4 of the pixels: its labels set time and
+    /// memory. (A window this small at every finer level was measured worse: a level cannot
+    /// undo a coarse error larger than its window.)
+    pub refine_displacement: f64,
     /// Label lattice nodes per pixel (the step is `1 / subpixel` px).
     pub subpixel: usize,
     /// Pyramid levels (1 = the paper's single level; 0 = from the image size, see
@@ -137,6 +150,9 @@ pub struct FlowConfig {
     pub sigma_smooth: f64,
     /// Outlier weight `ρ` of the robust smoothness `(1 - ρ) g + ρ` (0: the paper's Gaussian).
     pub smooth_outlier: f64,
+    /// Weight `λ` of gradient constancy in the data term `(ΔI)² + λ ‖Δ∇I‖²` (0: the paper's
+    /// brightness constancy).
+    pub gradient_weight: f64,
     /// Median-filter (3 x 3) each level's flow before it centres the next level's windows.
     pub median_handoff: bool,
     /// Standard deviation of the Gaussian pre-smoothing of both frames (pixels; 0 = none).
@@ -165,11 +181,13 @@ impl Default for FlowConfig {
             damping: 0.0,
             iters: 40,
             max_displacement: 2.0,
+            refine_displacement: 1.5,
             subpixel: 2,
             levels: 0,
             sigma_data: 2.0,
             sigma_smooth: 0.5,
             smooth_outlier: 0.0,
+            gradient_weight: 0.0,
             median_handoff: true,
             presmooth: 0.0,
             estimate: EstimateKind::Mean,
@@ -222,8 +240,32 @@ impl FlowConfig {
         Ok(m)
     }
 
+    /// The label lattice of the coarsest level (the only one without a pyramid).
     pub fn labels(&self) -> Result<FlowLabels> {
         FlowLabels::new(self.max_displacement, self.subpixel)
+    }
+
+    /// The window half-width at `level` of `levels` (0 = finest): `d_r` at the finest level of
+    /// a pyramid (`d` when `d_r = 0`), `d` at every other level and without a pyramid.
+    pub fn displacement_at(&self, level: usize, levels: usize) -> f64 {
+        if level > 0 || levels <= 1 || self.refine_displacement == 0.0 {
+            self.max_displacement
+        } else {
+            self.refine_displacement
+        }
+    }
+
+    /// The label lattice at `level` of `levels` (0 = finest).
+    pub fn labels_at(&self, level: usize, levels: usize) -> Result<FlowLabels> {
+        FlowLabels::new(self.displacement_at(level, levels), self.subpixel)
+    }
+
+    /// The largest motion `levels` levels can follow, in full-resolution pixels: each level's
+    /// window in its own pixels, `d (2^L - 2) + d_r` with a pyramid.
+    pub fn reach(&self, levels: usize) -> f64 {
+        (0..levels.max(1))
+            .map(|l| self.displacement_at(l, levels.max(1)) * (1usize << l) as f64)
+            .sum()
     }
 
     /// SOSMP's run parameters (one sample path).
@@ -284,8 +326,10 @@ impl FlowConfig {
             "default" => {}
             "paper" => {
                 c.levels = 1;
+                c.refine_displacement = 0.0;
                 c.step_gamma = 1.0;
                 c.smooth_outlier = 0.0;
+                c.gradient_weight = 0.0;
             }
             "best" => {
                 c.smooth_outlier = BEST_SMOOTH_OUTLIER;
@@ -335,6 +379,9 @@ impl ScenarioParams for FlowConfig {
         self.sosmp_params().check()?;
 
         FlowLabels::new(self.max_displacement, self.subpixel)?;
+        if self.refine_displacement > 0.0 {
+            FlowLabels::new(self.refine_displacement, self.subpixel)?;
+        }
 
         check_positive("sigma data", self.sigma_data)?;
         check_positive("sigma smooth", self.sigma_smooth)?;

@@ -15,11 +15,21 @@ pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
         Some(path) => crate::io::image_size(path).unwrap_or((config.width, config.height)),
         None => (config.width, config.height),
     };
-    let labels =
-        FlowLabels::new(config.max_displacement, config.subpixel).map_or(1.0, |l| l.len() as f64);
+    // One level is alive at a time: the largest labels x pixels over the levels.
+    let levels = config.levels_for(w, h);
+    let (mut lw, mut lh, mut level_size) = (w, h, 0.0f64);
+    for level in 0..levels {
+        let labels = FlowLabels::new(config.displacement_at(level, levels), config.subpixel)
+            .map_or(1.0, |l| l.len() as f64);
+        level_size = level_size.max(labels * (lw * lh) as f64);
+        (lw, lh) = (lw.div_ceil(2), lh.div_ceil(2));
+    }
     let pixels = (w * h) as f64;
-    let mut need = MemoryNeed::new(format!("flow {w} x {h} with {labels} displacement labels"))
-        .doubles("frames and pyramid", 16.0 * pixels);
+    let labels = level_size / pixels;
+    let mut need = MemoryNeed::new(format!(
+        "flow {w} x {h} with {labels:.0} displacement labels (largest level)"
+    ))
+    .doubles("frames and pyramid", 16.0 * pixels);
     for algorithm in config.algorithms() {
         need = match algorithm {
             FlowAlgorithm::Discrete => need.doubles(

@@ -9,18 +9,22 @@
 //! lattice labels with separable Gaussian messages. Compare mode runs both, in lock step.
 //!
 //! **Pyramid (beyond the paper).** With `levels > 1` the frames are halved `levels - 1` times
-//! (2 x 2 means); the coarsest level is solved first, and each finer level searches `[-d, d]²`
-//! around the flow of the level above (upsampled, doubled, rounded to the lattice): its data term
-//! compares `I1(p)` with `I2` at `p + c_p + x`, i.e. frame 2 warped by the coarse flow, so each
-//! level adds `d` of its own pixels and the reach is `d (2^L - 1)` full-resolution pixels. By
-//! default (`levels = 0`) the depth comes from the image size: halve until the short side is at
-//! most 64 px ([`config::auto_levels`]; RubberWhale 584 x 388: 4 levels, coarsest 73 x 49,
-//! reach 30 px). `levels = 1` is the paper's single level (preset `paper`). `iters` iterations
+//! (2 x 2 means); the coarsest level is solved first over `[-d, d]²`, and each finer level
+//! searches a window around the 3 x 3 median of the flow of the level above (upsampled,
+//! doubled, rounded to the lattice): its data term compares `I1(p)` with `I2` at
+//! `p + c_p + x`, i.e. frame 2 warped by the coarse flow. The window is `[-d, d]²` at every
+//! level but the finest, which holds 3/4 of the pixels and so sets time and memory: it searches
+//! `[-d_r, d_r]²` (default 1.5 px: 49 labels instead of 81). The reach is `d (2^L - 2) + d_r`
+//! full-resolution pixels. Measured on RubberWhale: `d_r = 1` at every finer level doubled the
+//! EPE (0.51 against 0.245; a level cannot undo a coarse error larger than its window), 1.5 at
+//! every finer level gave 0.31. By default (`levels = 0`) the depth comes from the image size:
+//! halve until the short side is at most 64 px ([`config::auto_levels`]; RubberWhale 584 x 388:
+//! 4 levels, coarsest 73 x 49, reach 29.5 px). `levels = 1` is the paper's single level (preset `paper`). `iters` iterations
 //! run at every level; the iteration count in the history runs on across levels, and every
 //! record's EPE and AAE are those of the current estimate brought to full resolution.
 //!
 //! **Defaults** (chosen on the built-in pair, Dimetrodon and RubberWhale together): `d = 2` px at
-//! 1/2 px (81 labels), the pyramid depth from the image size, `σ_u = 2` gray levels, `σ_uv = 0.5`
+//! 1/2 px (81 labels; 49 at the finest level of a pyramid, `d_r = 1.5`), the pyramid depth from the image size, `σ_u = 2` gray levels, `σ_uv = 0.5`
 //! px (Gaussian; preset `best` adds the robust floor `ρ`), no pre-smoothing, r = 9, k = 3, step
 //! `min(1, 1 / (0.3 (t + 1)))`, 40 iterations per level, the belief mean as flow. SOSMP starts
 //! every message at the uniform density (the engine's `a_0 = 1/r` is a bump off the centre of
@@ -211,6 +215,8 @@ pub struct LevelInfo {
     pub iterations: usize,
     /// γ tables (SOSMP) or distinct edge shifts.
     pub shift_classes: usize,
+    /// Displacement labels of the level's window.
+    pub labels: usize,
     /// Message updates run at this level.
     pub message_updates: u64,
     /// SOSMP: updates whose sampling density was zero on the whole box (fell back to β).
@@ -518,7 +524,12 @@ fn build_level(
 ) -> Result<(Arc<FlowMrf>, FlowEngine, LevelInfo)> {
     let start = Instant::now();
     let (f1, f2) = &pyramid.levels[level];
-    let evidence = FlowEvidence::new(f1, f2, config.labels()?, config.sigma_data, base)?;
+    let labels = config.labels_at(level, pyramid.levels.len())?;
+    let evidence = FlowEvidence::new(f1, f2, labels, config.sigma_data, base)?.with_gradient(
+        f1,
+        f2,
+        config.gradient_weight,
+    )?;
     let mrf = Arc::new(
         FlowMrf::new(evidence, config.sigma_smooth)?.with_smooth_outlier(config.smooth_outlier)?,
     );
@@ -542,6 +553,7 @@ fn build_level(
         run_seconds: 0.0,
         iterations: 0,
         shift_classes,
+        labels: mrf.labels.len(),
         message_updates: 0,
         fallbacks: 0,
     };
@@ -692,10 +704,10 @@ impl FlowScenario {
         self.zero_errors
     }
 
-    /// The largest motion the pyramid can follow: `d` at each level, in full-resolution pixels,
-    /// `d (2^L - 1)`.
+    /// The largest motion the pyramid can follow, in full-resolution pixels (see
+    /// [`FlowConfig::reach`]).
     pub fn reach(&self) -> f64 {
-        self.config.max_displacement * ((1usize << self.pyramid.levels.len()) - 1) as f64
+        self.config.reach(self.pyramid.levels.len())
     }
 
     fn max_speed(&self) -> f64 {

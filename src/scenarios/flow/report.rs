@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{FlowAlgorithm, FlowRun, FlowScenario};
 use crate::inference::EstimateKind;
+use crate::model::flow::FlowLabels;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowReport {
@@ -28,8 +29,13 @@ pub struct Model {
     pub sigma_data_gray_levels: f64,
     pub sigma_smooth_px: f64,
     pub smooth_outlier: f64,
+    pub gradient_weight: f64,
     pub presmooth_px: f64,
-    pub labels: Labels,
+    /// The window of the coarsest level (the only level without a pyramid).
+    pub labels: Option<Labels>,
+    /// The window of every finer level (with a pyramid).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refine_labels: Option<Labels>,
     /// Levels run (the config's `levels`, or the number chosen from the image size when 0).
     pub levels: usize,
     pub levels_chosen_from_image_size: bool,
@@ -80,6 +86,8 @@ pub struct LevelReport {
     pub run_seconds: f64,
     pub iterations: usize,
     pub edge_shift_classes: usize,
+    /// Displacement labels of this level's window.
+    pub labels: usize,
     pub message_updates: u64,
     /// SOSMP: updates whose sampling density was zero on the whole box (sampled from β).
     pub fallbacks: u64,
@@ -130,24 +138,31 @@ pub struct MetricDefinitions {
 impl FlowReport {
     pub fn of(s: &FlowScenario) -> FlowReport {
         let c = &s.config;
-        let labels = s.runs[0].mrf.labels;
+        let levels = s.pyramid.levels.len();
+        let describe = |l: FlowLabels| Labels {
+            window: [-l.max_displacement(), l.max_displacement()],
+            step_px: l.step(),
+            per_axis: l.per_axis(),
+            count: l.len(),
+        };
+        let coarsest = c.labels_at(levels - 1, levels).ok().map(describe);
+        let finer = (levels > 1)
+            .then(|| c.labels_at(0, levels).ok().map(describe))
+            .flatten();
         let (w, h) = s.data.size();
         FlowReport {
             source: s.data.source.clone(),
             image_size: [w, h],
             model: Model {
-                node_potential: "exp(-(I1(p) - I2(p + c_p + x))^2 / (2 sigma_data^2)), I2 bilinear, positions clamped to the frame",
+                node_potential: "exp(-((I1(p) - I2(q))^2 + gradient_weight |grad I1(p) - grad I2(q)|^2) / (2 sigma_data^2)), q = p + c_p + x, I2 and its gradient bilinear, positions clamped to the frame",
                 edge_potential: "(1 - smooth_outlier) exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) + smooth_outlier, on the total flow",
                 sigma_data_gray_levels: c.sigma_data,
                 sigma_smooth_px: c.sigma_smooth,
                 smooth_outlier: c.smooth_outlier,
+                gradient_weight: c.gradient_weight,
                 presmooth_px: c.presmooth,
-                labels: Labels {
-                    window: [-labels.max_displacement(), labels.max_displacement()],
-                    step_px: labels.step(),
-                    per_axis: labels.per_axis(),
-                    count: labels.len(),
-                },
+                labels: coarsest,
+                refine_labels: finer,
                 levels: s.pyramid.levels.len(),
                 levels_chosen_from_image_size: c.levels == 0,
                 reach_px: s.reach(),
@@ -190,6 +205,7 @@ impl RunReport {
                     run_seconds: l.run_seconds,
                     iterations: l.iterations,
                     edge_shift_classes: l.shift_classes,
+                    labels: l.labels,
                     message_updates: l.message_updates,
                     fallbacks: l.fallbacks,
                     fallback_fraction: l.fallback_fraction(),
@@ -222,7 +238,7 @@ impl RunReport {
                     fallbacks: r.total_fallbacks(),
                 },
                 FlowAlgorithm::Discrete => Settings::Discrete {
-                    messages: "separable Gaussian filter over the label lattice; checkerboard schedule (even pixels, then odd); f32 storage, f64 arithmetic; residual = mean L1 change per message",
+                    messages: "separable Gaussian filter over the label lattice; checkerboard schedule (even pixels, then odd); f64 messages; residual = mean L1 change per message",
                     damping: c.damping,
                 },
             },

@@ -193,18 +193,31 @@ pub fn ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
+            let step = 1.0 / c.subpixel as f64;
             let id = row_label(
                 ui,
                 "Window d",
-                "Displacements x in [−d, d]² around the base flow, pixels (at each level)",
+                "Displacements x in [−d, d]² around the base flow at the coarsest level (the only level without a pyramid), pixels of that level",
             );
-            let step = 1.0 / c.subpixel as f64;
             if ui
                 .add(egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step))
                 .labelled_by(id)
                 .changed()
             {
                 c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
+            }
+            ui.end_row();
+            let id = row_label(
+                ui,
+                "Finest window d_r",
+                "Window at the finest level of a pyramid, around the upsampled coarse flow (0 = d): it holds 3/4 of the pixels and sets time and memory; the coarser levels give the reach",
+            );
+            if ui
+                .add(egui::Slider::new(&mut c.refine_displacement, 0.0..=8.0).step_by(step))
+                .labelled_by(id)
+                .changed()
+            {
+                c.refine_displacement = (c.refine_displacement / step).round() * step;
             }
             ui.end_row();
             let id = row_label(ui, "Labels per px", "Lattice nodes per pixel (step 1/N px)");
@@ -215,6 +228,7 @@ pub fn ui(
             {
                 let step = 1.0 / c.subpixel as f64;
                 c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
+                c.refine_displacement = (c.refine_displacement / step).round() * step;
             }
             ui.end_row();
             for (key, lo, hi) in [
@@ -222,14 +236,16 @@ pub fn ui(
                 ("sigma_data", 1.0, 50.0),
                 ("sigma_smooth", 0.1, 5.0),
                 ("smooth_outlier", 0.0, 0.2),
+                ("gradient_weight", 0.0, 10.0),
                 ("presmooth", 0.0, 3.0),
             ] {
                 param_row(ui, c, PARAMS, key, lo, hi);
                 ui.end_row();
             }
         });
-    let labels = c.labels().map(|l| l.per_axis()).unwrap_or(0);
     let levels = c.levels_for(c.width, c.height);
+    let per_axis = |level: usize| c.labels_at(level, levels).map_or(0, |l| l.per_axis());
+    let (coarse, fine) = (per_axis(levels - 1), per_axis(0));
     let coarsest = |side: usize| (0..levels - 1).fold(side, |s, _| s.div_ceil(2));
     let chosen = if c.levels == 0 {
         format!(
@@ -241,11 +257,20 @@ pub fn ui(
         format!("{levels} levels")
     };
     ui.label(
-        RichText::new(format!(
-            "{labels} × {labels} = {} labels; {chosen}; reach about {:.1} px",
-            labels * labels,
-            c.max_displacement * ((1usize << levels) - 1) as f64
-        ))
+        RichText::new(if levels > 1 {
+            format!(
+                "{coarse} × {coarse} = {} labels per level, {fine} × {fine} = {} at the finest; {chosen}; reach about {:.1} px",
+                coarse * coarse,
+                fine * fine,
+                c.reach(levels)
+            )
+        } else {
+            format!(
+                "{coarse} × {coarse} = {} labels; {chosen}; reach about {:.1} px",
+                coarse * coarse,
+                c.reach(levels)
+            )
+        })
         .small()
         .weak(),
     );
