@@ -260,6 +260,11 @@ fn the_discrepancy_rule_stops_each_method_when_it_reaches_the_noise_level() {
             max_iters: 60,
             compare: Some("discrete".parse().unwrap()),
             discrepancy_stop: true,
+            // The rule's mechanics, on the settings whose iterates reach the noise level: the
+            // posterior mean of tree-reweighted discrete BP stays closer to the noisy image
+            // than sigma for 60 iterations, so the rule never fires on the default.
+            edge_appearance: 1.0,
+            estimate: beliefscope::inference::EstimateKind::Map,
             ..DenoiseConfig::default()
         },
         &CancelFlag::default(),
@@ -290,4 +295,61 @@ fn the_discrepancy_rule_stops_each_method_when_it_reaches_the_noise_level() {
             .all(|r| r.metrics["rms_to_noisy"] < 30.0)
     );
     assert_eq!(d.final_metrics()["rmse"], frozen);
+}
+
+/// Final and best RMSE and the residuals of one algorithm run to its iteration cap.
+fn final_best_residuals(config: DenoiseConfig) -> (f64, f64, Vec<f64>) {
+    let mut d = Denoise::new(config, &CancelFlag::default()).unwrap();
+    let mut rmse = Vec::new();
+    let mut residuals = Vec::new();
+    while !d.finished() {
+        let r = d.step().unwrap();
+        rmse.push(r.metrics["rmse"]);
+        residuals.push(r.residual);
+    }
+    let best = rmse.iter().copied().fold(f64::INFINITY, f64::min);
+    (*rmse.last().unwrap(), best, residuals)
+}
+
+/// Issue 15: with the default (tree-reweighted discrete BP, posterior mean) a real image
+/// trained on another real image converges: the residual falls and the final iterate is within
+/// 2% of the best. Ordinary loopy BP with the same pseudo-moment potentials and the MAP
+/// read-out (the old default) is lowest at iteration 5 and ends more than 10% above it
+/// (measured: 14.25 against 11.60 on house trained on cameraman). Needs ../shared/data.
+#[test]
+fn discrete_bp_converges_by_default_on_a_real_image_trained_on_another() {
+    let images = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/images");
+    let (test, train) = (images.join("house.png"), images.join("cameraman.png"));
+    if !test.exists() || !train.exists() {
+        eprintln!("skipped: {} not found", images.display());
+        return;
+    }
+    let config = DenoiseConfig {
+        image: Some(test),
+        train_image: Some(train),
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..DenoiseConfig::default()
+    };
+    let (last, best, residuals) = final_best_residuals(config.clone());
+    eprintln!("default: final {last:.3}, best {best:.3}, residuals {residuals:.3?}");
+    assert!(last <= 1.02 * best, "final {last} against best {best}");
+    let tail = residuals[residuals.len() - 1];
+    assert!(
+        tail < 0.5 * residuals[2],
+        "the residual must fall: {residuals:?}"
+    );
+    let (old_last, old_best, _) = final_best_residuals(DenoiseConfig {
+        edge_appearance: 1.0,
+        estimate: beliefscope::inference::EstimateKind::Map,
+        ..config
+    });
+    eprintln!("ordinary BP + MAP: final {old_last:.3}, best {old_best:.3}");
+    assert!(
+        old_last > 1.1 * old_best,
+        "the contrast case no longer drifts"
+    );
+    assert!(
+        last < old_last,
+        "{last} against the old default's {old_last}"
+    );
 }

@@ -15,6 +15,13 @@
 //! After every update a coefficient vector is normalised to unit norm, damped
 //! (`new = d old + (1 - d) update`) and normalised again; the residual is the largest
 //! `||c_new - c_old||` over messages. A message with no finite norm stops the run.
+//! Tree-reweighted updates (edge appearance probability ρ < 1, Wainwright, Jaakkola, Willsky
+//! 2003, eq. 11, carried over to kernel messages at the class points): the product a message
+//! sends is `evidence · Π_u m_ut^ρ / m_st` instead of `evidence · Π_{u≠s} m_ut`, and the belief
+//! is `P · evidence · Π_u m_ut^ρ`. Powers need positive values, so each message's values are
+//! floored at 1e-6 of its largest |value| first (a kernel message can dip below zero where it
+//! is small). ρ = 1 is the paper's kernel BP, unchanged.
+//!
 //! Cost per iteration: Σ over messages of the class cost in [`KbpModel`] plus O(M · dim).
 
 use std::sync::Arc;
@@ -73,6 +80,8 @@ pub struct KbpEngine {
     /// `Σ_j basis(u_j)` over the distinct training values: `orientation · c` is the sum of a
     /// message's values there, used to fix its sign.
     orientation: Vec<f64>,
+    /// Edge appearance probability ρ of tree-reweighted updates (1: kernel BP as published).
+    rho: f64,
     iteration: usize,
 }
 
@@ -195,6 +204,7 @@ impl KbpEngine {
             candidate_prior,
             candidate_evidence,
             orientation,
+            rho: 1.0,
             iteration: 0,
         };
         engine.initialise();
@@ -220,6 +230,23 @@ impl KbpEngine {
                 self.messages[s * dim..(s + 1) * dim].copy_from_slice(c.as_slice());
             }
         }
+    }
+
+    /// Tree-reweighted updates with edge appearance probability `rho` in (0, 1] (1: the
+    /// published kernel BP).
+    pub fn with_edge_appearance(mut self, rho: f64) -> Result<Self> {
+        if !(rho.is_finite() && rho > 0.0 && rho <= 1.0) {
+            return Err(Error::param(
+                "edge appearance",
+                format!("must be in (0, 1] (1: ordinary kernel BP), got {rho}"),
+            ));
+        }
+        self.rho = rho;
+        Ok(self)
+    }
+
+    pub fn edge_appearance(&self) -> f64 {
+        self.rho
     }
 
     pub fn model(&self) -> &KbpModel {
@@ -270,6 +297,7 @@ impl KbpEngine {
     pub fn candidate_beliefs(&self) -> Vec<f64> {
         let (nc, dim) = (self.candidates.len(), self.dim);
         let mut out = vec![0.0; nc * self.graph.num_nodes()];
+        let rho = self.rho;
         // Per chunk of nodes: gather their incoming messages, evaluate them all at the
         // candidates with one product, multiply per node (the values never leave the cache).
         out.par_chunks_mut(nc * CHUNK_NODES)
@@ -302,8 +330,16 @@ impl KbpEngine {
                             }
                         }
                         for _ in 0..self.graph.degree(t) {
-                            for (x, v) in b.iter_mut().zip(&values[col * nc..(col + 1) * nc]) {
-                                *x *= v;
+                            let v = &values[col * nc..(col + 1) * nc];
+                            if rho == 1.0 {
+                                for (x, v) in b.iter_mut().zip(v) {
+                                    *x *= v;
+                                }
+                            } else {
+                                let floor = positive_floor(v);
+                                for (x, v) in b.iter_mut().zip(v) {
+                                    *x *= v.max(floor).powf(rho);
+                                }
                             }
                             col += 1;
                         }
@@ -335,6 +371,7 @@ impl KbpEngine {
                 offset,
                 orientation,
                 damping,
+                rho: self.rho,
                 dim,
             };
             let block_residual = slots
@@ -409,6 +446,7 @@ impl KbpEngine {
             evidence_values.as_ref().map(|v| v.column(0)),
             n_points,
             d,
+            self.rho,
             &mut scratch.prefix,
             &mut scratch.g,
         );
@@ -467,6 +505,7 @@ struct ChunkInputs<'a> {
     offset: &'a [usize],
     orientation: &'a [f64],
     damping: f64,
+    rho: f64,
     dim: usize,
 }
 
@@ -506,7 +545,15 @@ impl ChunkInputs<'_> {
             .enumerate()
         {
             let evidence = evidence_values.map(|e| e.column(node0 + i));
-            leave_one_out(y_node, evidence, n_points, d, &mut sc.suffix, g_node);
+            leave_one_out(
+                y_node,
+                evidence,
+                n_points,
+                d,
+                self.rho,
+                &mut sc.suffix,
+                g_node,
+            );
         }
         DMatrixViewMut::from_slice(out, dim, cols).gemm(
             1.0,
@@ -543,14 +590,36 @@ impl NodeScratch {
 
 /// `g[:, k] = evidence ⊙ Π_{j != k} y[:, j]` for `d` columns of `n` values, by a prefix pass
 /// (stored in `g`) and a suffix pass (in `suffix`); no division, so zeros are exact. O(n d).
+/// With ρ < 1 the tree-reweighted product `evidence ⊙ Π_j ŷ_j^ρ / ŷ_k` instead, ŷ the values
+/// floored at [`positive_floor`] of their column.
 fn leave_one_out(
     y: &[f64],
     evidence: Option<nalgebra::DVectorView<f64>>,
     n: usize,
     d: usize,
+    rho: f64,
     suffix: &mut [f64],
     g: &mut [f64],
 ) {
+    if rho != 1.0 {
+        // suffix holds the full product evidence ⊙ Π_j ŷ_j^ρ; g[:, k] keeps ŷ_k until the end.
+        for (i, s) in suffix[..n].iter_mut().enumerate() {
+            *s = evidence.as_ref().map_or(1.0, |e| e[i]);
+        }
+        for (column, g_col) in y[..d * n].chunks_exact(n).zip(g.chunks_exact_mut(n)) {
+            let floor = positive_floor(column);
+            for ((gv, s), v) in g_col.iter_mut().zip(suffix[..n].iter_mut()).zip(column) {
+                *gv = v.max(floor);
+                *s *= gv.powf(rho);
+            }
+        }
+        for g_col in g[..d * n].chunks_exact_mut(n) {
+            for (gv, s) in g_col.iter_mut().zip(&suffix[..n]) {
+                *gv = s / *gv;
+            }
+        }
+        return;
+    }
     // Prefix: g[:, k] = evidence ⊙ y[:, 0] ⊙ ... ⊙ y[:, k-1].
     for k in 0..d {
         for i in 0..n {
@@ -569,6 +638,14 @@ fn leave_one_out(
             suffix[i] *= y[k * n + i];
         }
     }
+}
+
+/// The floor below which a message's values are raised before a power: 1e-6 of its largest
+/// |value| (a kernel message can dip below zero where it is small), at least the smallest
+/// positive normal number.
+fn positive_floor(values: &[f64]) -> f64 {
+    let top = values.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    (1e-6 * top).max(f64::MIN_POSITIVE)
 }
 
 /// Normalises `update` to unit norm with the sign that makes the message's values at the
@@ -704,8 +781,13 @@ impl Inference for KbpEngine {
         }
         for (_, c) in self.incoming(node) {
             let v = &self.candidate_eval * DVectorView::from_slice(c, self.dim);
+            let floor = positive_floor(v.as_slice());
             for (x, m) in ys.iter_mut().zip(v.iter()) {
-                *x *= m;
+                *x *= if self.rho == 1.0 {
+                    *m
+                } else {
+                    m.max(floor).powf(self.rho)
+                };
             }
         }
         debug_assert_eq!(ys.len(), nc);

@@ -90,9 +90,16 @@ pub struct DenoiseArgs {
     /// synchronous or sweep [default: synchronous].
     #[arg(long)]
     pub schedule: Option<Schedule>,
-    /// map or mean [default: map].
+    /// map or mean [default: mean].
     #[arg(long)]
     pub estimate: Option<EstimateKind>,
+    /// Edge appearance probability rho of tree-reweighted discrete BP: 1 ordinary loopy BP, 0
+    /// the grid's uniform spanning-tree value (pixels - 1) / edges [default: 0].
+    #[arg(long)]
+    pub edge_appearance: Option<f64>,
+    /// The same for kernel BP (experimental) [default: 1, kernel BP as published].
+    #[arg(long)]
+    pub kbp_edge_appearance: Option<f64>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -135,6 +142,8 @@ impl RunFlags for DenoiseArgs {
             tolerance: self.tolerance.unwrap_or(d.tolerance),
             discrepancy_stop: self.discrepancy_stop,
             estimate: self.estimate.unwrap_or(d.estimate),
+            edge_appearance: self.edge_appearance.unwrap_or(d.edge_appearance),
+            kbp_edge_appearance: self.kbp_edge_appearance.unwrap_or(d.kbp_edge_appearance),
         };
         let config = self
             .output

@@ -52,21 +52,21 @@ pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, PixelProbe};
 
 /// An algorithm set up on the problem.
 pub enum Engine {
-    Discrete(DiscreteBp),
+    Discrete(Box<DiscreteBp>),
     Kbp(Box<KbpEngine>),
 }
 
 impl Engine {
     fn inference(&self) -> &dyn Inference {
         match self {
-            Engine::Discrete(e) => e,
+            Engine::Discrete(e) => e.as_ref(),
             Engine::Kbp(e) => e.as_ref(),
         }
     }
 
     fn inference_mut(&mut self) -> &mut dyn Inference {
         match self {
-            Engine::Discrete(e) => e,
+            Engine::Discrete(e) => e.as_mut(),
             Engine::Kbp(e) => e.as_mut(),
         }
     }
@@ -99,12 +99,16 @@ pub fn build_run(
     cancel: &CancelFlag,
 ) -> Result<AlgorithmRun> {
     let start = Instant::now();
+    let rho = config.resolved_edge_appearance(data.width, data.height);
     let engine = match choice.algorithm {
-        DenoiseAlgorithm::Discrete => Engine::Discrete(DiscreteBp::new(
-            data.discrete_mrf(config.noise)?,
-            config.schedule,
-            Damping(config.damping),
-        )?),
+        DenoiseAlgorithm::Discrete => Engine::Discrete(Box::new(
+            DiscreteBp::new(
+                data.discrete_mrf(config.noise)?,
+                config.schedule,
+                Damping(config.damping),
+            )?
+            .with_edge_appearance(rho)?,
+        )),
         DenoiseAlgorithm::Kbp => {
             let graph = data.graph()?;
             let templates = data.kbp_templates(config);
@@ -135,14 +139,19 @@ pub fn build_run(
                 Candidates::Training => model.training_values().to_vec(),
                 Candidates::All => (0..=255).map(f64::from).collect(),
             };
-            Engine::Kbp(Box::new(KbpEngine::new(
-                Arc::new(model),
-                graph,
-                Some(evidence),
-                candidates,
-                config.schedule,
-                Damping(config.damping),
-            )?))
+            Engine::Kbp(Box::new(
+                KbpEngine::new(
+                    Arc::new(model),
+                    graph,
+                    Some(evidence),
+                    candidates,
+                    config.schedule,
+                    Damping(config.damping),
+                )?
+                .with_edge_appearance(
+                    config.resolved_kbp_edge_appearance(data.width, data.height),
+                )?,
+            ))
         }
     };
     let estimate = Arc::new(engine.inference().estimates(config.estimate).values);

@@ -206,6 +206,10 @@ pub fn ui(
             ui.end_row();
             param_row(ui, c, PARAMS, "damping", 0.0, 0.99);
             ui.end_row();
+            param_row(ui, c, PARAMS, "edge_appearance", 0.0, 1.0);
+            ui.end_row();
+            param_row(ui, c, PARAMS, "kbp_edge_appearance", 0.0, 1.0);
+            ui.end_row();
             let id = row_label(ui, "Max iterations", "Stop after this many iterations");
             bounded_count(ui, &mut c.max_iters, 1, 100_000, "", id, "");
             ui.end_row();
