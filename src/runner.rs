@@ -51,7 +51,10 @@ pub enum Command {
     Cancel,
     /// Switch the running engine's schedule and damping from the next iteration on, keeping
     /// its messages (the convergence debugger's live switch).
-    SetSchedule { schedule: Schedule, damping: f64 },
+    SetSchedule {
+        schedule: Schedule,
+        damping: f64,
+    },
     /// Run a copy of the running engine with another schedule or damping from its current
     /// state and report the measured residuals ([`Event::WhatIf`]); the run is untouched.
     WhatIf(WhatIfRequest),
@@ -375,7 +378,9 @@ impl Worker {
             }
             Command::SetSchedule { schedule, damping } => {
                 if let Some(scenario) = self.scenario.as_mut() {
-                    match catch_unwind(AssertUnwindSafe(|| scenario.set_schedule(schedule, damping))) {
+                    match catch_unwind(AssertUnwindSafe(|| {
+                        scenario.set_schedule(schedule, damping)
+                    })) {
                         Ok(Ok(())) => {}
                         Ok(Err(e)) => self.emit(Event::Error(e.to_string())),
                         Err(p) => self.emit(Event::Error(format!(

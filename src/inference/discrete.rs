@@ -22,9 +22,9 @@ use super::schedule_order::{ResidualQueue, random_order};
 use super::{
     Belief, Damping, EstimateKind, Estimates, Inference, MessageChanges, Schedule, StepReport,
 };
-use crate::run::residuals::change_of;
 use crate::error::{Error, Result};
 use crate::model::{Graph, NodeId};
+use crate::run::residuals::change_of;
 
 /// Edge potentials ψ as `S x S` tables, entry `[i * S + j]` = ψ(x_a = i, x_b = j) for an edge
 /// `(a, b)` as stored in the graph.
@@ -462,7 +462,9 @@ impl DiscreteBp {
                 .enumerate()
                 .map_init(
                     || vec![0.0; s],
-                    |product, (m, out)| (!compute_message(mrf, current, m, product, out)).then_some(m),
+                    |product, (m, out)| {
+                        (!compute_message(mrf, current, m, product, out)).then_some(m)
+                    },
                 )
                 .find_any(|r| r.is_some())
                 .flatten();
@@ -471,7 +473,10 @@ impl DiscreteBp {
             }
             let mut queue = ResidualQueue::new(num_messages);
             for m in 0..num_messages {
-                let r = l1_change(&self.messages[m * s..(m + 1) * s], &self.pending[m * s..(m + 1) * s]);
+                let r = l1_change(
+                    &self.messages[m * s..(m + 1) * s],
+                    &self.pending[m * s..(m + 1) * s],
+                );
                 queue.set(m, r);
             }
             self.queue = Some(queue);
@@ -486,7 +491,8 @@ impl DiscreteBp {
                 break;
             }
             let update = &self.pending[m * s..(m + 1) * s];
-            self.damping.mix(&mut self.scratch[m * s..(m + 1) * s], update);
+            self.damping
+                .mix(&mut self.scratch[m * s..(m + 1) * s], update);
             // Its inputs did not change: what is left of its update is the damped part.
             queue.set(m, d * r);
             let (from, t) = (self.mrf.graph.source(m), self.mrf.graph.target(m));

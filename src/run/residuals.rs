@@ -5,7 +5,8 @@
 //! Oscillation: each message's change `Δ_t = m_t - m_{t-1}` is summarised by its projection
 //! `s_t = w · Δ_t` on fixed weights (so a message flipping between two values gives alternating
 //! signs whatever its parametrisation). A message oscillates with period `p` (2..=4) when the
-//! sign pattern of its last `2p` changes repeats with period `p`, is not constant (a constant
+//! sign pattern of its last [`HISTORY`] changes repeats with period `p` (a transient of a few
+//! iterations is not enough), is not constant (a constant
 //! sign is a monotone drift), returns to where it started (`|Σ s| <= ½ Σ |s|` over one period)
 //! and does not decay (`Σ |s|` over the last period `>= 0.9 ×` the period before). A message
 //! converging with an oscillating but shrinking change (rate `r`, `r^p < 0.9`) is not flagged.
@@ -113,25 +114,31 @@ impl OscillationDetector {
                 -1
             }
         };
+        if self.observed < HISTORY {
+            return None;
+        }
         'period: for p in 2..=MAX_PERIOD {
-            if self.observed < 2 * p {
-                break;
+            // The sign pattern must repeat with period p across every stored change.
+            for k in 0..HISTORY - p {
+                let s = sign(self.recent(m, k));
+                if s == 0 || s != sign(self.recent(m, k + p)) {
+                    continue 'period;
+                }
             }
             let (mut recent_abs, mut before_abs, mut recent_sum) = (0.0, 0.0, 0.0);
             let (mut pos, mut neg) = (false, false);
             for k in 0..p {
                 let (a, b) = (self.recent(m, k), self.recent(m, k + p));
-                let sa = sign(a);
-                if sa == 0 || sa != sign(b) {
-                    continue 'period;
-                }
-                pos |= sa > 0;
-                neg |= sa < 0;
+                pos |= a > 0.0;
+                neg |= a < 0.0;
                 recent_abs += a.abs();
                 recent_sum += a;
                 before_abs += b.abs();
             }
-            if pos && neg && recent_sum.abs() <= 0.5 * recent_abs && recent_abs >= NON_DECAY * before_abs
+            if pos
+                && neg
+                && recent_sum.abs() <= 0.5 * recent_abs
+                && recent_abs >= NON_DECAY * before_abs
             {
                 return Some(p);
             }
@@ -170,9 +177,7 @@ pub fn quantiles(values: &[f64], qs: &[f64]) -> Vec<f64> {
     qs.iter()
         .map(|q| {
             let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
-            *work
-                .select_nth_unstable_by(rank, |a, b| a.total_cmp(b))
-                .1
+            *work.select_nth_unstable_by(rank, |a, b| a.total_cmp(b)).1
         })
         .collect()
 }
@@ -274,7 +279,12 @@ impl ResidualMaps {
         }
     }
 
-    fn pool(&self, iteration: usize, changes: &MessageChanges, oscillating: &[bool]) -> ResidualMap {
+    fn pool(
+        &self,
+        iteration: usize,
+        changes: &MessageChanges,
+        oscillating: &[bool],
+    ) -> ResidualMap {
         let (w, _) = self.grid;
         let (pw, ph) = self.pooled;
         let f = self.factor();
@@ -293,7 +303,13 @@ impl ResidualMaps {
         let oscillating = osc
             .iter()
             .zip(&count)
-            .map(|(&o, &c)| if c == 0 { 0 } else { ((o * 255).div_ceil(c)).min(255) as u8 })
+            .map(|(&o, &c)| {
+                if c == 0 {
+                    0
+                } else {
+                    ((o * 255).div_ceil(c)).min(255) as u8
+                }
+            })
             .collect();
         ResidualMap {
             iteration,
@@ -398,7 +414,13 @@ pub struct ConvergenceView {
 
 impl ConvergenceTracker {
     /// The view of what has been tracked so far.
-    pub fn view(&self, schedule: &str, damping: f64, tolerance: f64, max_iters: usize) -> ConvergenceView {
+    pub fn view(
+        &self,
+        schedule: &str,
+        damping: f64,
+        tolerance: f64,
+        max_iters: usize,
+    ) -> ConvergenceView {
         ConvergenceView {
             grid: self.maps.as_ref().map(|m| m.grid),
             maps: self
@@ -430,7 +452,13 @@ mod tests {
     #[test]
     fn period_two_flagged_converging_not() {
         let mut flip = OscillationDetector::new(1);
-        run(&mut flip, &[0.3, -0.3, 0.3, -0.3, 0.3, -0.3]);
+        run(&mut flip, &[0.3, -0.3, 0.3, -0.3, 0.3, -0.3, 0.3]);
+        assert_eq!(
+            flip.period_of(0),
+            None,
+            "seven changes are not enough evidence"
+        );
+        run(&mut flip, &[-0.3]);
         assert_eq!(flip.period_of(0), Some(2));
         assert_eq!(flip.fraction(), 1.0);
 
@@ -442,7 +470,7 @@ mod tests {
 
         // Monotone approach: never oscillating.
         let mut mono = OscillationDetector::new(1);
-        run(&mut mono, &[0.3, 0.2, 0.1, 0.05, 0.02, 0.01]);
+        run(&mut mono, &[0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002]);
         assert_eq!(mono.period_of(0), None);
     }
 
@@ -450,7 +478,8 @@ mod tests {
     fn period_three_cycle_flagged() {
         // Values cycling a -> b -> c -> a: changes +1, +1, -2 repeating.
         let mut d = OscillationDetector::new(1);
-        run(&mut d, &[1.0, 1.0, -2.0, 1.0, 1.0, -2.0]);
+        run(&mut d, &[1.0, 1.0, -2.0, 1.0, 1.0, -2.0, 1.0, 1.0]);
+        // The newest change is +1 after +1, -2: the pattern (+, +, -) repeats.
         assert_eq!(d.period_of(0), Some(3));
     }
 

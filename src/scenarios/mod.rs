@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{MsgId, NodeId};
 pub use crate::inference::Schedule;
+use crate::model::{MsgId, NodeId};
 pub use crate::run::{CancelFlag, FinalResults, IterationRecord, RunLog, RunResults};
 pub use output::OutputArgs;
 pub use registry::{

@@ -20,7 +20,7 @@ pub fn map_max(map: &ResidualMap) -> f64 {
 
 /// Position of `value` on the log scale from `hi · 10^-decades` to `hi`, in [0, 1].
 pub fn log_position(value: f64, hi: f64, decades: f64) -> f64 {
-    if !(value > 0.0) || !(hi > 0.0) {
+    if value.is_nan() || hi.is_nan() || value <= 0.0 || hi <= 0.0 {
         return 0.0;
     }
     ((value / hi).log10() / decades + 1.0).clamp(0.0, 1.0)
@@ -33,11 +33,16 @@ pub fn residual_map_rgba(map: &ResidualMap, hi: f64, decades: f64, cell: usize) 
     RgbaImage::from_fn(w as u32, h as u32, |x, y| {
         let (x, y) = (x as usize, y as usize);
         let i = (y / cell) * map.width + x / cell;
-        let edge = cell >= 3 && (x % cell == 0 || y % cell == 0 || x % cell == cell - 1 || y % cell == cell - 1);
+        let edge = cell >= 3
+            && (x % cell == 0 || y % cell == 0 || x % cell == cell - 1 || y % cell == cell - 1);
         if edge && map.oscillating[i] > 0 {
             Rgba(OSCILLATING_RGBA)
         } else {
-            Rgba(heat_color(log_position(f64::from(map.residual[i]), hi, decades)))
+            Rgba(heat_color(log_position(
+                f64::from(map.residual[i]),
+                hi,
+                decades,
+            )))
         }
     })
 }

@@ -23,7 +23,11 @@ pub fn frustrated_ising(side: usize, coupling: f64, field: f64, seed: u64) -> Di
         .collect();
     let tables = (0..graph.num_edges())
         .map(|_| {
-            let j = if rng.random_bool(0.5) { coupling } else { -coupling };
+            let j = if rng.random_bool(0.5) {
+                coupling
+            } else {
+                -coupling
+            };
             vec![j.exp(), (-j).exp(), (-j).exp(), j.exp()]
         })
         .collect();
@@ -118,16 +122,28 @@ fn residual_bp_converges_where_synchronous_oscillates() {
             rbp.oscillating_fraction,
             err(&rbp.up)
         );
-        assert!(sync.fixed_point_residual > 0.1, "seed {seed}: synchronous settled");
+        assert!(
+            sync.fixed_point_residual > 0.1,
+            "seed {seed}: synchronous settled"
+        );
         assert!(
             sync.max_oscillating_fraction > 0.05,
             "seed {seed}: the detector saw no oscillation in the synchronous run"
         );
-        assert!(rbp.fixed_point_residual < 1e-8, "seed {seed}: residual BP did not converge");
-        assert_eq!(rbp.oscillating_fraction, 0.0, "seed {seed}: oscillation flagged at a fixed point");
+        assert!(
+            rbp.fixed_point_residual < 1e-8,
+            "seed {seed}: residual BP did not converge"
+        );
+        assert_eq!(
+            rbp.oscillating_fraction, 0.0,
+            "seed {seed}: oscillation flagged at a fixed point"
+        );
         // Loopy BP is not exact on a frustrated grid, but its fixed point is far closer to the
         // exact marginals than the synchronous iterate.
-        assert!(err(&rbp.up) < 0.25 && err(&rbp.up) < err(&sync.up), "seed {seed}");
+        assert!(
+            err(&rbp.up) < 0.25 && err(&rbp.up) < err(&sync.up),
+            "seed {seed}"
+        );
     }
 }
 
@@ -148,7 +164,7 @@ fn detector_flags_a_flipping_message_not_a_converging_one() {
     // A constructed message alternating between (0.3, 0.7) and (0.7, 0.3).
     let mut d = OscillationDetector::new(2);
     let target = [0, 0];
-    for k in 0..6 {
+    for k in 0..8 {
         let flip = if k % 2 == 0 { 0.4 } else { -0.4 };
         let converge = 0.4 * 0.5f64.powi(k);
         let changes = [0.8, 0.8];
@@ -201,11 +217,30 @@ fn explore_frustrated_grids() {
 fn denoise_cli_schedules_write_convergence_stats() {
     use crate::cli_common::{beliefscope, read_json, stderr};
     let dir = tempfile::tempdir().unwrap();
-    for (schedule, algorithm) in [("residual", "discrete"), ("random", "kbp"), ("residual", "kbp")] {
+    for (schedule, algorithm) in [
+        ("residual", "discrete"),
+        ("random", "kbp"),
+        ("residual", "kbp"),
+    ] {
         let out = dir.path().join(format!("{schedule}-{algorithm}"));
         let o = beliefscope(&[
-            "run", "denoise", "--width", "20", "--height", "16", "--colors", "8", "--iters", "4",
-            "--tolerance", "0", "--algorithm", algorithm, "--schedule", schedule, "--out",
+            "run",
+            "denoise",
+            "--width",
+            "20",
+            "--height",
+            "16",
+            "--colors",
+            "8",
+            "--iters",
+            "4",
+            "--tolerance",
+            "0",
+            "--algorithm",
+            algorithm,
+            "--schedule",
+            schedule,
+            "--out",
             out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));

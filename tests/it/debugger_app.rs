@@ -33,7 +33,14 @@ fn app(config: ScenarioConfig) -> Harness<'static, App> {
 #[test]
 fn scrubbing_back_shows_that_iterations_map() {
     let mut h = app(discrete_config());
-    let maps = h.state().snapshot().unwrap().convergence.clone().unwrap().maps;
+    let maps = h
+        .state()
+        .snapshot()
+        .unwrap()
+        .convergence
+        .clone()
+        .unwrap()
+        .maps;
     assert_eq!(maps.len(), 12, "every iteration stored in a small run");
     let newest = h.state().debugger().shown().unwrap().clone();
     assert_eq!(newest.iteration, 12);
@@ -44,7 +51,59 @@ fn scrubbing_back_shows_that_iterations_map() {
     }
     let shown = h.state().debugger().shown().unwrap().clone();
     assert_eq!(shown.iteration, 9);
-    assert_eq!(&shown, maps[8].as_ref(), "the stored map of iteration 9 is drawn");
+    assert_eq!(
+        &shown,
+        maps[8].as_ref(),
+        "the stored map of iteration 9 is drawn"
+    );
     assert_ne!(shown.residual, newest.residual);
     assert!(has_text(&h, "residual map of iteration 9"));
+}
+
+/// A run that ends above its tolerance gets two what-if runs from its final state (residual BP,
+/// and more damping), overlaid on the residual curve, and their measured outcome as hints; the
+/// What if button adds another.
+#[test]
+fn unconverged_run_gets_measured_what_ifs_overlaid() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        width: 32,
+        height: 24,
+        colors: 8,
+        max_iters: 10,
+        tolerance: 1e-9,
+        damping: 0.0,
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..DenoiseConfig::default()
+    });
+    let mut h = app(config);
+    let last = h
+        .state()
+        .snapshot()
+        .unwrap()
+        .history
+        .last()
+        .unwrap()
+        .residual;
+    assert!(
+        last >= 1e-9,
+        "the run converged ({last}); the test needs one that does not"
+    );
+    wait_for(&mut h, "two automatic what-if runs", |h| {
+        h.state().debugger().what_ifs.len() == 2
+    });
+    let runs = h.state().debugger().what_ifs.clone();
+    for run in &runs {
+        assert_eq!(run.start_iteration, 10);
+        assert!(!run.residuals.is_empty());
+        assert_eq!(
+            run.residuals[0].0, 11,
+            "continues the run's iteration numbers"
+        );
+    }
+    assert!(has_text(&h, "not converged"));
+    assert!(has_text(&h, &runs[0].hint()), "hint shown: {:?}", texts(&h));
+    h.get_by_label("What if").click();
+    wait_for(&mut h, "a third what-if run", |h| {
+        h.state().debugger().what_ifs.len() == 3
+    });
 }

@@ -164,7 +164,11 @@ impl Debugger {
         self.auto_asked = true;
         let iterations = view.max_iters.clamp(20, 200);
         let current: Schedule = view.schedule.parse().unwrap_or_default();
-        let more_damping = if view.damping < 0.5 { 0.5 } else { (view.damping + 0.3).min(0.9) };
+        let more_damping = if view.damping < 0.5 {
+            0.5
+        } else {
+            (view.damping + 0.3).min(0.9)
+        };
         if current != Schedule::Residual {
             self.actions.push(DebuggerAction::WhatIf(WhatIfRequest {
                 schedule: Schedule::Residual,
@@ -258,7 +262,11 @@ impl Debugger {
         let last = view.maps.len() - 1;
         let mut index = self.index(view);
         ui.horizontal(|ui| {
-            if ui.button("◀").on_hover_text("previous stored iteration").clicked() {
+            if ui
+                .button("◀")
+                .on_hover_text("previous stored iteration")
+                .clicked()
+            {
                 index = index.saturating_sub(1);
                 self.scrub = Some(index);
             }
@@ -268,7 +276,11 @@ impl Debugger {
             if ui.add(slider).changed() {
                 self.scrub = Some(index);
             }
-            if ui.button("▶").on_hover_text("next stored iteration").clicked() {
+            if ui
+                .button("▶")
+                .on_hover_text("next stored iteration")
+                .clicked()
+            {
                 index = (index + 1).min(last);
                 self.scrub = Some(index);
             }
@@ -351,14 +363,29 @@ fn curves(
                 .iter()
                 .map(|r| [r.iter as f64, r.residual])
                 .collect();
-            plot.line(Line::new("largest", PlotPoints::from(log(max))).color(Color32::from_rgb(213, 94, 0)).width(2.0));
+            plot.line(
+                Line::new("largest", PlotPoints::from(log(max)))
+                    .color(Color32::from_rgb(213, 94, 0))
+                    .width(2.0),
+            );
             for (k, w) in what_ifs.iter().enumerate() {
-                let mut points = vec![[w.start_iteration as f64, history.iter().find(|r| r.iter == w.start_iteration).map_or(f64::NAN, |r| r.residual)]];
+                let mut points = vec![[
+                    w.start_iteration as f64,
+                    history
+                        .iter()
+                        .find(|r| r.iter == w.start_iteration)
+                        .map_or(f64::NAN, |r| r.residual),
+                ]];
                 points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
-                let points: Vec<[f64; 2]> = points.into_iter().filter(|p| p[1].is_finite()).collect();
+                let points: Vec<[f64; 2]> =
+                    points.into_iter().filter(|p| p[1].is_finite()).collect();
                 plot.line(
                     Line::new(
-                        format!("what if {} d={}", w.request.schedule.label(), w.request.damping),
+                        format!(
+                            "what if {} d={}",
+                            w.request.schedule.label(),
+                            w.request.damping
+                        ),
                         PlotPoints::from(log(points)),
                     )
                     .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
@@ -367,7 +394,11 @@ fn curves(
                 );
             }
             for (name, key, color) in quantiles {
-                plot.line(Line::new(name, PlotPoints::from(log(series(history, key)))).color(color).width(1.5));
+                plot.line(
+                    Line::new(name, PlotPoints::from(log(series(history, key))))
+                        .color(color)
+                        .width(1.5),
+                );
             }
             mark(plot);
         });
@@ -380,9 +411,12 @@ fn curves(
         .allow_scroll(false)
         .show(ui, |plot| {
             plot.line(
-                Line::new("oscillating fraction", PlotPoints::from(series(history, "oscillating_fraction")))
-                    .color(Color32::from_rgb(204, 121, 167))
-                    .width(2.0),
+                Line::new(
+                    "oscillating fraction",
+                    PlotPoints::from(series(history, "oscillating_fraction")),
+                )
+                .color(Color32::from_rgb(204, 121, 167))
+                .width(2.0),
             );
             mark(plot);
         });

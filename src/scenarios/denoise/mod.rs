@@ -31,19 +31,19 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::what_if::{Reschedulable, WhatIfRequest, WhatIfRun, run_what_if};
 use super::{
     CancelFlag, IterationRecord, NoControl, Probe, RunLog, Scenario, ScenarioConfig, ScenarioDef,
     ScenarioView, Verb, report_fields,
 };
 use crate::error::Result;
+use crate::inference::Schedule;
 use crate::inference::discrete::DiscreteBp;
 use crate::inference::kbp::{KbpEngine, KbpModel, KbpTraining};
 use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::viz;
-use super::what_if::{Reschedulable, WhatIfRequest, WhatIfRun, run_what_if};
-use crate::inference::Schedule;
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
@@ -55,35 +55,35 @@ pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, PixelProbe};
 
 /// An algorithm set up on the problem.
 pub enum Engine {
-    Discrete(DiscreteBp),
+    Discrete(Box<DiscreteBp>),
     Kbp(Box<KbpEngine>),
 }
 
 impl Engine {
     fn inference(&self) -> &dyn Inference {
         match self {
-            Engine::Discrete(e) => e,
+            Engine::Discrete(e) => e.as_ref(),
             Engine::Kbp(e) => e.as_ref(),
         }
     }
 
     fn inference_mut(&mut self) -> &mut dyn Inference {
         match self {
-            Engine::Discrete(e) => e,
+            Engine::Discrete(e) => e.as_mut(),
             Engine::Kbp(e) => e.as_mut(),
         }
     }
 
     fn reschedulable(&self) -> &dyn Reschedulable {
         match self {
-            Engine::Discrete(e) => e,
+            Engine::Discrete(e) => e.as_ref(),
             Engine::Kbp(e) => e.as_ref(),
         }
     }
 
     fn reschedulable_mut(&mut self) -> &mut dyn Reschedulable {
         match self {
-            Engine::Discrete(e) => e,
+            Engine::Discrete(e) => e.as_mut(),
             Engine::Kbp(e) => e.as_mut(),
         }
     }
@@ -117,11 +117,11 @@ pub fn build_run(
 ) -> Result<AlgorithmRun> {
     let start = Instant::now();
     let engine = match choice.algorithm {
-        DenoiseAlgorithm::Discrete => Engine::Discrete(DiscreteBp::new(
+        DenoiseAlgorithm::Discrete => Engine::Discrete(Box::new(DiscreteBp::new(
             data.discrete_mrf(config.noise)?,
             config.schedule,
             Damping(config.damping),
-        )?),
+        )?)),
         DenoiseAlgorithm::Kbp => {
             let graph = data.graph()?;
             let templates = data.kbp_templates(config);
@@ -340,7 +340,9 @@ impl Scenario for Denoise {
 
     fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
         for run in &mut self.runs {
-            run.engine.reschedulable_mut().reschedule(schedule, Damping(damping))?;
+            run.engine
+                .reschedulable_mut()
+                .reschedule(schedule, Damping(damping))?;
         }
         let next = self.log.history().len() + 1;
         self.schedule_changes.retain(|c| c.0 != next);

@@ -100,7 +100,11 @@ impl KbpEngine {
     }
 
     /// Changes schedule and damping from the next iteration on, keeping the messages.
-    pub fn set_schedule(&mut self, schedule: Schedule, damping: crate::inference::Damping) -> Result<()> {
+    pub fn set_schedule(
+        &mut self,
+        schedule: Schedule,
+        damping: crate::inference::Damping,
+    ) -> Result<()> {
         self.damping = damping.check()?;
         self.schedule = schedule;
         self.serial.reset_queue();
@@ -169,9 +173,12 @@ impl KbpEngine {
                 for k in 0..d {
                     let s = self.offset[t] + k;
                     let new = &mut out[k * dim..(k + 1) * dim];
-                    let Some(r) =
-                        mix_normalised(&self.messages[s * dim..(s + 1) * dim], new, &self.orientation, 0.0)
-                    else {
+                    let Some(r) = mix_normalised(
+                        &self.messages[s * dim..(s + 1) * dim],
+                        new,
+                        &self.orientation,
+                        0.0,
+                    ) else {
                         return Err(self.divergence(s, iteration));
                     };
                     serial.pending[s * dim..(s + 1) * dim].copy_from_slice(new);
@@ -211,9 +218,12 @@ impl KbpEngine {
                     continue;
                 }
                 let new = &mut out[k * dim..(k + 1) * dim];
-                let Some(r2) =
-                    mix_normalised(&messages[s2 * dim..(s2 + 1) * dim], new, &self.orientation, 0.0)
-                else {
+                let Some(r2) = mix_normalised(
+                    &messages[s2 * dim..(s2 + 1) * dim],
+                    new,
+                    &self.orientation,
+                    0.0,
+                ) else {
                     return Err(self.divergence(s2, iteration));
                 };
                 serial.pending[s2 * dim..(s2 + 1) * dim].copy_from_slice(new);
