@@ -160,7 +160,11 @@ fn detector_flags_a_flipping_message_not_a_converging_one() {
         let stats = tracker.observe(r.iteration, &bp.message_changes().unwrap());
         assert_eq!(stats.oscillating_fraction, 0.0, "iteration {}", r.iteration);
     }
-    assert!(bp.fixed_point_residual() < 1e-10);
+    assert!(
+        bp.fixed_point_residual() < 1e-6,
+        "{}",
+        bp.fixed_point_residual()
+    );
     // A constructed message alternating between (0.3, 0.7) and (0.7, 0.3).
     let mut d = OscillationDetector::new(2);
     let target = [0, 0];
