@@ -272,7 +272,7 @@ impl Debugger {
             }
             let slider = egui::Slider::new(&mut index, 0..=last)
                 .show_value(false)
-                .text("");
+                .text("stored iteration");
             if ui.add(slider).changed() {
                 self.scrub = Some(index);
             }
