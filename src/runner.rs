@@ -17,9 +17,11 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::run::residuals::ConvergenceView;
+use crate::scenarios::what_if::{WhatIfRequest, WhatIfRun};
 use crate::scenarios::{
     CancelFlag, IterationRecord, Probe, Scenario, ScenarioConfig, ScenarioControl, ScenarioView,
-    Task, TaskResult,
+    Schedule, Task, TaskResult,
 };
 
 /// Shortest interval between two snapshots while playing (about 60 per second).
@@ -47,6 +49,15 @@ pub enum Command {
     RunTask(Task),
     /// Stop the running task (or set-up) at its next check.
     Cancel,
+    /// Switch the running engine's schedule and damping from the next iteration on, keeping
+    /// its messages (the convergence debugger's live switch).
+    SetSchedule {
+        schedule: Schedule,
+        damping: f64,
+    },
+    /// Run a copy of the running engine with another schedule or damping from its current
+    /// state and report the measured residuals ([`Event::WhatIf`]); the run is untouched.
+    WhatIf(WhatIfRequest),
     /// Tests only: make the engine panic at the next set-up or at an iteration (see [`Fault`]).
     InjectFault(Fault),
     Shutdown,
@@ -79,6 +90,8 @@ pub enum Event {
     },
     /// A task finished.
     TaskDone(TaskResult),
+    /// A what-if run finished (for the iteration of the run it started from).
+    WhatIf(WhatIfRun),
 }
 
 /// Everything the window draws, as of one moment of the worker.
@@ -104,6 +117,8 @@ pub struct Snapshot {
     pub history: Arc<Vec<IterationRecord>>,
     pub view: ScenarioView,
     pub probe: Option<Probe>,
+    /// What the convergence debugger draws, for scenarios that track it.
+    pub convergence: Option<ConvergenceView>,
 }
 
 /// The receiving side's copy of the running scenario's history: each snapshot appends its new
@@ -373,6 +388,21 @@ impl Worker {
                 self.playing = false;
                 self.run_task(task);
             }
+            Command::SetSchedule { schedule, damping } => {
+                if let Some(scenario) = self.scenario.as_mut() {
+                    match catch_unwind(AssertUnwindSafe(|| {
+                        scenario.set_schedule(schedule, damping)
+                    })) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => self.emit(Event::Error(e.to_string())),
+                        Err(p) => self.emit(Event::Error(format!(
+                            "the engine panicked switching schedules: {}",
+                            panic_message(p)
+                        ))),
+                    }
+                }
+            }
+            Command::WhatIf(request) => self.what_if(request),
         }
         self.send_snapshot();
         true
@@ -448,6 +478,29 @@ impl Worker {
                     return;
                 }
             }
+        }
+    }
+
+    fn what_if(&mut self, request: WhatIfRequest) {
+        let Some(scenario) = self.scenario.as_ref() else {
+            return;
+        };
+        self.cancel.reset();
+        self.emit(Event::Busy(format!(
+            "what-if: {} schedule, damping {} ...",
+            request.schedule.label(),
+            request.damping
+        )));
+        match catch_unwind(AssertUnwindSafe(|| scenario.what_if(request, &self.cancel))) {
+            Ok(Ok(run)) => self.emit(Event::WhatIf(run)),
+            Ok(Err(crate::error::Error::Cancelled)) => {
+                self.emit(Event::Error("what-if cancelled".into()))
+            }
+            Ok(Err(e)) => self.emit(Event::Error(format!("what-if failed: {e}"))),
+            Err(p) => self.emit(Event::Error(format!(
+                "the engine panicked in a what-if run: {}",
+                panic_message(p)
+            ))),
         }
     }
 
@@ -543,6 +596,7 @@ impl Worker {
             history: Arc::default(),
             view,
             probe,
+            convergence: scenario.convergence(),
         };
         self.last_snapshot = Some(Instant::now());
         self.emit(Event::Snapshot(Box::new(snapshot)));

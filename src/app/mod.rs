@@ -8,6 +8,7 @@
 
 pub mod colors;
 pub mod commands;
+pub mod debugger;
 pub mod export;
 pub mod file_browser;
 pub mod file_dialog;
@@ -152,6 +153,8 @@ pub struct App {
     panes: pane_export::PaneExport,
     /// The pane (and pixels per point) the next screenshot is cropped to.
     screenshot_crop: Option<(egui::Rect, f32)>,
+    /// The convergence debugger panel.
+    debugger: debugger::Debugger,
 }
 
 impl App {
@@ -227,6 +230,7 @@ impl App {
             figures: paper_figures::PaperFigures::default(),
             panes: pane_export::PaneExport::default(),
             screenshot_crop: None,
+            debugger: debugger::Debugger::default(),
         }
     }
 
@@ -314,6 +318,11 @@ impl App {
     }
 
     /// The latest snapshot from the worker.
+    /// The convergence debugger panel's state.
+    pub fn debugger(&self) -> &debugger::Debugger {
+        &self.debugger
+    }
+
     pub fn snapshot(&self) -> Option<&Snapshot> {
         self.snapshot.as_deref()
     }
@@ -374,6 +383,10 @@ impl App {
             Event::Busy(message) => self.busy = Some(message),
             Event::TaskProgress { label, done, total } => {
                 self.task = Some(TaskProgress { label, done, total });
+            }
+            Event::WhatIf(run) => {
+                self.busy = None;
+                self.debugger.add_what_if(run);
             }
             Event::TaskDone(result) => {
                 self.task = None;
@@ -869,6 +882,21 @@ impl eframe::App for App {
                         ui.spinner();
                     }
                 });
+        }
+        if let Some(s) = snapshot.as_ref().filter(|s| s.convergence.is_some()) {
+            egui::Panel::bottom("debugger")
+                .resizable(true)
+                .default_size(220.0)
+                .show(ui, |ui| self.debugger.show(ui, s, &mut self.commands));
+            for action in self.debugger.take_actions() {
+                let command = match action {
+                    debugger::DebuggerAction::SetSchedule { schedule, damping } => {
+                        Command::SetSchedule { schedule, damping }
+                    }
+                    debugger::DebuggerAction::WhatIf(request) => Command::WhatIf(request),
+                };
+                self.runner.send(command);
+            }
         }
         egui::CentralPanel::default().show(ui, |ui| match &snapshot {
             Some(s) => {

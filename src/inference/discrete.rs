@@ -16,15 +16,24 @@
 //!
 //! Cost per iteration: O(|E| · S²) for the edge sums plus O(Σ_t deg(t)² · S) for the products;
 //! memory O(|E| · S) for two message buffers. The synchronous schedule runs in parallel over
-//! messages with rayon; the sweep schedule visits nodes in id order and uses fresh messages.
+//! messages with rayon; the sweep schedule visits nodes in id order and uses fresh messages;
+//! the random schedule visits every message once in a seeded random order; residual BP
+//! (Elidan et al. 2006) keeps every message's pending update (a third buffer) and its L1
+//! distance in a priority queue, commits the largest, and recomputes the O(deg) messages that
+//! read it: O(deg · (deg + S²) + log M) per update. Every schedule records each message's
+//! change over the iteration ([`Inference::message_changes`]), O(|E| · S).
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport};
+use super::schedule_order::{ResidualQueue, random_order};
+use super::{
+    Belief, Damping, EstimateKind, Estimates, Inference, MessageChanges, Schedule, StepReport,
+};
 use crate::error::{Error, Result};
 use crate::model::{Graph, NodeId};
+use crate::run::residuals::change_of;
 
 /// Edge potentials ψ as `S x S` tables, entry `[i * S + j]` = ψ(x_a = i, x_b = j) for an edge
 /// `(a, b)` as stored in the graph.
@@ -123,6 +132,7 @@ impl DiscreteMrf {
 }
 
 /// Sum-product BP state: the MRF and the current messages.
+#[derive(Clone)]
 pub struct DiscreteBp {
     mrf: DiscreteMrf,
     schedule: Schedule,
@@ -133,6 +143,15 @@ pub struct DiscreteBp {
     messages: Vec<f64>,
     scratch: Vec<f64>,
     iteration: usize,
+    /// Residual BP: every message's pending (undamped) update and the queue of their changes;
+    /// None until the first residual iteration (or after a failure).
+    pending: Vec<f64>,
+    queue: Option<ResidualQueue>,
+    /// Per message: the L1 change and its signed projection over the last iteration, and the
+    /// node it goes into.
+    changes: Vec<f64>,
+    signed: Vec<f64>,
+    targets: Vec<usize>,
 }
 
 impl DiscreteBp {
@@ -141,10 +160,17 @@ impl DiscreteBp {
         mrf.check()?;
         let damping = damping.check()?;
         let s = mrf.num_states();
-        let messages = vec![1.0 / s as f64; mrf.graph.num_messages() * s];
+        let num_messages = mrf.graph.num_messages();
+        let messages = vec![1.0 / s as f64; num_messages * s];
+        let targets = (0..num_messages).map(|m| mrf.graph.target(m)).collect();
         Ok(DiscreteBp {
             scratch: messages.clone(),
             messages,
+            pending: Vec::new(),
+            queue: None,
+            changes: Vec::new(),
+            signed: Vec::new(),
+            targets,
             mrf,
             schedule,
             damping,
@@ -172,6 +198,66 @@ impl DiscreteBp {
 
     pub fn mrf(&self) -> &DiscreteMrf {
         &self.mrf
+    }
+
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+
+    pub fn damping(&self) -> Damping {
+        self.damping
+    }
+
+    /// Changes schedule and damping from the next iteration on, keeping the messages (a live
+    /// switch or a what-if run from the same state).
+    pub fn set_schedule(&mut self, schedule: Schedule, damping: Damping) -> Result<()> {
+        self.damping = damping.check()?;
+        self.schedule = schedule;
+        self.queue = None;
+        Ok(())
+    }
+
+    /// All messages, `[m * S + x]`.
+    pub fn messages(&self) -> &[f64] {
+        &self.messages
+    }
+
+    /// The fixed-point residual, whatever the schedule: the largest L1 distance between a
+    /// message and its undamped update from the current messages (0 exactly at a BP fixed
+    /// point). One synchronous pass, O(|E| · S²).
+    pub fn fixed_point_residual(&self) -> f64 {
+        let s = self.mrf.num_states();
+        let mrf = &self.mrf;
+        let messages = &self.messages;
+        let rho = self.rho;
+        (0..mrf.graph.num_messages())
+            .into_par_iter()
+            .map_init(
+                || (vec![0.0; s], vec![0.0; s]),
+                |(product, out), m| {
+                    if compute_message(mrf, messages, m, rho, product, out) {
+                        l1_change(&messages[m * s..(m + 1) * s], out)
+                    } else {
+                        f64::INFINITY
+                    }
+                },
+            )
+            .reduce(|| 0.0, f64::max)
+    }
+
+    /// Per-message change from the current messages to `scratch` (the iteration's result,
+    /// before they are swapped) into `changes`/`signed`.
+    fn record_changes(&mut self) {
+        let s = self.mrf.num_states();
+        let (before, after) = (&self.messages, &self.scratch);
+        let num = before.len() / s.max(1);
+        self.changes.resize(num, 0.0);
+        self.signed.resize(num, 0.0);
+        self.changes
+            .par_iter_mut()
+            .zip(self.signed.par_iter_mut())
+            .zip(before.par_chunks(s).zip(after.par_chunks(s)))
+            .for_each(|((c, g), (a, b))| (*c, *g) = change_of(a, b));
     }
 
     /// The current message with id `m` (normalised to sum 1).
@@ -325,41 +411,49 @@ impl Inference for DiscreteBp {
                     .zip(self.scratch.par_chunks(s))
                     .map(|(a, b)| l1_change(a, b))
                     .reduce(|| 0.0, f64::max);
+                self.record_changes();
                 std::mem::swap(&mut self.messages, &mut self.scratch);
                 residual
             }
-            Schedule::Sweep => {
+            Schedule::Sweep | Schedule::Random => {
                 // Work on a copy so a failure mid-sweep leaves the last good messages intact.
                 self.scratch.copy_from_slice(&self.messages);
                 let mut product = vec![0.0; s];
                 let mut out = vec![0.0; s];
                 let mut residual: f64 = 0.0;
-                // Forward then backward over the node ids, so information crosses the graph
-                // in both directions every sweep (a one-way raster sweep over-weights one
-                // direction on grids: RMSE 38 after one sweep on the sunset against 17).
-                let n = self.mrf.graph.num_nodes();
-                for t in (0..n).chain((0..n).rev()) {
-                    for nb in self.mrf.graph.neighbors(t) {
-                        let m = nb.outgoing;
-                        if !compute_message(
-                            &self.mrf,
-                            &self.scratch,
-                            m,
-                            rho,
-                            &mut product,
-                            &mut out,
-                        ) {
-                            return Err(self.divergence(m, next_iteration));
-                        }
-                        let slot = &mut self.scratch[m * s..(m + 1) * s];
-                        let before = l1_change(slot, &out) * (1.0 - damping.0);
-                        damping.mix(slot, &out);
-                        residual = residual.max(before);
+                let order: Vec<usize> = if self.schedule == Schedule::Sweep {
+                    // Forward then backward over the node ids, so information crosses the
+                    // graph in both directions every sweep (a one-way raster sweep
+                    // over-weights one direction on grids: RMSE 38 after one sweep on the
+                    // sunset against 17).
+                    let n = self.mrf.graph.num_nodes();
+                    (0..n)
+                        .chain((0..n).rev())
+                        .flat_map(|t| self.mrf.graph.neighbors(t).iter().map(|nb| nb.outgoing))
+                        .collect()
+                } else {
+                    random_order(num_messages, next_iteration)
+                };
+                for m in order {
+                    if !compute_message(&self.mrf, &self.scratch, m, rho, &mut product, &mut out) {
+                        return Err(self.divergence(m, next_iteration));
                     }
+                    let slot = &mut self.scratch[m * s..(m + 1) * s];
+                    let before = l1_change(slot, &out) * (1.0 - damping.0);
+                    damping.mix(slot, &out);
+                    residual = residual.max(before);
                 }
+                self.record_changes();
                 std::mem::swap(&mut self.messages, &mut self.scratch);
                 residual
             }
+            Schedule::Residual => match self.residual_iteration(next_iteration) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.queue = None;
+                    return Err(e);
+                }
+            },
         };
         self.iteration = next_iteration;
         Ok(StepReport {
@@ -372,6 +466,14 @@ impl Inference for DiscreteBp {
 
     fn iteration(&self) -> usize {
         self.iteration
+    }
+
+    fn message_changes(&self) -> Option<MessageChanges<'_>> {
+        (!self.changes.is_empty()).then_some(MessageChanges {
+            change: &self.changes,
+            signed: &self.signed,
+            target: &self.targets,
+        })
     }
 
     fn belief(&self, node: NodeId) -> Belief {
@@ -395,6 +497,83 @@ impl Inference for DiscreteBp {
 }
 
 impl DiscreteBp {
+    /// One residual-BP iteration: as many commits as messages, largest pending change first.
+    /// Returns the largest change the next commit would make.
+    fn residual_iteration(&mut self, iteration: usize) -> Result<f64> {
+        let s = self.mrf.num_states();
+        let num_messages = self.mrf.graph.num_messages();
+        let d = self.damping.0;
+        if self.queue.is_none() {
+            self.pending.resize(self.messages.len(), 0.0);
+            let mrf = &self.mrf;
+            let current = &self.messages;
+            let rho = self.rho;
+            let failed = self
+                .pending
+                .par_chunks_mut(s)
+                .enumerate()
+                .map_init(
+                    || vec![0.0; s],
+                    |product, (m, out)| {
+                        (!compute_message(mrf, current, m, rho, product, out)).then_some(m)
+                    },
+                )
+                .find_any(|r| r.is_some())
+                .flatten();
+            if let Some(m) = failed {
+                return Err(self.divergence(m, iteration));
+            }
+            let mut queue = ResidualQueue::new(num_messages);
+            for m in 0..num_messages {
+                let r = l1_change(
+                    &self.messages[m * s..(m + 1) * s],
+                    &self.pending[m * s..(m + 1) * s],
+                );
+                queue.set(m, r);
+            }
+            self.queue = Some(queue);
+        }
+        let mut queue = self.queue.take().expect("queue set above");
+        self.scratch.copy_from_slice(&self.messages);
+        let mut product = vec![0.0; s];
+        let mut out = vec![0.0; s];
+        for _ in 0..num_messages {
+            let Some((m, r)) = queue.peek() else { break };
+            if r <= 0.0 {
+                break;
+            }
+            let update = &self.pending[m * s..(m + 1) * s];
+            self.damping
+                .mix(&mut self.scratch[m * s..(m + 1) * s], update);
+            // Its inputs did not change: what is left of its update is the damped part.
+            queue.set(m, d * r);
+            let (from, t) = (self.mrf.graph.source(m), self.mrf.graph.target(m));
+            for nb in self.mrf.graph.neighbors(t) {
+                if nb.node == from {
+                    continue;
+                }
+                let k = nb.outgoing;
+                if !compute_message(
+                    &self.mrf,
+                    &self.scratch,
+                    k,
+                    self.rho,
+                    &mut product,
+                    &mut out,
+                ) {
+                    return Err(self.divergence(k, iteration));
+                }
+                self.pending[k * s..(k + 1) * s].copy_from_slice(&out);
+                queue.set(k, l1_change(&self.scratch[k * s..(k + 1) * s], &out));
+            }
+        }
+        let next = queue.peek().map_or(0.0, |(_, r)| r) * (1.0 - d);
+        self.queue = Some(queue);
+        self.record_changes();
+        std::mem::swap(&mut self.messages, &mut self.scratch);
+        Ok(next)
+    }
+
     fn divergence(&self, m: usize, iteration: usize) -> Error {
         let g = &self.mrf.graph;
         Error::Diverged {

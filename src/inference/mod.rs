@@ -9,6 +9,7 @@ pub mod kbp;
 pub mod kjit;
 pub mod pbp;
 pub mod schedule;
+pub mod schedule_order;
 pub mod sosmp;
 pub mod tree_kbp;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::NodeId;
+pub use crate::run::residuals::MessageChanges;
 
 pub use schedule::{Damping, Schedule};
 
@@ -90,5 +92,10 @@ pub trait Inference: Send {
     /// mass); exact engines never do.
     fn fallbacks(&self) -> u64 {
         0
+    }
+    /// Each message's change in the last iteration (for the convergence debugger); engines
+    /// that do not record them return None.
+    fn message_changes(&self) -> Option<MessageChanges<'_>> {
+        None
     }
 }

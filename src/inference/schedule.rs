@@ -1,4 +1,5 @@
-//! Update schedules and damping shared by the loopy algorithms.
+//! Update schedules and damping shared by the loopy algorithms. The random order and the
+//! residual queue that the serial schedules use live in [`super::schedule_order`].
 
 use serde::{Deserialize, Serialize};
 
@@ -14,15 +15,28 @@ pub enum Schedule {
     /// Gauss-Seidel: nodes in id order and then in reverse, each using the freshest messages
     /// (serial; one sweep updates every message twice).
     Sweep,
+    /// Every message once per iteration, in a fresh seeded random order, each using the
+    /// freshest messages (serial).
+    Random,
+    /// Residual BP (Elidan, McGraw, Koller 2006): always update the message whose pending
+    /// change is largest (a priority queue); one iteration is as many updates as messages.
+    Residual,
 }
 
 impl Schedule {
-    pub const ALL: [Schedule; 2] = [Schedule::Synchronous, Schedule::Sweep];
+    pub const ALL: [Schedule; 4] = [
+        Schedule::Synchronous,
+        Schedule::Sweep,
+        Schedule::Random,
+        Schedule::Residual,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             Schedule::Synchronous => "synchronous",
             Schedule::Sweep => "sweep",
+            Schedule::Random => "random",
+            Schedule::Residual => "residual",
         }
     }
 }
@@ -33,8 +47,10 @@ impl std::str::FromStr for Schedule {
         match s {
             "synchronous" | "sync" => Ok(Schedule::Synchronous),
             "sweep" | "sequential" => Ok(Schedule::Sweep),
+            "random" => Ok(Schedule::Random),
+            "residual" | "rbp" => Ok(Schedule::Residual),
             _ => Err(format!(
-                "unknown schedule '{s}' (expected synchronous or sweep)"
+                "unknown schedule '{s}' (expected synchronous, sweep, random or residual)"
             )),
         }
     }

@@ -16,6 +16,7 @@ pub mod registry;
 pub mod retrieval;
 pub mod sosmp;
 pub mod tree;
+pub mod what_if;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+pub use crate::inference::Schedule;
 use crate::model::{MsgId, NodeId};
 pub use crate::run::{CancelFlag, FinalResults, IterationRecord, RunLog, RunResults};
 pub use output::OutputArgs;
@@ -106,6 +108,33 @@ pub trait Scenario: Send {
     /// Things the user should know that are not errors (e.g. evidence outside the data range).
     fn warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// What the convergence debugger shows (residual maps, oscillation); scenarios whose
+    /// engines record per-message changes return Some.
+    fn convergence(&self) -> Option<crate::run::residuals::ConvergenceView> {
+        None
+    }
+    /// Switches the running engine's schedule and damping from the next iteration on, keeping
+    /// its messages; scenarios whose engines cannot refuse.
+    fn set_schedule(&mut self, schedule: crate::inference::Schedule, damping: f64) -> Result<()> {
+        let _ = (schedule, damping);
+        Err(Error::Other(format!(
+            "the {} scenario cannot switch schedules while running",
+            self.config().name()
+        )))
+    }
+    /// Runs a copy of the running engine with another schedule or damping from its current
+    /// state (see [`what_if`]); the run itself is untouched.
+    fn what_if(
+        &self,
+        request: what_if::WhatIfRequest,
+        cancel: &CancelFlag,
+    ) -> Result<what_if::WhatIfRun> {
+        let _ = (request, cancel);
+        Err(Error::Other(format!(
+            "the {} scenario has no what-if runs",
+            self.config().name()
+        )))
     }
 }
 

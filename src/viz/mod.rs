@@ -6,6 +6,7 @@ pub mod figures;
 pub mod flow_color;
 pub mod icon;
 pub mod palette;
+pub mod residual_map;
 pub mod scale_bar;
 
 pub use colormap::{abs_diff_heat, gray_rgba, heat_bar, heat_color, heat_rgba};

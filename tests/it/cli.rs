@@ -114,7 +114,7 @@ fn run_denoise_writes_results_and_files() {
     let csv = std::fs::read_to_string(out.join("curves.csv")).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "iter,seconds,residual,rms_to_noisy,rmse"
+        "iter,seconds,residual,oscillating_fraction,residual_p50,residual_p90,residual_p99,rms_to_noisy,rmse"
     );
     assert_eq!(csv.lines().count(), 6);
     let img = image::open(out.join("estimate.png")).unwrap();
@@ -153,7 +153,7 @@ fn bad_flags_fail_with_a_message() {
     assert_fails(&["run", "denoise", "--colors", "1"], "colors");
     assert_fails(&["run", "denoise", "--noise", "0"], "noise");
     assert_fails(&["run", "denoise", "--noise", "NaN"], "noise");
-    assert_fails(&["run", "denoise", "--schedule", "random"], "schedule");
+    assert_fails(&["run", "denoise", "--schedule", "shuffled"], "schedule");
     assert_fails(&["run", "denoise", "--damping", "1.2"], "damping");
     assert_fails(&["run", "nosuchscenario"], "nosuchscenario");
 }

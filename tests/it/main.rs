@@ -8,6 +8,8 @@ mod cli;
 mod cli_common;
 mod common;
 mod config_echo;
+mod convergence;
+mod debugger_app;
 mod denoise;
 mod discrete_bp;
 mod flow_app;

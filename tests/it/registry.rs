@@ -135,6 +135,7 @@ fn snapshot(run: u64, first_new: usize, iters: std::ops::Range<usize>) -> Snapsh
         history: Default::default(),
         view: beliefscope::scenarios::ScenarioView::Retrieval(Default::default()),
         probe: None,
+        convergence: None,
     }
 }
 

@@ -24,6 +24,8 @@
 //!
 //! Cost per iteration: Σ over messages of the class cost in [`KbpModel`] plus O(M · dim).
 
+mod serial;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,7 +34,9 @@ use rayon::prelude::*;
 
 use super::model::{FactorClass, KbpModel};
 use crate::error::{Error, Result};
-use crate::inference::{Belief, Damping, EstimateKind, Estimates, Inference, Schedule, StepReport};
+use crate::inference::{
+    Belief, Damping, EstimateKind, Estimates, Inference, MessageChanges, Schedule, StepReport,
+};
 use crate::model::{Graph, NodeId};
 
 /// A class evaluates at more points than this: stream node by node instead of batching.
@@ -55,6 +59,7 @@ struct Block {
 }
 
 /// Loopy kernel BP state.
+#[derive(Clone)]
 pub struct KbpEngine {
     model: Arc<KbpModel>,
     graph: Graph,
@@ -83,6 +88,8 @@ pub struct KbpEngine {
     /// Edge appearance probability ρ of tree-reweighted updates (1: kernel BP as published).
     rho: f64,
     iteration: usize,
+    /// Random/residual schedule buffers and the per-message change record (`serial.rs`).
+    serial: serial::SerialState,
 }
 
 impl KbpEngine {
@@ -206,6 +213,7 @@ impl KbpEngine {
             orientation,
             rho: 1.0,
             iteration: 0,
+            serial: serial::SerialState::default(),
         };
         engine.initialise();
         Ok(engine)
@@ -721,6 +729,7 @@ impl Inference for KbpEngine {
                 };
                 match outcome {
                     Ok(residual) => {
+                        self.record_changes(true, None);
                         std::mem::swap(&mut self.messages, &mut self.next);
                         residual
                     }
@@ -748,9 +757,12 @@ impl Inference for KbpEngine {
                         old.copy_from_slice(new);
                     }
                 }
+                self.record_changes(false, Some(&messages));
                 self.messages = messages;
                 residual
             }
+            Schedule::Random => self.step_random(iteration, damping)?,
+            Schedule::Residual => self.step_residual(iteration, damping)?,
         };
         self.iteration = iteration;
         Ok(StepReport {
@@ -758,7 +770,7 @@ impl Inference for KbpEngine {
             residual,
             seconds: start.elapsed().as_secs_f64(),
             updates: self.messages.len() / dim.max(1)
-                * if self.schedule == Schedule::Sweep {
+                * if matches!(self.schedule, Schedule::Sweep) {
                     2
                 } else {
                     1
@@ -768,6 +780,10 @@ impl Inference for KbpEngine {
 
     fn iteration(&self) -> usize {
         self.iteration
+    }
+
+    fn message_changes(&self) -> Option<MessageChanges<'_>> {
+        self.recorded_changes()
     }
 
     /// The belief at the candidate values (not normalised; may be negative).

@@ -87,7 +87,8 @@ pub struct DenoiseArgs {
     /// to the noisy image reaches the noise sigma (no clean image needed).
     #[arg(long)]
     pub discrepancy_stop: bool,
-    /// synchronous or sweep [default: synchronous].
+    /// synchronous, sweep, random or residual (residual BP, Elidan et al. 2006) [default:
+    /// synchronous].
     #[arg(long)]
     pub schedule: Option<Schedule>,
     /// map or mean [default: mean].

@@ -31,15 +31,18 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::what_if::{Reschedulable, WhatIfRequest, WhatIfRun, run_what_if};
 use super::{
     CancelFlag, IterationRecord, NoControl, Probe, RunLog, Scenario, ScenarioConfig, ScenarioDef,
     ScenarioView, Verb, report_fields,
 };
 use crate::error::Result;
+use crate::inference::Schedule;
 use crate::inference::discrete::DiscreteBp;
 use crate::inference::kbp::{KbpEngine, KbpModel, KbpTraining};
 use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
+use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::viz;
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
@@ -65,6 +68,20 @@ impl Engine {
     }
 
     fn inference_mut(&mut self) -> &mut dyn Inference {
+        match self {
+            Engine::Discrete(e) => e.as_mut(),
+            Engine::Kbp(e) => e.as_mut(),
+        }
+    }
+
+    fn reschedulable(&self) -> &dyn Reschedulable {
+        match self {
+            Engine::Discrete(e) => e.as_ref(),
+            Engine::Kbp(e) => e.as_ref(),
+        }
+    }
+
+    fn reschedulable_mut(&mut self) -> &mut dyn Reschedulable {
         match self {
             Engine::Discrete(e) => e.as_mut(),
             Engine::Kbp(e) => e.as_mut(),
@@ -182,6 +199,11 @@ pub struct Denoise {
     /// The primary algorithm first, then the compared one.
     runs: Vec<AlgorithmRun>,
     log: RunLog,
+    /// Per-message residuals and oscillation of the primary run (the convergence debugger).
+    convergence: ConvergenceTracker,
+    /// Live schedule switches: (first iteration under it, schedule, damping); the config keeps
+    /// what the run started with, results.json lists these beside it.
+    schedule_changes: Vec<(usize, Schedule, f64)>,
 }
 
 impl Denoise {
@@ -215,6 +237,8 @@ impl Denoise {
             noisy_rmse,
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
+            convergence: ConvergenceTracker::new(0, Some((w, h))),
+            schedule_changes: Vec::new(),
             config,
         })
     }
@@ -299,9 +323,44 @@ fn scaled(mut v: Vec<f64>) -> Vec<f64> {
     v
 }
 
+impl Denoise {
+    /// The schedule and damping running now (after any live switch).
+    pub fn current_schedule(&self) -> (Schedule, f64) {
+        self.schedule_changes
+            .last()
+            .map_or((self.config.schedule, self.config.damping), |c| (c.1, c.2))
+    }
+}
+
 impl Scenario for Denoise {
     fn config(&self) -> ScenarioConfig {
         ScenarioConfig::Denoise(self.config.clone())
+    }
+
+    fn convergence(&self) -> Option<ConvergenceView> {
+        let (schedule, damping) = self.current_schedule();
+        Some(self.convergence.view(
+            schedule.label(),
+            damping,
+            self.config.tolerance,
+            self.config.max_iters,
+        ))
+    }
+
+    fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
+        for run in &mut self.runs {
+            run.engine
+                .reschedulable_mut()
+                .reschedule(schedule, Damping(damping))?;
+        }
+        let next = self.log.history().len() + 1;
+        self.schedule_changes.retain(|c| c.0 != next);
+        self.schedule_changes.push((next, schedule, damping));
+        Ok(())
+    }
+
+    fn what_if(&self, request: WhatIfRequest, cancel: &CancelFlag) -> Result<WhatIfRun> {
+        run_what_if(self.runs[0].engine.reschedulable(), request, cancel)
     }
 
     fn algorithm(&self) -> String {
@@ -341,6 +400,14 @@ impl Scenario for Denoise {
                 run.stopped = true;
             }
             if i == 0 {
+                if !run.stopped
+                    && let Some(changes) = run.engine.inference().message_changes()
+                {
+                    let stats = self.convergence.observe(report.iteration, &changes);
+                    for (key, value) in stats.metrics() {
+                        metrics.insert(key.to_string(), value);
+                    }
+                }
                 metrics.insert("rmse".to_string(), rmse);
                 metrics.insert("rms_to_noisy".to_string(), to_noisy);
                 primary = Some(report);
@@ -436,7 +503,22 @@ impl Scenario for Denoise {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        report_fields(&self.report())
+        let mut fields = report_fields(&self.report());
+        if !self.schedule_changes.is_empty() {
+            let changes = self
+                .schedule_changes
+                .iter()
+                .map(|(iteration, schedule, damping)| {
+                    serde_json::json!({
+                        "from_iteration": iteration,
+                        "schedule": schedule.label(),
+                        "damping": damping,
+                    })
+                })
+                .collect();
+            fields.insert("schedule_changes".into(), Value::Array(changes));
+        }
+        fields
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {

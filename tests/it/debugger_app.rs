@@ -1,0 +1,109 @@
+//! The convergence debugger in the window (egui_kittest): the residual map of a grid scenario
+//! with its scrubber (stepping back shows that iteration's stored map).
+
+use crate::common::*;
+use beliefscope::app::App;
+use beliefscope::scenarios::ScenarioConfig;
+use beliefscope::scenarios::denoise::{DenoiseAlgorithm, DenoiseConfig};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+
+fn discrete_config() -> ScenarioConfig {
+    ScenarioConfig::Denoise(DenoiseConfig {
+        width: 32,
+        height: 24,
+        colors: 8,
+        max_iters: 12,
+        tolerance: 0.0,
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..DenoiseConfig::default()
+    })
+}
+
+fn app(config: ScenarioConfig) -> Harness<'static, App> {
+    let mut h = Harness::builder()
+        .with_size([1360.0, 900.0])
+        .build_eframe(move |cc| App::with_config(cc, config, true));
+    wait_for(&mut h, "the run to finish", |h| {
+        h.state().snapshot().is_some_and(|s| s.finished)
+    });
+    h
+}
+
+#[test]
+fn scrubbing_back_shows_that_iterations_map() {
+    let mut h = app(discrete_config());
+    let maps = h
+        .state()
+        .snapshot()
+        .unwrap()
+        .convergence
+        .clone()
+        .unwrap()
+        .maps;
+    assert_eq!(maps.len(), 12, "every iteration stored in a small run");
+    let newest = h.state().debugger().shown().unwrap().clone();
+    assert_eq!(newest.iteration, 12);
+    assert!(has_text(&h, "residual map of iteration 12"));
+    for _ in 0..3 {
+        h.get_by_label("◀").click();
+        h.run_steps(2);
+    }
+    let shown = h.state().debugger().shown().unwrap().clone();
+    assert_eq!(shown.iteration, 9);
+    assert_eq!(
+        &shown,
+        maps[8].as_ref(),
+        "the stored map of iteration 9 is drawn"
+    );
+    assert_ne!(shown.residual, newest.residual);
+    assert!(has_text(&h, "residual map of iteration 9"));
+}
+
+/// A run that ends above its tolerance gets two what-if runs from its final state (residual BP,
+/// and more damping), overlaid on the residual curve, and their measured outcome as hints; the
+/// What if button adds another.
+#[test]
+fn unconverged_run_gets_measured_what_ifs_overlaid() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        width: 32,
+        height: 24,
+        colors: 8,
+        max_iters: 10,
+        tolerance: 1e-9,
+        damping: 0.0,
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..DenoiseConfig::default()
+    });
+    let mut h = app(config);
+    let last = h
+        .state()
+        .snapshot()
+        .unwrap()
+        .history
+        .last()
+        .unwrap()
+        .residual;
+    assert!(
+        last >= 1e-9,
+        "the run converged ({last}); the test needs one that does not"
+    );
+    wait_for(&mut h, "two automatic what-if runs", |h| {
+        h.state().debugger().what_ifs.len() == 2
+    });
+    let runs = h.state().debugger().what_ifs.clone();
+    for run in &runs {
+        assert_eq!(run.start_iteration, 10);
+        assert!(!run.residuals.is_empty());
+        assert_eq!(
+            run.residuals[0].0, 11,
+            "continues the run's iteration numbers"
+        );
+    }
+    assert!(has_text(&h, "not converged"));
+    assert!(has_text(&h, &runs[0].hint()), "hint shown: {:?}", texts(&h));
+    h.get_by_label("What if").click();
+    wait_for(&mut h, "a third what-if run", |h| {
+        h.state().debugger().what_ifs.len() == 3
+    });
+}
