@@ -295,12 +295,16 @@ fn uci_parsers_survive_mutated_files() {
             eprintln!("fuzz uci: {} absent, skipped", path.display());
             continue;
         };
-        // The first 40 lines keep each case fast.
-        let head: Vec<u8> = full
-            .split_inclusive(|b| *b == b'\n')
-            .take(40)
-            .flatten()
-            .copied()
+        // 40 lines spread over the file keep each case fast and both classes present (some
+        // files are sorted by class); a header row, if any, stays first.
+        let lines: Vec<&[u8]> = full.split_inclusive(|b| *b == b'\n').collect();
+        let step = (lines.len() / 40).max(1);
+        let head: Vec<u8> = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i == 0 || i % step == 0)
+            .take(41)
+            .flat_map(|(_, l)| l.iter().copied())
             .collect();
         fuzz(&format!("uci {}", layout.file), &[head], |bytes| {
             let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
