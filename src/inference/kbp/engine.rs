@@ -737,29 +737,10 @@ impl Inference for KbpEngine {
                 }
             }
             Schedule::Sweep => {
+                // Forward then backward over the node ids, so information crosses the graph
+                // in both directions every sweep.
                 let n = self.graph.num_nodes();
-                let mut scratch = NodeScratch::default();
-                let mut residual: f64 = 0.0;
-                let mut messages = self.messages.clone();
-                let mut out = vec![0.0; dim * 8];
-                for t in (0..n).chain((0..n).rev()) {
-                    let d = self.graph.degree(t);
-                    out.resize(d * dim, 0.0);
-                    self.node_update(&messages, t, &mut scratch, &mut out);
-                    for k in 0..d {
-                        let s = self.offset[t] + k;
-                        let old = &mut messages[s * dim..(s + 1) * dim];
-                        let new = &mut out[k * dim..(k + 1) * dim];
-                        match mix_normalised(old, new, &self.orientation, damping) {
-                            Some(r) => residual = residual.max(r),
-                            None => return Err(self.divergence(s, iteration)),
-                        }
-                        old.copy_from_slice(new);
-                    }
-                }
-                self.record_changes(false, Some(&messages));
-                self.messages = messages;
-                residual
+                self.serial_pass((0..n).chain((0..n).rev()), iteration, damping)?
             }
             Schedule::Random => self.step_random(iteration, damping)?,
             Schedule::Residual => self.step_residual(iteration, damping)?,

@@ -113,12 +113,24 @@ impl KbpEngine {
 
     /// One random-order iteration; returns the largest change.
     pub(super) fn step_random(&mut self, iteration: usize, damping: f64) -> Result<f64> {
+        let order = random_order(self.graph.num_nodes(), iteration);
+        self.serial_pass(order, iteration, damping)
+    }
+
+    /// Node updates in `order`, each using the freshest messages (the sweep and random
+    /// schedules); returns the largest change.
+    pub(super) fn serial_pass(
+        &mut self,
+        order: impl IntoIterator<Item = usize>,
+        iteration: usize,
+        damping: f64,
+    ) -> Result<f64> {
         let dim = self.dim;
         let mut scratch = NodeScratch::default();
         let mut residual: f64 = 0.0;
         let mut messages = self.messages.clone();
         let mut out = vec![0.0; dim * 8];
-        for t in random_order(self.graph.num_nodes(), iteration) {
+        for t in order {
             let d = self.graph.degree(t);
             out.resize(d * dim, 0.0);
             self.node_update(&messages, t, &mut scratch, &mut out);
