@@ -89,11 +89,7 @@ fn guarded<T>(stage: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let message = crate::error::panic_message(payload.as_ref());
             Err(Error::Other(format!(
                 "the engine panicked while {stage}: {message}"
             )))

@@ -70,3 +70,14 @@ pub fn check_positive(name: &'static str, value: f64) -> Result<()> {
     }
     Ok(())
 }
+
+/// The text of a caught panic's payload (a `&str` or `String` message, else "unknown panic").
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}

@@ -176,11 +176,7 @@ fn guarded(line: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let message = crate::error::panic_message(payload.as_ref());
             Err(Error::Other(format!(
                 "{line}: the engine panicked: {message}"
             )))

@@ -23,8 +23,8 @@ pub const SAMPLING_COLOR: Color32 = colors::method(Method::Sampling);
 /// The oracle is the importance sampler: the same colour.
 const ORACLE_COLOR: Color32 = SAMPLING_COLOR;
 const TAU_COLOR: Color32 = Color32::from_rgb(204, 121, 167);
-const TEST1_COLOR: Color32 = Color32::from_rgb(0, 158, 115);
-const TEST2_COLOR: Color32 = Color32::from_rgb(230, 159, 0);
+const TEST1_COLOR: Color32 = colors::rgb(crate::viz::palette::TEST_CURVE_1);
+const TEST2_COLOR: Color32 = colors::rgb(crate::viz::palette::TEST_CURVE_2);
 const DATA_COLOR: Color32 = Color32::from_rgb(150, 150, 150);
 
 /// Window of the moving average on the trace by default (main Fig. 5 uses 60).
@@ -520,6 +520,21 @@ fn moving_average(trace: &[(f64, bool)], offset: usize, length: usize) -> Vec<[f
     out
 }
 
+/// The two test curves of main Fig. 4 (`ys` against the curves' means), in their colours.
+fn test_curve_lines(plot: &mut egui_plot::PlotUi<'_>, means: &[f64], ys: [&[f64]; 2]) {
+    for ((name, color), ys) in [("test #1", TEST1_COLOR), ("test #2", TEST2_COLOR)]
+        .into_iter()
+        .zip(ys)
+    {
+        let pts: Vec<[f64; 2]> = means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
+        plot.line(
+            Line::new(name, PlotPoints::from(pts))
+                .color(color)
+                .width(2.0),
+        );
+    }
+}
+
 /// Exps. 1 and 2: the Supp C table, the incoming messages with the test curves, and the log
 /// predictive variance along them.
 fn batch(ui: &mut egui::Ui, view: &KjitView) {
@@ -579,18 +594,11 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
                             .color(DATA_COLOR.gamma_multiply(0.6))
                             .radius(1.2),
                     );
-                    for (name, ys, color) in [
-                        ("test #1", &c.log_precision_test1, TEST1_COLOR),
-                        ("test #2", &c.log_precision_test2, TEST2_COLOR),
-                    ] {
-                        let pts: Vec<[f64; 2]> =
-                            c.means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
-                        plot.line(
-                            Line::new(name, PlotPoints::from(pts))
-                                .color(color)
-                                .width(2.0),
-                        );
-                    }
+                    test_curve_lines(
+                        plot,
+                        &c.means,
+                        [&c.log_precision_test1, &c.log_precision_test2],
+                    );
                 });
         });
         ui.vertical(|ui| {
@@ -604,18 +612,7 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
                 .y_axis_label("log variance")
                 .allow_scroll(false)
                 .show(ui, |plot| {
-                    for (name, ys, color) in [
-                        ("test #1", &c.log_var_test1, TEST1_COLOR),
-                        ("test #2", &c.log_var_test2, TEST2_COLOR),
-                    ] {
-                        let pts: Vec<[f64; 2]> =
-                            c.means.iter().zip(ys).map(|(&m, &y)| [m, y]).collect();
-                        plot.line(
-                            Line::new(name, PlotPoints::from(pts))
-                                .color(color)
-                                .width(2.0),
-                        );
-                    }
+                    test_curve_lines(plot, &c.means, [&c.log_var_test1, &c.log_var_test2]);
                 });
         });
     });
