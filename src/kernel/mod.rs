@@ -33,6 +33,8 @@
 //! | `nystrom.rs` | [`Nystrom`] features |
 //! | `random_features.rs` | [`RandomFourierFeatures`] and Gaussian-input expectations |
 //! | `hsic.rs` | [`hsic`] biased HSIC estimator |
+//! | `row_major.rs` | [`RowMajor`] matrix and its register-blocked product with a vector |
+//! | `packed_lower.rs` | [`PackedLower`] triangular factor, blocked forward substitution |
 //!
 //! # Example
 //! ```
@@ -63,9 +65,11 @@ mod hsic;
 mod incomplete_cholesky;
 mod kernels;
 mod nystrom;
+mod packed_lower;
 mod params;
 mod points;
 mod random_features;
+mod row_major;
 mod solve;
 
 pub use bandwidth::{
@@ -79,6 +83,7 @@ pub use hsic::{hsic, hsic_points};
 pub use incomplete_cholesky::{IncompleteCholesky, IncompleteCholeskyOptions};
 pub use kernels::{Kernel, ProductFactor, s_from_sigma, sigma_from_s};
 pub use nystrom::{Landmarks, Nystrom};
+pub use packed_lower::PackedLower;
 pub use params::{
     EPSILON, JITTER_MAX_RELATIVE, KAPPA, LAMBDA, LOO_GRID_POINTS, MAX_RANK, MEDIAN_MAX_POINTS,
     MEDIAN_MULTIPLIER, NUM_FEATURES, NUM_LANDMARKS, NYSTROM_RCOND, POLY_DEGREE, POLY_OFFSET,
@@ -86,4 +91,5 @@ pub use params::{
 };
 pub use points::Points;
 pub use random_features::RandomFourierFeatures;
+pub use row_major::RowMajor;
 pub use solve::{JitterPolicy, Lambda, RegularizedCholesky, SolveReport, regularized_solve};

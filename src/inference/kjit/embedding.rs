@@ -9,14 +9,14 @@
 //! Cost: exact inner product O(c); features O(D_in c + D_in D_out) per tuple; median heuristic
 //! O(B² c).
 
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::kernel::RandomFourierFeatures;
+use crate::kernel::{RandomFourierFeatures, RowMajor};
 
 /// A tuple of messages as one diagonal Gaussian (after moment matching).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,8 +105,8 @@ pub struct TwoStageFeatures {
     widths: KernelWidths,
     /// Stage 1 with unit bandwidth on inputs pre-scaled by `1/σ_l`.
     inner: RandomFourierFeatures,
-    /// `D_out × D_in`, rows `ν_j`.
-    outer: DMatrix<f64>,
+    /// `D_out × D_in`, rows `ν_j` (row-major: stage 2 is one row-blocked product).
+    outer: RowMajor,
     outer_phase: DVector<f64>,
 }
 
@@ -124,15 +124,16 @@ impl TwoStageFeatures {
         let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
         let inv_gamma = 1.0 / widths.outer_gamma2.sqrt();
         // Row-by-row draws, so a map with more rows extends one with fewer.
-        let mut outer = DMatrix::zeros(d_out, d_in);
+        let mut outer = Vec::with_capacity(d_out * d_in);
         let mut outer_phase = DVector::zeros(d_out);
         for j in 0..d_out {
-            for i in 0..d_in {
+            for _ in 0..d_in {
                 let z: f64 = rng.sample(StandardNormal);
-                outer[(j, i)] = z * inv_gamma;
+                outer.push(z * inv_gamma);
             }
             outer_phase[j] = rng.random::<f64>() * std::f64::consts::TAU;
         }
+        let outer = RowMajor::from_row_data(d_out, d_in, outer);
         Ok(TwoStageFeatures {
             widths,
             inner,
@@ -146,11 +147,11 @@ impl TwoStageFeatures {
     }
 
     pub fn d_in(&self) -> usize {
-        self.outer.ncols()
+        self.outer.cols()
     }
 
     pub fn d_out(&self) -> usize {
-        self.outer.nrows()
+        self.outer.rows()
     }
 
     /// Stage 1: `φ̂(r)`, whose dot products approximate `⟨μ_r, μ_s⟩`. O(D_in c).
@@ -176,7 +177,7 @@ impl TwoStageFeatures {
     pub fn features(&self, r: &DiagGaussian) -> Result<DVector<f64>> {
         let phi = self.embedding(r)?;
         let mut out = self.outer_phase.clone();
-        out.gemv(1.0, &self.outer, &phi, 1.0);
+        self.outer.mul_add_into(phi.as_slice(), out.as_mut_slice());
         let scale = (2.0 / self.d_out() as f64).sqrt();
         out.apply(|v| *v = scale * v.cos());
         Ok(out)

@@ -97,12 +97,22 @@ pub struct KjitCounters {
     pub oracle_count: usize,
 }
 
+/// Wall times of single pieces of work, for the medians in results.json.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallTimes {
+    /// Seconds of each confident message: one direction's features, prediction and variance.
+    pub message_seconds: Vec<f64>,
+    /// Seconds of each oracle evaluation (the importance sampler alone).
+    pub oracle_seconds: Vec<f64>,
+}
+
 /// KJIT for the logistic factor.
 pub struct KjitOperator {
     oracle: Arc<ImportanceOracle>,
     z_learner: JitLearner,
     p_learner: JitLearner,
     pub counters: KjitCounters,
+    pub times: CallTimes,
     pub trace: Vec<CallRecord>,
 }
 
@@ -124,6 +134,7 @@ impl KjitOperator {
             z_learner: JitLearner::new(settings, 2)?,
             p_learner: JitLearner::new(p_settings, 2)?,
             counters: KjitCounters::default(),
+            times: CallTimes::default(),
             trace: Vec::new(),
         })
     }
@@ -160,12 +171,16 @@ impl KjitOperator {
     pub fn project(&mut self, tuple: &LogisticTuple) -> Result<(Option<Gaussian>, Option<Beta>)> {
         let start = Instant::now();
         let input = tuple_input(tuple);
-        let z_answer = self.z_learner.ask(&input)?;
-        let p_answer = self.p_learner.ask(&input)?;
+        let z_answer = self.timed_ask(Direction::Z, &input)?;
+        let p_answer = self.timed_ask(Direction::P, &input)?;
         let needs_oracle = matches!(z_answer, Answer::Uncertain { .. })
             || matches!(p_answer, Answer::Uncertain { .. });
         let estimate = if needs_oracle {
+            let oracle_start = Instant::now();
             let answer = self.oracle.reliable(tuple)?.map(|e| e.beliefs);
+            self.times
+                .oracle_seconds
+                .push(oracle_start.elapsed().as_secs_f64());
             if answer.is_none() {
                 self.counters.unreliable_oracle += 1;
             }
@@ -233,6 +248,29 @@ impl KjitOperator {
         self.counters.calls += 1;
         self.trace.push(record);
         Ok((z, p))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Z,
+    P,
+}
+
+impl KjitOperator {
+    /// One direction's gate, timed as one message when it is confident.
+    fn timed_ask(&mut self, direction: Direction, input: &DiagGaussian) -> Result<Answer> {
+        let start = Instant::now();
+        let answer = match direction {
+            Direction::Z => self.z_learner.ask(input)?,
+            Direction::P => self.p_learner.ask(input)?,
+        };
+        if matches!(answer, Answer::Certain { .. }) {
+            self.times
+                .message_seconds
+                .push(start.elapsed().as_secs_f64());
+        }
+        Ok(answer)
     }
 }
 

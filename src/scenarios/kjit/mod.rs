@@ -254,11 +254,13 @@ impl KjitScenario {
     }
 
     fn timings(&self) -> Timings {
-        let c = &self.operators.kjit.counters;
+        let kjit = &self.operators.kjit;
+        let c = &kjit.counters;
         Timings {
-            predict_us: (c.predict_count > 0)
+            predict_us: median(kjit.times.message_seconds.clone()).map(|s| 1e6 * s),
+            oracle_ms: median(kjit.times.oracle_seconds.clone()).map(|s| 1e3 * s),
+            confident_call_us: (c.predict_count > 0)
                 .then(|| 1e6 * c.predict_seconds / c.predict_count as f64),
-            oracle_ms: (c.oracle_count > 0).then(|| 1e3 * c.oracle_seconds / c.oracle_count as f64),
             sampling_call_ms: (self.sampling_calls > 0)
                 .then(|| 1e3 * self.sampling_seconds / self.sampling_calls as f64),
         }

@@ -73,10 +73,13 @@ pub struct Posteriors {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Timings {
-    /// Mean microseconds of a confident KJIT call (both directions predicted, no oracle).
+    /// Median microseconds of one confident KJIT message (one direction: features,
+    /// prediction, variance), the issue's `predict_us`.
     pub predict_us: Option<f64>,
-    /// Mean milliseconds of a KJIT call that asked the oracle (oracle plus updates).
+    /// Median milliseconds of one oracle evaluation (the importance sampler alone).
     pub oracle_ms: Option<f64>,
+    /// Mean microseconds of a whole confident call (both directions, the records kept).
+    pub confident_call_us: Option<f64>,
     /// Mean milliseconds of one sampling-EP oracle call (total sampling seconds / calls).
     pub sampling_call_ms: Option<f64>,
 }
