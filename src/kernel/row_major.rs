@@ -178,13 +178,12 @@ mod tests {
             let mut reference = vec![0.5; rows];
             portable::mul_add_into(&a.data, cols, &x, &mut reference);
             assert_eq!(fast, reference, "{rows}x{cols}: the two copies differ");
-            for j in 0..rows {
+            for (j, got) in fast.iter().enumerate() {
                 let naive: f64 = 0.5 + a.row(j).iter().zip(&x).map(|(r, v)| r * v).sum::<f64>();
                 let scale: f64 = a.row(j).iter().zip(&x).map(|(r, v)| (r * v).abs()).sum();
                 assert!(
-                    (fast[j] - naive).abs() <= 1e-14 * (1.0 + scale),
-                    "{rows}x{cols} row {j}: {} vs {naive}",
-                    fast[j]
+                    (got - naive).abs() <= 1e-14 * (1.0 + scale),
+                    "{rows}x{cols} row {j}: {got} vs {naive}"
                 );
             }
         }
