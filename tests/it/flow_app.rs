@@ -16,6 +16,8 @@ fn small() -> FlowConfig {
         height: 40,
         levels: 2,
         iters: 10,
+        // Every level runs its 10 iterations (the status line reads "20 / 20").
+        stop_change: 0.0,
         compare: Some(FlowAlgorithm::Discrete),
         ..FlowConfig::default()
     }

@@ -57,8 +57,11 @@ fn presets_set_the_paper_and_the_robust_settings() {
         (1, 1.0, 0.0)
     );
     assert_eq!((paper.width, paper.seed), (200, 9));
+    assert_eq!(paper.stop_change, 0.0, "the paper runs a fixed count");
     let best = c.with_preset("best").unwrap();
     assert!(best.smooth_outlier > 0.0 && best.levels == 0);
+    assert_eq!(best.stop_change, 0.0);
+    assert!(c.stop_change > 0.0);
     assert_eq!(
         c.with_preset("default").unwrap(),
         FlowConfig {
@@ -210,6 +213,7 @@ fn discrete_flow_bp_residual_falls_on_the_built_in_pair() {
         levels: 1,
         algorithm: beliefscope::scenarios::flow::FlowAlgorithm::Discrete,
         iters: 30,
+        stop_change: 0.0,
         ..FlowConfig::default()
     };
     let mut s = FlowScenario::new(config, &CancelFlag::default()).unwrap();
@@ -408,5 +412,75 @@ fn gradient_constancy_adds_the_squared_gradient_difference_and_ignores_a_brightn
             .unwrap()
             .with_gradient(&a, &b, -1.0)
             .is_err()
+    );
+}
+
+/// Runs `config` to the end; the records' level metric and every run's per-level report.
+fn run_levels(config: FlowConfig) -> (usize, serde_json::Value) {
+    let mut s = FlowScenario::new(config, &CancelFlag::default()).unwrap();
+    let mut records = 0;
+    while !s.finished() {
+        s.step().unwrap();
+        records += 1;
+        assert!(records <= 1000, "the run does not finish");
+    }
+    (records, s.extra_results()["runs"].clone())
+}
+
+#[test]
+fn a_level_ends_once_its_flow_settles_and_every_run_finishes() {
+    use beliefscope::scenarios::flow::FlowAlgorithm;
+    use beliefscope::scenarios::flow::config::MIN_LEVEL_ITERS;
+    let base = FlowConfig {
+        width: 96,
+        height: 80,
+        levels: 2,
+        iters: 40,
+        algorithm: FlowAlgorithm::Discrete,
+        compare: Some(FlowAlgorithm::Sosmp),
+        ..FlowConfig::default()
+    };
+    // Without the rule every level runs every iteration.
+    let (records, runs) = run_levels(FlowConfig {
+        stop_change: 0.0,
+        ..base.clone()
+    });
+    assert_eq!(records, 80);
+    for run in runs.as_array().unwrap() {
+        for l in run["levels"].as_array().unwrap() {
+            assert_eq!(l["iterations"], 40);
+            assert_eq!(l["stopped_early"], false);
+        }
+    }
+    // With it, discrete BP (whose messages converge) stops early at every level, below the
+    // tolerance in full-resolution pixels; the run is finished only when both runs are.
+    let (records, runs) = run_levels(base.clone());
+    let mut most = 0;
+    for run in runs.as_array().unwrap() {
+        let levels = run["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 2);
+        let total: u64 = levels
+            .iter()
+            .map(|l| l["iterations"].as_u64().unwrap())
+            .sum();
+        most = most.max(total as usize);
+        if run["algorithm"] == "discrete" {
+            for l in levels {
+                let its = l["iterations"].as_u64().unwrap() as usize;
+                assert!(
+                    (MIN_LEVEL_ITERS..40).contains(&its),
+                    "level {} ran {its}",
+                    l["level"]
+                );
+                assert_eq!(l["stopped_early"], true);
+                let scale = (1u64 << l["level"].as_u64().unwrap()) as f64;
+                let change = l["final_flow_change"].as_f64().unwrap() * scale;
+                assert!(change < base.stop_change, "{change}");
+            }
+        }
+    }
+    assert_eq!(
+        records, most,
+        "one record per step until the slower run ends"
     );
 }

@@ -43,6 +43,11 @@ pub struct FlowArgs {
     /// Iterations per pyramid level [default: 40].
     #[arg(long)]
     pub iters: Option<usize>,
+    /// End a level early once its flow changes by less than this per iteration (mean, in
+    /// full-resolution pixels), after at least 5 iterations; 0 runs --iters at every level
+    /// [default: 0.002].
+    #[arg(long)]
+    pub stop_change: Option<f64>,
     /// Half-width d of the displacement window [-d, d]^2 at the coarsest level (the only
     /// level with --levels 1), pixels of that level [default: 2].
     #[arg(long)]
@@ -59,7 +64,8 @@ pub struct FlowArgs {
     #[arg(long)]
     pub levels: Option<usize>,
     /// Start from a preset: paper (one level, step 1/(t+1), Gaussian smoothness), default, or
-    /// best (robust smoothness); the other flags then override it [default: default].
+    /// best (robust smoothness, every iteration of every level); the other flags then
+    /// override it [default: default].
     #[arg(long)]
     pub preset: Option<String>,
     /// Outlier weight rho of the robust smoothness (1 - rho) Gaussian + rho, in [0, 0.5]
@@ -124,6 +130,7 @@ impl RunFlags for FlowArgs {
             step_gamma: self.step_gamma.unwrap_or(d.step_gamma),
             damping: self.damping.unwrap_or(d.damping),
             iters: self.iters.unwrap_or(d.iters),
+            stop_change: self.stop_change.unwrap_or(d.stop_change),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
             refine_displacement: self.refine_displacement.unwrap_or(d.refine_displacement),
             subpixel: self.subpixel.unwrap_or(d.subpixel),

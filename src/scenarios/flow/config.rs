@@ -34,6 +34,9 @@ pub const PARAMS: &[Param] = &[
     Param::int("iters", "Iterations", 1.0, 100_000.0)
         .log()
         .help("Iterations at each pyramid level."),
+    Param::real("stop_change", "Level stop Δflow", 0.0, 10.0)
+        .unit("px")
+        .help("End a pyramid level early once its flow's mean change over one iteration, in full-resolution pixels (level px x 2^level), is below this (after 5 iterations); 0 = always run every iteration."),
     Param::int("levels", "Pyramid levels", 0.0, MAX_LEVELS as f64).help(
         "0 = from the image size (coarsest level 32 to 64 px on its short side); 1 = the paper's single level; L levels (beyond the paper) reach motions up to about d · (2^L − 1).",
     ),
@@ -128,8 +131,13 @@ pub struct FlowConfig {
     pub step_gamma: f64,
     /// Discrete BP damping in [0, 0.99].
     pub damping: f64,
-    /// Iterations at each pyramid level.
+    /// Iterations at each pyramid level (the most, with [`Self::stop_change`]).
     pub iters: usize,
+    /// A level ends once the mean Euclidean change of its flow estimate over one iteration,
+    /// in full-resolution pixels (pixels of level `l` times `2^l`, as its errors reach the
+    /// finest level), falls below this, after at least [`MIN_LEVEL_ITERS`] iterations; 0 runs
+    /// `iters` at every level (beyond the paper, which runs a fixed count).
+    pub stop_change: f64,
     /// Half-width d of the displacement window `[-d, d]²` at the coarsest level, in pixels of
     /// that level (the only level without a pyramid).
     pub max_displacement: f64,
@@ -180,6 +188,7 @@ impl Default for FlowConfig {
             step_gamma: 0.3,
             damping: 0.0,
             iters: 40,
+            stop_change: DEFAULT_STOP_CHANGE,
             max_displacement: 2.0,
             refine_displacement: 1.5,
             subpixel: 2,
@@ -195,6 +204,14 @@ impl Default for FlowConfig {
         }
     }
 }
+
+/// Fewest iterations a level runs before [`FlowConfig::stop_change`] may end it: SOSMP's first
+/// steps (η = 1 while `1 / (γ (t + 1)) >= 1`) replace its messages outright, so the flow's
+/// change over them says nothing about convergence.
+pub const MIN_LEVEL_ITERS: usize = 5;
+
+/// The default level stop (full-resolution pixels per iteration).
+pub const DEFAULT_STOP_CHANGE: f64 = 0.002;
 
 /// Largest side of the built-in pair.
 pub const MAX_SYNTHETIC_SIDE: usize = 2048;
@@ -303,9 +320,10 @@ impl FlowConfig {
 
     /// A named bundle of settings over this config (the data fields are kept):
     /// * `paper`: Noorshams & Wainwright's setting, one level, step `1/(t+1)` (γ = 1), the
-    ///   Gaussian smoothness and the brightness-constancy data term;
-    /// * `default`: the defaults (pyramid depth from the image size);
-    /// * `best`: the defaults with the robust smoothness.
+    ///   Gaussian smoothness and the brightness-constancy data term, every iteration run;
+    /// * `default`: the defaults (pyramid depth from the image size, levels end once their
+    ///   flow settles);
+    /// * `best`: the defaults with the robust smoothness and every iteration of every level.
     ///
     /// Errors on another name.
     pub fn with_preset(&self, name: &str) -> Result<FlowConfig> {
@@ -330,9 +348,11 @@ impl FlowConfig {
                 c.step_gamma = 1.0;
                 c.smooth_outlier = 0.0;
                 c.gradient_weight = 0.0;
+                c.stop_change = 0.0;
             }
             "best" => {
                 c.smooth_outlier = BEST_SMOOTH_OUTLIER;
+                c.stop_change = 0.0;
             }
             other => {
                 return Err(Error::param(

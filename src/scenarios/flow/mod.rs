@@ -34,6 +34,16 @@
 //! negative over most of the box and the clipped messages of a pixel disjoint: every fallback
 //! to β measured on RubberWhale and Dimetrodon, none after the cap, EPE unchanged or better).
 //!
+//! **Level stop (beyond the paper, which runs a fixed count).** A level ends once the mean
+//! change of its flow estimate over one iteration, in full-resolution pixels (level pixels
+//! times `2^level`: a coarse error is doubled at every hand-off), is below `stop_change`
+//! (default 0.002 px), after at least 5 iterations, or after `iters`. Discrete BP's messages
+//! converge, so its levels end after 10 to 25 iterations instead of 40 (the finest level holds
+//! 3/4 of the pixels, so this is where the time goes); SOSMP's estimate keeps moving by its
+//! Monte Carlo noise (about 0.013 px per iteration at t = 40 on RubberWhale, falling like
+//! `1/t`), so it runs its 40. The presets `paper` and `best` run every iteration. The flow's
+//! change is recorded per iteration (`flow_change`) and per level (`final_flow_change`).
+//!
 //! Cost per iteration: the engine's (O(pixels · 4 (n √r + k r)) for SOSMP with n labels, O(pixels
 //! · 4 n · 2√n) for discrete BP) plus O(pixels · n) for the read-out and O(pixels) for the metrics.
 
@@ -221,6 +231,10 @@ pub struct LevelInfo {
     pub message_updates: u64,
     /// SOSMP: updates whose sampling density was zero on the whole box (fell back to β).
     pub fallbacks: u64,
+    /// Mean change of the level's flow over its latest iteration (pixels of the level).
+    pub flow_change: f64,
+    /// True when the level ended on [`FlowConfig::stop_change`] before `iters`.
+    pub stopped_early: bool,
 }
 
 impl LevelInfo {
@@ -242,8 +256,8 @@ pub struct FlowRun {
     iteration: usize,
     mrf: Arc<FlowMrf>,
     engine: FlowEngine,
-    /// Total flow at the current level.
-    level_flow: (Vec<f64>, Vec<f64>),
+    /// Total flow at the current level (the same field as `flow` at the finest level).
+    level_flow: Arc<FlowField>,
     /// Total flow at full resolution.
     flow: Arc<FlowField>,
     errors: Option<FlowErrors>,
@@ -252,6 +266,11 @@ pub struct FlowRun {
     snapshots: Vec<FlowSnapshot>,
     levels: Vec<LevelInfo>,
     fallbacks: u64,
+    /// Mean change of the level's flow over the latest iteration (pixels of the level;
+    /// infinite after a level's first iteration).
+    flow_change: f64,
+    /// The current level has run its iterations (or met the stop rule).
+    level_done: bool,
 }
 
 impl FlowRun {
@@ -272,7 +291,7 @@ impl FlowRun {
             iteration: 0,
             mrf,
             engine,
-            level_flow: (Vec::new(), Vec::new()),
+            level_flow: Arc::new(FlowField::zeros(1, 1)),
             flow: Arc::new(FlowField::zeros(1, 1)),
             errors: None,
             epe: Vec::new(),
@@ -280,6 +299,8 @@ impl FlowRun {
             snapshots: Vec::new(),
             levels: vec![info],
             fallbacks: 0,
+            flow_change: f64::INFINITY,
+            level_done: false,
         };
         run.read_out(config, pyramid, gt);
         Ok(run)
@@ -296,11 +317,11 @@ impl FlowRun {
         let size = pyramid.size(self.level);
         let (u, v) = if config.median_handoff {
             (
-                median3(&self.level_flow.0, size),
-                median3(&self.level_flow.1, size),
+                median3(&self.level_flow.u, size),
+                median3(&self.level_flow.v, size),
             )
         } else {
-            self.level_flow.clone()
+            (self.level_flow.u.clone(), self.level_flow.v.clone())
         };
         let (u, v) = upsample_flow(&u, &v, size, pyramid.size(fine));
         self.fallbacks += self.engine.fallbacks();
@@ -320,45 +341,65 @@ impl FlowRun {
         self.engine = engine;
         self.level = fine;
         self.level_iteration = 0;
+        self.level_done = false;
         self.levels.push(info);
         Ok(())
     }
 
-    /// The total flow at the current level and at full resolution, and its errors.
+    /// The total flow at the current level and at full resolution, and its errors. At the
+    /// finest level both are one field (one copy of the largest flow in memory).
     fn read_out(&mut self, config: &FlowConfig, pyramid: &Pyramid, gt: Option<&FlowField>) {
-        let est = self.engine.estimates(config.estimate);
-        let n = self.mrf.width * self.mrf.height;
-        if est.values.len() != 2 * n {
-            // Between levels (no engine): keep the flow read last.
-            return;
-        }
-        let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for (i, d) in est.values.chunks(2).enumerate() {
-            let c = self.mrf.total_flow(i, [d[0], d[1]]);
-            u.push(c[0]);
-            v.push(c[1]);
-        }
-        let (fu, fv) = pyramid.to_full(self.level, &u, &v);
-        let (w, h) = pyramid.size(0);
-        self.level_flow = (u, v);
-        self.flow = Arc::new(FlowField {
-            width: w,
-            height: h,
-            u: fu,
-            v: fv,
+        let (u, v) = {
+            let est = self.engine.estimates(config.estimate);
+            let n = self.mrf.width * self.mrf.height;
+            if est.values.len() != 2 * n {
+                // Between levels (no engine): keep the flow read last.
+                return;
+            }
+            let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for (i, d) in est.values.chunks(2).enumerate() {
+                let c = self.mrf.total_flow(i, [d[0], d[1]]);
+                u.push(c[0]);
+                v.push(c[1]);
+            }
+            (u, v)
+        };
+        self.flow_change = mean_change(&self.level_flow, (&u, &v));
+        let (lw, lh) = pyramid.size(self.level);
+        self.level_flow = Arc::new(FlowField {
+            width: lw,
+            height: lh,
+            u,
+            v,
         });
+        self.flow = if self.level == 0 {
+            self.level_flow.clone()
+        } else {
+            let (fu, fv) = pyramid.to_full(self.level, &self.level_flow.u, &self.level_flow.v);
+            let (w, h) = pyramid.size(0);
+            Arc::new(FlowField {
+                width: w,
+                height: h,
+                u: fu,
+                v: fv,
+            })
+        };
         self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
     }
 
-    /// One iteration (descending a level first if the current one is done).
+    /// One iteration (descending a level first if the current one is done); `None` once the
+    /// finest level is done (compare mode steps the other run on).
     fn step(
         &mut self,
         config: &FlowConfig,
         pyramid: &Pyramid,
         gt: Option<&FlowField>,
         cancel: &CancelFlag,
-    ) -> Result<(f64, f64)> {
-        if self.level_iteration >= config.iters && self.level > 0 {
+    ) -> Result<Option<(f64, f64)>> {
+        if self.finished() {
+            return Ok(None);
+        }
+        if self.level_done {
             self.descend(config, pyramid, cancel)?;
         }
         let report = self.engine.step()?;
@@ -370,8 +411,13 @@ impl FlowRun {
             self.epe.push(e.epe);
             self.aae.push(e.aae);
         }
-        let last_of_level = self.level_iteration == config.iters;
-        if last_of_level || config.snapshots.contains(&self.level_iteration) {
+        // In full-resolution pixels: an error at level l is doubled l times on its way down.
+        let scale = (1usize << self.level) as f64;
+        let converged = config.stop_change > 0.0
+            && self.level_iteration >= config::MIN_LEVEL_ITERS
+            && self.flow_change * scale < config.stop_change;
+        self.level_done = converged || self.level_iteration >= config.iters;
+        if self.level_done || config.snapshots.contains(&self.level_iteration) {
             self.snapshots.push(FlowSnapshot {
                 iteration: self.iteration,
                 level: self.level,
@@ -387,12 +433,20 @@ impl FlowRun {
             info.iterations += 1;
             info.message_updates += report.updates as u64;
             info.fallbacks = level_fallbacks;
+            info.flow_change = self.flow_change;
+            info.stopped_early = converged && self.level_iteration < config.iters;
         }
-        Ok((seconds, report.residual))
+        Ok(Some((seconds, report.residual)))
     }
 
-    fn finished(&self, config: &FlowConfig) -> bool {
-        self.level == 0 && self.level_iteration >= config.iters
+    /// The finest level is done.
+    pub fn finished(&self) -> bool {
+        self.level == 0 && self.level_done
+    }
+
+    /// Mean change of the level's flow over the latest iteration, pixels of the level.
+    pub fn flow_change(&self) -> f64 {
+        self.flow_change
     }
 
     pub fn flow(&self) -> &Arc<FlowField> {
@@ -451,6 +505,19 @@ impl FlowRun {
             estimate: [self.flow.u[idx], self.flow.v[idx]],
         }
     }
+}
+
+/// Mean Euclidean distance between two flows of one level, `∞` when their sizes differ (the
+/// first iteration of a level, compared with the level above). O(pixels).
+fn mean_change(old: &FlowField, new: (&[f64], &[f64])) -> f64 {
+    let n = new.0.len();
+    if old.u.len() != n || n == 0 {
+        return f64::INFINITY;
+    }
+    let sum: f64 = (0..n)
+        .map(|i| (new.0[i] - old.u[i]).hypot(new.1[i] - old.v[i]))
+        .sum();
+    sum / n as f64
 }
 
 /// The 3 x 3 median of a `w x h` field (the border uses the pixels inside the frame). Removes
@@ -556,6 +623,8 @@ fn build_level(
         labels: mrf.labels.len(),
         message_updates: 0,
         fallbacks: 0,
+        flow_change: f64::INFINITY,
+        stopped_early: false,
     };
     Ok((mrf, engine, info))
 }
@@ -628,7 +697,8 @@ pub struct FlowView {
 /// A running flow problem.
 pub struct FlowScenario {
     config: FlowConfig,
-    data: Arc<FlowData>,
+    /// Where the frames came from ([`FlowData::source`]).
+    source: String,
     frame1: Arc<GrayImage>,
     frame2: Arc<GrayImage>,
     ground_truth: Option<Arc<FlowField>>,
@@ -660,7 +730,14 @@ impl FlowScenario {
         let (w, h) = data.size();
         let pyramid = Pyramid::new(&data, config.levels_for(w, h), config.presmooth)?;
         cancel.check()?;
-        let gt = data.ground_truth.clone().map(Arc::new);
+        // The frames and the ground truth move into the scenario (one copy of each).
+        let FlowData {
+            frame1,
+            frame2,
+            ground_truth,
+            source,
+        } = data;
+        let gt = ground_truth.map(Arc::new);
         let zero_errors = gt.as_ref().map(|g| {
             let z = vec![0.0; g.len()];
             flow_errors(&z, &z, g)
@@ -671,11 +748,11 @@ impl FlowScenario {
             .map(|a| FlowRun::new(a, &config, &pyramid, gt.as_deref(), cancel))
             .collect::<Result<Vec<_>>>()?;
         Ok(FlowScenario {
-            frame1: Arc::new(data.frame1.clone()),
-            frame2: Arc::new(data.frame2.clone()),
+            frame1: Arc::new(frame1),
+            frame2: Arc::new(frame2),
             ground_truth: gt,
             zero_errors,
-            data: Arc::new(data),
+            source,
             pyramid,
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
@@ -692,8 +769,14 @@ impl FlowScenario {
         &self.runs
     }
 
-    pub fn data(&self) -> &FlowData {
-        &self.data
+    /// Where the frames came from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The frames' size.
+    pub fn size(&self) -> (usize, usize) {
+        (self.frame1.width, self.frame1.height)
     }
 
     pub fn pyramid(&self) -> &Pyramid {
@@ -804,8 +887,11 @@ impl Scenario for FlowScenario {
         let mut primary = (0.0, 0.0);
         let gt = self.ground_truth.clone();
         for (i, run) in self.runs.iter_mut().enumerate() {
-            let (seconds, residual) =
-                run.step(&self.config, &self.pyramid, gt.as_deref(), &self.cancel)?;
+            let Some((seconds, residual)) =
+                run.step(&self.config, &self.pyramid, gt.as_deref(), &self.cancel)?
+            else {
+                continue;
+            };
             let suffix = if i == 0 {
                 primary = (seconds, residual);
                 metrics.insert("level".to_string(), run.level as f64);
@@ -819,9 +905,12 @@ impl Scenario for FlowScenario {
                 metrics.insert(format!("epe{suffix}"), e.epe);
                 metrics.insert(format!("aae{suffix}"), e.aae);
             }
+            if run.flow_change.is_finite() {
+                metrics.insert(format!("flow_change{suffix}"), run.flow_change);
+            }
         }
         let record = IterationRecord {
-            iter: self.runs[0].iteration,
+            iter: self.log.history().len() + 1,
             seconds: primary.0,
             residual: primary.1,
             metrics,
@@ -830,11 +919,11 @@ impl Scenario for FlowScenario {
     }
 
     fn finished(&self) -> bool {
-        self.runs[0].finished(&self.config)
+        self.runs.iter().all(FlowRun::finished)
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {
-        let (w, h) = self.data.size();
+        let (w, h) = self.size();
         let probe = match probe {
             Some(Probe::Node(node)) if node < w * h => {
                 let (x, y) = (node % w, node / w);
@@ -859,7 +948,7 @@ impl Scenario for FlowScenario {
             config: self.config.clone(),
             width: w,
             height: h,
-            source: self.data.source.clone(),
+            source: self.source.clone(),
             frame1: self.frame1.clone(),
             frame2: self.frame2.clone(),
             ground_truth: self.ground_truth.clone(),

@@ -92,6 +92,10 @@ pub struct LevelReport {
     /// SOSMP: updates whose sampling density was zero on the whole box (sampled from β).
     pub fallbacks: u64,
     pub fallback_fraction: f64,
+    /// Mean change of the level's flow over its last iteration, pixels of the level.
+    pub final_flow_change: Option<f64>,
+    /// The level ended on `stop_change` before `iters`.
+    pub stopped_early: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -149,9 +153,9 @@ impl FlowReport {
         let finer = (levels > 1)
             .then(|| c.labels_at(0, levels).ok().map(describe))
             .flatten();
-        let (w, h) = s.data.size();
+        let (w, h) = s.size();
         FlowReport {
-            source: s.data.source.clone(),
+            source: s.source.clone(),
             image_size: [w, h],
             model: Model {
                 node_potential: "exp(-((I1(p) - I2(q))^2 + gradient_weight |grad I1(p) - grad I2(q)|^2) / (2 sigma_data^2)), q = p + c_p + x, I2 and its gradient bilinear, positions clamped to the frame",
@@ -209,6 +213,8 @@ impl RunReport {
                     message_updates: l.message_updates,
                     fallbacks: l.fallbacks,
                     fallback_fraction: l.fallback_fraction(),
+                    final_flow_change: l.flow_change.is_finite().then_some(l.flow_change),
+                    stopped_early: l.stopped_early,
                 })
                 .collect(),
             epe: r.epe.clone(),

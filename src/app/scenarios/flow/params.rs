@@ -173,6 +173,8 @@ pub fn ui(
             }
             param_row(ui, c, PARAMS, "iters", 1.0, 200.0);
             ui.end_row();
+            param_row(ui, c, PARAMS, "stop_change", 0.0, 0.05);
+            ui.end_row();
             let id = row_label(ui, "Flow read-out", "The belief's mean or its most probable label");
             egui::ComboBox::from_id_salt("flow_estimate")
                 .selected_text(match c.estimate {

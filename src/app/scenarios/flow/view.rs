@@ -687,8 +687,15 @@ pub fn status(view: &FlowView) -> Vec<String> {
     }
     let r: &FlowRunView = &view.runs[0];
     let coarsest = view.level_sizes.last().copied().unwrap_or((0, 0));
+    let change = r
+        .levels
+        .last()
+        .filter(|l| l.flow_change.is_finite())
+        .map_or(String::new(), |l| {
+            format!(" · Δflow {:.4} px/iteration", l.flow_change)
+        });
     out.push(format!(
-        "level {} of {}{} · coarsest {} × {} px · step {}",
+        "level {} of {}{} · coarsest {} × {} px · step {}{change}",
         r.level,
         view.level_sizes.len(),
         if view.config.levels == 0 {
