@@ -339,3 +339,48 @@ fn live_schedule_switches_replay_from_the_echoed_config() {
         );
     }
 }
+
+/// `--schedule` on the flow and sosmp CLIs: discrete flow BP runs the serial schedules and
+/// echoes them; SOSMP (flow's default algorithm, and the sosmp scenario) refuses them and says
+/// why.
+#[test]
+fn flow_and_sosmp_cli_schedules() {
+    use crate::cli_common::{beliefscope, read_json, stderr};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("flow-random");
+    let o = beliefscope(&[
+        "run",
+        "flow",
+        "--width",
+        "24",
+        "--height",
+        "20",
+        "--levels",
+        "1",
+        "--iters",
+        "3",
+        "--algorithm",
+        "discrete",
+        "--schedule",
+        "random",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out.join("results.json"));
+    assert_eq!(doc["config"]["schedule"], "random");
+    assert_eq!(doc["iterations"].as_array().unwrap().len(), 3);
+    for args in [
+        &["run", "flow", "--schedule", "residual"][..],
+        &["run", "sosmp", "--schedule", "random"][..],
+    ] {
+        let o = beliefscope(args);
+        assert!(!o.status.success(), "{args:?} should be refused");
+        let e = stderr(&o);
+        assert!(
+            e.contains("SOSMP") && e.contains("does not apply"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}

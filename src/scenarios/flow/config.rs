@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, check_positive};
-use crate::inference::EstimateKind;
 use crate::inference::sosmp::SosmpParams;
 use crate::inference::sosmp::basis::MAX_TENSOR_SIDE;
+use crate::inference::{EstimateKind, Schedule};
 use crate::io::MAX_IMAGE_SIDE;
 use crate::model::flow::FlowLabels;
 use crate::scenarios::ScenarioParams;
@@ -128,6 +128,9 @@ pub struct FlowConfig {
     pub step_gamma: f64,
     /// Discrete BP damping in [0, 0.99].
     pub damping: f64,
+    /// Discrete BP's schedule (`synchronous` is the checkerboard); SOSMP runs only
+    /// `synchronous`, so other schedules are refused when SOSMP runs.
+    pub schedule: Schedule,
     /// Iterations at each pyramid level.
     pub iters: usize,
     /// Half-width d of the displacement window `[-d, d]²` at the coarsest level, in pixels of
@@ -179,6 +182,7 @@ impl Default for FlowConfig {
             samples: 3,
             step_gamma: 0.3,
             damping: 0.0,
+            schedule: Schedule::Synchronous,
             iters: 40,
             max_displacement: 2.0,
             refine_displacement: 1.5,
@@ -377,6 +381,9 @@ impl ScenarioParams for FlowConfig {
         }
         self.side()?;
         self.sosmp_params().check()?;
+        if self.algorithm == FlowAlgorithm::Sosmp || self.compare == Some(FlowAlgorithm::Sosmp) {
+            crate::inference::sosmp::check_schedule(self.schedule)?;
+        }
 
         FlowLabels::new(self.max_displacement, self.subpixel)?;
         if self.refine_displacement > 0.0 {
