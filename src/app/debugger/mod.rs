@@ -275,6 +275,8 @@ impl Debugger {
         let last = view.maps.len() - 1;
         let mut index = self.index(view);
         ui.horizontal(|ui| {
+            // The row fits the column: two buttons and the slider.
+            ui.spacing_mut().slider_width = (ui.available_width() - 70.0).max(60.0);
             if ui
                 .button("◀")
                 .on_hover_text("previous stored iteration")
@@ -283,10 +285,12 @@ impl Debugger {
                 index = index.saturating_sub(1);
                 self.scrub = Some(index);
             }
-            let slider = egui::Slider::new(&mut index, 0..=last)
-                .show_value(false)
-                .text("stored iteration");
-            if ui.add(slider).changed() {
+            let slider = egui::Slider::new(&mut index, 0..=last).show_value(false);
+            if ui
+                .add(slider)
+                .on_hover_text("stored iteration shown in the map")
+                .changed()
+            {
                 self.scrub = Some(index);
             }
             if ui
@@ -358,13 +362,15 @@ pub struct PanelLayout {
     pub plot_width: f32,
     pub plot_height: f32,
     pub stacked: bool,
+    /// The panel's height.
+    pub height: f32,
 }
 
 impl PanelLayout {
     pub fn new(available: f32, height: f32, aspect: Option<f32>) -> Self {
         const GAP: f32 = 8.0;
         let map_width = aspect.map_or(0.0, |a| (height * a).min(0.25 * available).max(60.0));
-        let controls_width = (0.3 * available).clamp(230.0, 290.0);
+        let controls_width = (0.3 * available).clamp(250.0, 290.0);
         let rest = (available - map_width - controls_width - 3.0 * GAP).max(120.0);
         let stacked = rest / 2.0 < 240.0;
         let (plot_width, plot_height) = if stacked {
@@ -378,6 +384,7 @@ impl PanelLayout {
             plot_width,
             plot_height: plot_height.max(60.0),
             stacked,
+            height,
         }
     }
 }
@@ -390,10 +397,23 @@ fn curves(
     what_ifs: &[WhatIfRun],
     layout: &PanelLayout,
 ) {
-    if layout.stacked {
-        ui.vertical(|ui| curve_plots(ui, history, scrubbed, what_ifs, layout));
+    // What is left after the map and the column (which may have grown to fit a row).
+    let left = ui.available_width().max(120.0);
+    let stacked = left / 2.0 - 4.0 < 240.0;
+    let layout = PanelLayout {
+        plot_width: if stacked { left } else { left / 2.0 - 4.0 },
+        plot_height: if stacked {
+            ((layout.height - 8.0) / 2.0).max(60.0)
+        } else {
+            layout.height
+        },
+        stacked,
+        ..*layout
+    };
+    if stacked {
+        ui.vertical(|ui| curve_plots(ui, history, scrubbed, what_ifs, &layout));
     } else {
-        curve_plots(ui, history, scrubbed, what_ifs, layout);
+        curve_plots(ui, history, scrubbed, what_ifs, &layout);
     }
 }
 
