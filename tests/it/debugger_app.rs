@@ -156,3 +156,16 @@ fn switch_live_is_recorded_in_the_config() {
     };
     assert_eq!(c.schedule_changes[0].from_iteration, 13);
 }
+
+/// View > Convergence debugger panel hides the panel and shows it again.
+#[test]
+fn the_view_menu_hides_the_debugger_panel() {
+    let mut h = app(discrete_config());
+    assert!(has_text(&h, "residual map of iteration"));
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Convergence debugger panel").click();
+    h.run_steps(2);
+    assert!(!h.state().state().show_debugger);
+    assert!(!has_text(&h, "residual map of iteration"));
+}

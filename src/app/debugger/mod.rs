@@ -417,6 +417,16 @@ fn curves(
     }
 }
 
+/// A legend where the plot is wide enough for it not to cover the lines (a narrow plot has
+/// none; its lines keep the colours of the wide layout).
+fn with_legend<'a>(plot: Plot<'a>, width: f32, corner: egui_plot::Corner) -> Plot<'a> {
+    if width >= 320.0 {
+        plot.legend(Legend::default().position(corner))
+    } else {
+        plot
+    }
+}
+
 /// Tick labels of a log10 axis: "1e-3" at whole decades, nothing between them.
 fn decade_label(value: f64) -> String {
     if (value - value.round()).abs() < 1e-6 {
@@ -455,74 +465,77 @@ fn curve_plots(
         ("p90", "residual_p90", Color32::from_rgb(0, 158, 115)),
         ("p99", "residual_p99", Color32::from_rgb(230, 159, 0)),
     ];
-    Plot::new("debugger quantiles")
-        .width(width)
-        .height(height)
-        .legend(Legend::default().position(egui_plot::Corner::LeftBottom))
-        .y_axis_formatter(|m, _| decade_label(m.value))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            let max: Vec<[f64; 2]> = history
-                .iter()
-                .map(|r| [r.iter as f64, r.residual])
-                .collect();
-            plot.line(
-                Line::new("largest", PlotPoints::from(log(max)))
-                    .color(Color32::from_rgb(213, 94, 0))
-                    .width(2.0),
-            );
-            for (k, w) in what_ifs.iter().enumerate() {
-                let mut points = vec![[
-                    w.start_iteration as f64,
-                    history
-                        .iter()
-                        .find(|r| r.iter == w.start_iteration)
-                        .map_or(f64::NAN, |r| r.residual),
-                ]];
-                points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
-                let points: Vec<[f64; 2]> =
-                    points.into_iter().filter(|p| p[1].is_finite()).collect();
-                plot.line(
-                    Line::new(
-                        format!(
-                            "what if {} d={}",
-                            w.request.schedule.label(),
-                            w.request.damping
-                        ),
-                        PlotPoints::from(log(points)),
-                    )
-                    .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
-                    .style(LineStyle::dashed_dense())
-                    .width(2.0),
-                );
-            }
-            for (name, key, color) in quantiles {
-                plot.line(
-                    Line::new(name, PlotPoints::from(log(series(history, key))))
-                        .color(color)
-                        .width(1.5),
-                );
-            }
-            mark(plot);
-        });
-    Plot::new("debugger oscillating")
-        .width(width)
-        .height(height)
-        .include_y(0.0)
-        .include_y(1.0)
-        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-        .allow_scroll(false)
-        .show(ui, |plot| {
+    with_legend(
+        Plot::new("debugger quantiles").width(width).height(height),
+        width,
+        egui_plot::Corner::LeftBottom,
+    )
+    .y_axis_formatter(|m, _| decade_label(m.value))
+    .allow_scroll(false)
+    .show(ui, |plot| {
+        let max: Vec<[f64; 2]> = history
+            .iter()
+            .map(|r| [r.iter as f64, r.residual])
+            .collect();
+        plot.line(
+            Line::new("largest", PlotPoints::from(log(max)))
+                .color(Color32::from_rgb(213, 94, 0))
+                .width(2.0),
+        );
+        for (k, w) in what_ifs.iter().enumerate() {
+            let mut points = vec![[
+                w.start_iteration as f64,
+                history
+                    .iter()
+                    .find(|r| r.iter == w.start_iteration)
+                    .map_or(f64::NAN, |r| r.residual),
+            ]];
+            points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
+            let points: Vec<[f64; 2]> = points.into_iter().filter(|p| p[1].is_finite()).collect();
             plot.line(
                 Line::new(
-                    "oscillating fraction",
-                    PlotPoints::from(series(history, "oscillating_fraction")),
+                    format!(
+                        "what if {} d={}",
+                        w.request.schedule.label(),
+                        w.request.damping
+                    ),
+                    PlotPoints::from(log(points)),
                 )
-                .color(Color32::from_rgb(204, 121, 167))
+                .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
+                .style(LineStyle::dashed_dense())
                 .width(2.0),
             );
-            mark(plot);
-        });
+        }
+        for (name, key, color) in quantiles {
+            plot.line(
+                Line::new(name, PlotPoints::from(log(series(history, key))))
+                    .color(color)
+                    .width(1.5),
+            );
+        }
+        mark(plot);
+    });
+    with_legend(
+        Plot::new("debugger oscillating")
+            .width(width)
+            .height(height),
+        width,
+        egui_plot::Corner::LeftTop,
+    )
+    .include_y(0.0)
+    .include_y(1.0)
+    .allow_scroll(false)
+    .show(ui, |plot| {
+        plot.line(
+            Line::new(
+                "oscillating fraction",
+                PlotPoints::from(series(history, "oscillating_fraction")),
+            )
+            .color(Color32::from_rgb(204, 121, 167))
+            .width(2.0),
+        );
+        mark(plot);
+    });
 }
 
 #[cfg(test)]
