@@ -883,7 +883,10 @@ impl eframe::App for App {
                     }
                 });
         }
-        if let Some(s) = snapshot.as_ref().filter(|s| s.convergence.is_some()) {
+        if let Some(s) = snapshot
+            .as_ref()
+            .filter(|s| s.convergence.is_some() && self.state.show_debugger)
+        {
             egui::Panel::bottom("debugger")
                 .resizable(true)
                 .default_size(220.0)

@@ -24,6 +24,8 @@ pub struct State {
     pub error_scale: f64,
     pub show_controls: bool,
     pub show_inspector: bool,
+    /// The convergence debugger's bottom panel (for scenarios that have one).
+    pub show_debugger: bool,
     /// What the inspector shows for a selected node, where there is a choice.
     pub inspector_tab: InspectorTab,
     /// The last settings of every other scenario (with the files each had loaded), restored
@@ -55,6 +57,7 @@ impl Default for State {
             error_scale: 64.0,
             show_controls: true,
             show_inspector: true,
+            show_debugger: true,
             inspector_tab: InspectorTab::Belief,
             configs: BTreeMap::new(),
             recent: RecentFiles::default(),

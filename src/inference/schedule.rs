@@ -74,3 +74,49 @@ impl Damping {
         }
     }
 }
+
+/// A schedule switch made while a run was going (the debugger's "Switch live"): from iteration
+/// `from_iteration` on (the first iteration under it, counted from 1), the run uses `schedule`
+/// with `damping`. Configs keep these so the echoed config replays the run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleChange {
+    pub from_iteration: usize,
+    pub schedule: Schedule,
+    pub damping: f64,
+}
+
+impl ScheduleChange {
+    /// Checks a list of changes: iterations from 1, strictly increasing, dampings in range.
+    pub fn check_all(changes: &[ScheduleChange]) -> Result<()> {
+        let mut previous = 0;
+        for c in changes {
+            if c.from_iteration <= previous {
+                return Err(crate::error::Error::param(
+                    "schedule_changes",
+                    format!(
+                        "iterations must start at 1 and increase (got {} after {previous})",
+                        c.from_iteration
+                    ),
+                ));
+            }
+            previous = c.from_iteration;
+            check_range("schedule_changes.damping", c.damping, 0.0, 0.99)?;
+        }
+        Ok(())
+    }
+
+    /// The change that starts at `iteration`, if any.
+    pub fn at(changes: &[ScheduleChange], iteration: usize) -> Option<ScheduleChange> {
+        changes
+            .iter()
+            .rev()
+            .find(|c| c.from_iteration == iteration)
+            .copied()
+    }
+
+    /// Records a switch from `iteration` on, replacing one already made there.
+    pub fn record(changes: &mut Vec<ScheduleChange>, change: ScheduleChange) {
+        changes.retain(|c| c.from_iteration < change.from_iteration);
+        changes.push(change);
+    }
+}

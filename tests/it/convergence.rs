@@ -265,3 +265,122 @@ fn denoise_cli_schedules_write_convergence_stats() {
         }
     }
 }
+
+/// A schedule switched live (the debugger's "Switch live") is recorded in the config; the config
+/// as results.json echoes it replays the run: the same residuals and quantiles every iteration.
+#[test]
+fn live_schedule_switches_replay_from_the_echoed_config() {
+    use beliefscope::scenarios::denoise::{Denoise, DenoiseAlgorithm, DenoiseConfig};
+    use beliefscope::scenarios::{CancelFlag, Scenario, ScenarioConfig};
+    for algorithm in [DenoiseAlgorithm::Discrete, DenoiseAlgorithm::Kbp] {
+        let config = DenoiseConfig {
+            width: 20,
+            height: 16,
+            colors: 8,
+            max_iters: 9,
+            tolerance: 0.0,
+            damping: 0.0,
+            algorithm,
+            ..DenoiseConfig::default()
+        };
+        let cancel = CancelFlag::default();
+        let mut live = Denoise::new(config.clone(), &cancel).unwrap();
+        let mut records = Vec::new();
+        for k in 1..=9 {
+            if k == 4 {
+                live.set_schedule(Schedule::Residual, 0.3).unwrap();
+            }
+            if k == 7 {
+                live.set_schedule(Schedule::Random, 0.0).unwrap();
+            }
+            records.push(live.step().unwrap());
+        }
+        let ScenarioConfig::Denoise(echoed) = live.config() else {
+            panic!("a denoise config")
+        };
+        assert_eq!(
+            echoed.schedule,
+            Schedule::Synchronous,
+            "the starting schedule"
+        );
+        let changes: Vec<(usize, Schedule, f64)> = echoed
+            .schedule_changes
+            .iter()
+            .map(|c| (c.from_iteration, c.schedule, c.damping))
+            .collect();
+        assert_eq!(
+            changes,
+            [(4, Schedule::Residual, 0.3), (7, Schedule::Random, 0.0)]
+        );
+        // Through JSON, as `run --config results.json` reads it.
+        let json = serde_json::to_string(&ScenarioConfig::Denoise(echoed)).unwrap();
+        let ScenarioConfig::Denoise(replayed) = serde_json::from_str(&json).unwrap() else {
+            panic!("a denoise config")
+        };
+        let mut replay = Denoise::new(replayed, &cancel).unwrap();
+        let mut plain = Denoise::new(config.clone(), &cancel).unwrap();
+        let mut differs = false;
+        for want in &records {
+            let got = replay.step().unwrap();
+            assert_eq!(got.iter, want.iter);
+            assert_eq!(
+                got.residual, want.residual,
+                "{algorithm:?}: iteration {}",
+                want.iter
+            );
+            for key in ["residual_p50", "residual_p90", "residual_p99"] {
+                assert_eq!(got.metrics.get(key), want.metrics.get(key), "{key}");
+            }
+            differs |= plain.step().unwrap().residual != want.residual;
+        }
+        assert!(
+            differs,
+            "{algorithm:?}: the switches must change the run, else the test shows nothing"
+        );
+    }
+}
+
+/// `--schedule` on the flow and sosmp CLIs: discrete flow BP runs the serial schedules and
+/// echoes them; SOSMP (flow's default algorithm, and the sosmp scenario) refuses them and says
+/// why.
+#[test]
+fn flow_and_sosmp_cli_schedules() {
+    use crate::cli_common::{beliefscope, read_json, stderr};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("flow-random");
+    let o = beliefscope(&[
+        "run",
+        "flow",
+        "--width",
+        "24",
+        "--height",
+        "20",
+        "--levels",
+        "1",
+        "--iters",
+        "3",
+        "--algorithm",
+        "discrete",
+        "--schedule",
+        "random",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out.join("results.json"));
+    assert_eq!(doc["config"]["schedule"], "random");
+    assert_eq!(doc["iterations"].as_array().unwrap().len(), 3);
+    for args in [
+        &["run", "flow", "--schedule", "residual"][..],
+        &["run", "sosmp", "--schedule", "random"][..],
+    ] {
+        let o = beliefscope(args);
+        assert!(!o.status.success(), "{args:?} should be refused");
+        let e = stderr(&o);
+        assert!(
+            e.contains("SOSMP") && e.contains("does not apply"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}

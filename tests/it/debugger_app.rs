@@ -107,3 +107,65 @@ fn unconverged_run_gets_measured_what_ifs_overlaid() {
         h.state().debugger().what_ifs.len() == 3
     });
 }
+
+/// In a 1400-point window with both side panels open, the measured hints wrap inside the
+/// debugger's controls column instead of running past it.
+#[test]
+fn hints_wrap_in_a_1400_point_window() {
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        width: 32,
+        height: 24,
+        colors: 8,
+        max_iters: 10,
+        tolerance: 1e-9,
+        damping: 0.0,
+        algorithm: DenoiseAlgorithm::Discrete,
+        ..DenoiseConfig::default()
+    });
+    let mut h = Harness::builder()
+        .with_size([1400.0, 900.0])
+        .build_eframe(move |cc| App::with_config(cc, config, true));
+    wait_for(&mut h, "two automatic what-if runs", |h| {
+        h.state().debugger().what_ifs.len() == 2
+    });
+    let hint = h.state().debugger().what_ifs[0].hint();
+    assert!(
+        hint.len() > 80,
+        "a hint long enough to need wrapping: {hint}"
+    );
+    let rect = h.get_by_label(&hint).rect();
+    assert!(
+        rect.width() <= 291.0 && rect.height() > 20.0,
+        "the hint is one line {rect:?}"
+    );
+    assert!(rect.max.x <= 1400.0, "past the window: {rect:?}");
+}
+
+/// A live switch made in the window is recorded in the running config (so results.json
+/// replays it) and shown by the parameters.
+#[test]
+fn switch_live_is_recorded_in_the_config() {
+    let mut h = app(discrete_config());
+    h.get_by_label("Switch live").click();
+    wait_for(&mut h, "the switch in the running config", |h| {
+        matches!(&h.state().snapshot().unwrap().config,
+            ScenarioConfig::Denoise(c) if c.schedule_changes.len() == 1)
+    });
+    let ScenarioConfig::Denoise(c) = &h.state().snapshot().unwrap().config else {
+        panic!("denoise")
+    };
+    assert_eq!(c.schedule_changes[0].from_iteration, 13);
+}
+
+/// View > Convergence debugger panel hides the panel and shows it again.
+#[test]
+fn the_view_menu_hides_the_debugger_panel() {
+    let mut h = app(discrete_config());
+    assert!(has_text(&h, "residual map of iteration"));
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Convergence debugger panel").click();
+    h.run_steps(2);
+    assert!(!h.state().state().show_debugger);
+    assert!(!has_text(&h, "residual map of iteration"));
+}

@@ -272,3 +272,53 @@ fn user_frames_with_a_mismatched_ground_truth_are_refused() {
     let r = s.step().unwrap();
     assert!(r.metrics.contains_key("epe") && r.metrics.contains_key("aae"));
 }
+
+/// The serial schedules of discrete flow BP (sweep, random order, residual BP at pixel
+/// granularity) reach the fixed point of the checkerboard schedule, checked against the dense
+/// generic discrete BP; and SOSMP refuses them with its reason.
+#[test]
+fn serial_schedules_reach_the_same_fixed_point() {
+    let mrf = small_mrf(5, 4, 15.0, 0.7);
+    let l = mrf.labels.len();
+    let dense = DiscreteMrf {
+        graph: mrf.graph.clone(),
+        state_values: (0..l).map(|i| i as f64).collect(),
+        node_potentials: node_tables(&mrf),
+        edge_potentials: EdgePotentials::Shared(edge_table(&mrf)),
+    };
+    let mut reference = DiscreteBp::new(dense, Schedule::Synchronous, Damping(0.0)).unwrap();
+    for _ in 0..200 {
+        reference.step().unwrap();
+    }
+    let want = beliefs(&reference, 20);
+    for schedule in [Schedule::Sweep, Schedule::Random, Schedule::Residual] {
+        let mut bp = FlowBp::new(mrf.clone(), 0.0).unwrap();
+        bp.set_schedule(schedule, 0.0).unwrap();
+        let first = bp.step().unwrap();
+        assert!(first.residual > 1e-3, "{schedule:?}: nothing moved");
+        let mut last = first.residual;
+        for _ in 0..80 {
+            last = bp.step().unwrap().residual;
+        }
+        assert!(last < 1e-9, "{schedule:?}: residual {last}");
+        let d = max_diff(&beliefs(&bp, 20), &want);
+        assert!(
+            d < 1e-6,
+            "{schedule:?}: beliefs differ from the reference by {d}"
+        );
+    }
+    let refused = FlowConfig {
+        schedule: Schedule::Residual,
+        ..FlowConfig::default()
+    };
+    let err = beliefscope::scenarios::ScenarioParams::check(&refused)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("SOSMP") && err.contains("residual"), "{err}");
+    let allowed = FlowConfig {
+        schedule: Schedule::Residual,
+        algorithm: beliefscope::scenarios::flow::FlowAlgorithm::Discrete,
+        ..FlowConfig::default()
+    };
+    beliefscope::scenarios::ScenarioParams::check(&allowed).unwrap();
+}

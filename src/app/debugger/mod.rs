@@ -97,18 +97,29 @@ impl Debugger {
         }
         self.ask_when_unconverged(snapshot, view);
         let height = ui.available_height().clamp(140.0, 320.0);
+        let layout = PanelLayout::new(ui.available_width(), height, map_aspect(view));
         ui.horizontal_top(|ui| {
-            if view.grid.is_some() && !view.maps.is_empty() {
-                self.map(ui, view, height, commands);
+            if layout.map_width > 0.0 {
+                self.map(ui, view, layout.map_width, commands);
             }
+            // The column scrolls (and its text wraps at its width) rather than being clipped
+            // by a short panel or a narrow window.
             ui.vertical(|ui| {
-                ui.set_width(290.0);
+                ui.set_width(layout.controls_width);
+                // What can be clicked first; the read-outs below scroll.
                 self.controls(ui, view);
+                self.what_if_controls(ui, view);
                 ui.separator();
-                self.what_if_controls(ui, view, snapshot);
+                egui::ScrollArea::vertical()
+                    .id_salt("debugger read-outs")
+                    .auto_shrink([false, true])
+                    .show(ui, |ui| {
+                        self.verdicts(ui, view, snapshot);
+                        self.map_info(ui, view);
+                    });
             });
             let scrubbed = self.shown.as_ref().map(|m| m.iteration);
-            curves(ui, &snapshot.history, scrubbed, &self.what_ifs, height);
+            curves(ui, &snapshot.history, scrubbed, &self.what_ifs, &layout);
         });
     }
 
@@ -121,7 +132,7 @@ impl Debugger {
         &mut self,
         ui: &mut egui::Ui,
         view: &ConvergenceView,
-        height: f32,
+        width: f32,
         commands: &mut Vec<UiCommand>,
     ) {
         let map = view.maps[self.index(view)].clone();
@@ -135,7 +146,7 @@ impl Debugger {
             residual_map_rgba(&map, hi, DECADES, CELL_PIXELS)
         });
         let aspect = map.width as f32 / map.height.max(1) as f32;
-        let size = egui::vec2(height * aspect, height);
+        let size = egui::vec2(width, width / aspect);
         let response = ui
             .add(egui::Image::new((texture.id(), size)).sense(egui::Sense::click()))
             .on_hover_text("Largest change of each node's incoming messages (log scale); magenta outline: messages oscillating. Click a node to inspect it.");
@@ -185,7 +196,7 @@ impl Debugger {
         }));
     }
 
-    fn what_if_controls(&mut self, ui: &mut egui::Ui, view: &ConvergenceView, snapshot: &Snapshot) {
+    fn what_if_controls(&mut self, ui: &mut egui::Ui, view: &ConvergenceView) {
         let current: Schedule = view.schedule.parse().unwrap_or_default();
         let mut schedule = self.draft_schedule.unwrap_or(current);
         let mut damping = self.draft_damping.unwrap_or(view.damping);
@@ -228,6 +239,10 @@ impl Debugger {
                 }));
             }
         });
+    }
+
+    /// "Not converged" and the measured hints (wrapped at the column's width).
+    fn verdicts(&self, ui: &mut egui::Ui, view: &ConvergenceView, snapshot: &Snapshot) {
         if let Some(last) = snapshot.history.last()
             && snapshot.finished
             && last.residual >= effective_tolerance(view.tolerance)
@@ -241,18 +256,16 @@ impl Debugger {
             );
         }
         for hint in self.hints().into_iter().take(3) {
-            ui.label(hint);
+            ui.add(egui::Label::new(hint).wrap());
         }
     }
 
     fn controls(&mut self, ui: &mut egui::Ui, view: &ConvergenceView) {
         ui.strong("Convergence debugger");
         ui.label(format!(
-            "schedule {}, damping {}",
-            view.schedule, view.damping
-        ));
-        ui.label(format!(
-            "oscillating now: {:.1} % of messages",
+            "{} schedule, damping {} · oscillating now: {:.1} % of messages",
+            view.schedule,
+            view.damping,
             100.0 * view.oscillating_fraction
         ));
         if view.grid.is_none() || view.maps.is_empty() {
@@ -262,6 +275,8 @@ impl Debugger {
         let last = view.maps.len() - 1;
         let mut index = self.index(view);
         ui.horizontal(|ui| {
+            // The row fits the column: two buttons and the slider.
+            ui.spacing_mut().slider_width = (ui.available_width() - 70.0).max(60.0);
             if ui
                 .button("◀")
                 .on_hover_text("previous stored iteration")
@@ -270,10 +285,12 @@ impl Debugger {
                 index = index.saturating_sub(1);
                 self.scrub = Some(index);
             }
-            let slider = egui::Slider::new(&mut index, 0..=last)
-                .show_value(false)
-                .text("stored iteration");
-            if ui.add(slider).changed() {
+            let slider = egui::Slider::new(&mut index, 0..=last).show_value(false);
+            if ui
+                .add(slider)
+                .on_hover_text("stored iteration shown in the map")
+                .changed()
+            {
                 self.scrub = Some(index);
             }
             if ui
@@ -298,6 +315,13 @@ impl Debugger {
             map.iteration,
             map_max(map)
         ));
+    }
+
+    /// What the stored maps cost.
+    fn map_info(&self, ui: &mut egui::Ui, view: &ConvergenceView) {
+        let Some(map) = view.maps.last().filter(|_| view.grid.is_some()) else {
+            return;
+        };
         ui.label(format!(
             "stored maps: {} of {}x{} cells, {:.1} MB of a {:.0} MB budget",
             view.maps.len(),
@@ -322,15 +346,104 @@ fn effective_tolerance(tolerance: f64) -> f64 {
     if tolerance > 0.0 { tolerance } else { 1e-6 }
 }
 
+/// Width over height of the residual map (None: no map to draw).
+fn map_aspect(view: &ConvergenceView) -> Option<f32> {
+    let map = view.maps.last().filter(|_| view.grid.is_some())?;
+    Some(map.width as f32 / map.height.max(1) as f32)
+}
+
+/// How the panel's width is shared: the map at most the panel's height tall and at most a
+/// quarter of the width, the controls column 230 to 290 points, the two plots the rest (side by
+/// side, or one above the other when that leaves each less than 240 points).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PanelLayout {
+    pub map_width: f32,
+    pub controls_width: f32,
+    pub plot_width: f32,
+    pub plot_height: f32,
+    pub stacked: bool,
+    /// The panel's height.
+    pub height: f32,
+}
+
+impl PanelLayout {
+    pub fn new(available: f32, height: f32, aspect: Option<f32>) -> Self {
+        const GAP: f32 = 8.0;
+        let map_width = aspect.map_or(0.0, |a| (height * a).min(0.25 * available).max(60.0));
+        let controls_width = (0.3 * available).clamp(250.0, 290.0);
+        let rest = (available - map_width - controls_width - 3.0 * GAP).max(120.0);
+        let stacked = rest / 2.0 < 240.0;
+        let (plot_width, plot_height) = if stacked {
+            (rest, (height - GAP) / 2.0)
+        } else {
+            ((rest - GAP) / 2.0, height)
+        };
+        PanelLayout {
+            map_width,
+            controls_width,
+            plot_width,
+            plot_height: plot_height.max(60.0),
+            stacked,
+            height,
+        }
+    }
+}
+
 /// Residual quantiles (log10) and the oscillating fraction per iteration.
 fn curves(
     ui: &mut egui::Ui,
     history: &[IterationRecord],
     scrubbed: Option<usize>,
     what_ifs: &[WhatIfRun],
-    height: f32,
+    layout: &PanelLayout,
 ) {
-    let width = ((ui.available_width() - 8.0) / 2.0).max(120.0);
+    // What is left after the map and the column (which may have grown to fit a row).
+    let left = ui.available_width().max(120.0);
+    let stacked = left / 2.0 - 4.0 < 240.0;
+    let layout = PanelLayout {
+        plot_width: if stacked { left } else { left / 2.0 - 4.0 },
+        plot_height: if stacked {
+            ((layout.height - 8.0) / 2.0).max(60.0)
+        } else {
+            layout.height
+        },
+        stacked,
+        ..*layout
+    };
+    if stacked {
+        ui.vertical(|ui| curve_plots(ui, history, scrubbed, what_ifs, &layout));
+    } else {
+        curve_plots(ui, history, scrubbed, what_ifs, &layout);
+    }
+}
+
+/// A legend where the plot is wide enough for it not to cover the lines (a narrow plot has
+/// none; its lines keep the colours of the wide layout).
+fn with_legend<'a>(plot: Plot<'a>, width: f32, corner: egui_plot::Corner) -> Plot<'a> {
+    if width >= 320.0 {
+        plot.legend(Legend::default().position(corner))
+    } else {
+        plot
+    }
+}
+
+/// Tick labels of a log10 axis: "1e-3" at whole decades, nothing between them.
+fn decade_label(value: f64) -> String {
+    if (value - value.round()).abs() < 1e-6 {
+        format!("1e{}", value.round() as i64)
+    } else {
+        String::new()
+    }
+}
+
+fn curve_plots(
+    ui: &mut egui::Ui,
+    history: &[IterationRecord],
+    scrubbed: Option<usize>,
+    what_ifs: &[WhatIfRun],
+    layout: &PanelLayout,
+) {
+    let (width, height) = (layout.plot_width, layout.plot_height);
     let log = |points: Vec<[f64; 2]>| -> Vec<[f64; 2]> {
         points
             .into_iter()
@@ -352,72 +465,107 @@ fn curves(
         ("p90", "residual_p90", Color32::from_rgb(0, 158, 115)),
         ("p99", "residual_p99", Color32::from_rgb(230, 159, 0)),
     ];
-    Plot::new("debugger quantiles")
-        .width(width)
-        .height(height)
-        .legend(Legend::default().position(egui_plot::Corner::LeftBottom))
-        .y_axis_formatter(|m, _| format!("1e{:.0}", m.value))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            let max: Vec<[f64; 2]> = history
-                .iter()
-                .map(|r| [r.iter as f64, r.residual])
-                .collect();
-            plot.line(
-                Line::new("largest", PlotPoints::from(log(max)))
-                    .color(Color32::from_rgb(213, 94, 0))
-                    .width(2.0),
-            );
-            for (k, w) in what_ifs.iter().enumerate() {
-                let mut points = vec![[
-                    w.start_iteration as f64,
-                    history
-                        .iter()
-                        .find(|r| r.iter == w.start_iteration)
-                        .map_or(f64::NAN, |r| r.residual),
-                ]];
-                points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
-                let points: Vec<[f64; 2]> =
-                    points.into_iter().filter(|p| p[1].is_finite()).collect();
-                plot.line(
-                    Line::new(
-                        format!(
-                            "what if {} d={}",
-                            w.request.schedule.label(),
-                            w.request.damping
-                        ),
-                        PlotPoints::from(log(points)),
-                    )
-                    .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
-                    .style(LineStyle::dashed_dense())
-                    .width(2.0),
-                );
-            }
-            for (name, key, color) in quantiles {
-                plot.line(
-                    Line::new(name, PlotPoints::from(log(series(history, key))))
-                        .color(color)
-                        .width(1.5),
-                );
-            }
-            mark(plot);
-        });
-    Plot::new("debugger oscillating")
-        .width(width)
-        .height(height)
-        .include_y(0.0)
-        .include_y(1.0)
-        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-        .allow_scroll(false)
-        .show(ui, |plot| {
+    with_legend(
+        Plot::new("debugger quantiles").width(width).height(height),
+        width,
+        egui_plot::Corner::LeftBottom,
+    )
+    .y_axis_formatter(|m, _| decade_label(m.value))
+    .allow_scroll(false)
+    .show(ui, |plot| {
+        let max: Vec<[f64; 2]> = history
+            .iter()
+            .map(|r| [r.iter as f64, r.residual])
+            .collect();
+        plot.line(
+            Line::new("largest", PlotPoints::from(log(max)))
+                .color(Color32::from_rgb(213, 94, 0))
+                .width(2.0),
+        );
+        for (k, w) in what_ifs.iter().enumerate() {
+            let mut points = vec![[
+                w.start_iteration as f64,
+                history
+                    .iter()
+                    .find(|r| r.iter == w.start_iteration)
+                    .map_or(f64::NAN, |r| r.residual),
+            ]];
+            points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
+            let points: Vec<[f64; 2]> = points.into_iter().filter(|p| p[1].is_finite()).collect();
             plot.line(
                 Line::new(
-                    "oscillating fraction",
-                    PlotPoints::from(series(history, "oscillating_fraction")),
+                    format!(
+                        "what if {} d={}",
+                        w.request.schedule.label(),
+                        w.request.damping
+                    ),
+                    PlotPoints::from(log(points)),
                 )
-                .color(Color32::from_rgb(204, 121, 167))
+                .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
+                .style(LineStyle::dashed_dense())
                 .width(2.0),
             );
-            mark(plot);
-        });
+        }
+        for (name, key, color) in quantiles {
+            plot.line(
+                Line::new(name, PlotPoints::from(log(series(history, key))))
+                    .color(color)
+                    .width(1.5),
+            );
+        }
+        mark(plot);
+    });
+    with_legend(
+        Plot::new("debugger oscillating")
+            .width(width)
+            .height(height),
+        width,
+        egui_plot::Corner::LeftTop,
+    )
+    .include_y(0.0)
+    .include_y(1.0)
+    .allow_scroll(false)
+    .show(ui, |plot| {
+        plot.line(
+            Line::new(
+                "oscillating fraction",
+                PlotPoints::from(series(history, "oscillating_fraction")),
+            )
+            .color(Color32::from_rgb(204, 121, 167))
+            .width(2.0),
+        );
+        mark(plot);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_panels_stack_the_plots_and_keep_every_part_inside() {
+        // The central area of a 1400-point window with both side panels open.
+        for available in [600.0, 900.0, 1400.0, 2400.0] {
+            let l = PanelLayout::new(available, 220.0, Some(1.0));
+            let plots = if l.stacked {
+                l.plot_width
+            } else {
+                2.0 * l.plot_width + 8.0
+            };
+            let used = l.map_width + l.controls_width + plots + 16.0;
+            assert!(used <= available + 1.0, "{available}: {l:?} uses {used}");
+            assert!(l.plot_width >= 120.0, "{available}: {l:?}");
+            assert!(l.map_width <= 0.25 * available + 0.5);
+        }
+        assert!(PanelLayout::new(600.0, 220.0, Some(1.0)).stacked);
+        assert!(!PanelLayout::new(1400.0, 220.0, Some(1.0)).stacked);
+        assert_eq!(PanelLayout::new(900.0, 220.0, None).map_width, 0.0);
+    }
+
+    #[test]
+    fn log_axis_labels_only_whole_decades() {
+        assert_eq!(decade_label(-3.0), "1e-3");
+        assert_eq!(decade_label(0.0), "1e0");
+        assert_eq!(decade_label(-0.5), "");
+    }
 }

@@ -167,6 +167,7 @@ pub fn show(
             ui.separator();
             ui.checkbox(&mut state.show_controls, "Parameters panel");
             ui.checkbox(&mut state.show_inspector, "Curves and belief panel");
+            ui.checkbox(&mut state.show_debugger, "Convergence debugger panel");
             ui.separator();
             ui.checkbox(continuous, "Repaint continuously")
                 .on_hover_text("Paint frames as fast as possible, to measure the window's frame rate in the status bar");

@@ -78,6 +78,24 @@ use crate::error::{Error, Result};
 use crate::model::{MsgId, NodeId};
 use crate::run::CancelFlag;
 
+/// SOSMP runs one schedule: every message updated synchronously with the decreasing step size
+/// `η_t = 1 / (γ (t + 1))`. Other schedules are refused with the reason.
+pub fn check_schedule(schedule: super::Schedule) -> Result<()> {
+    if schedule == super::Schedule::Synchronous {
+        return Ok(());
+    }
+    Err(Error::param(
+        "schedule",
+        format!(
+            "SOSMP updates every message synchronously with the step size 1/(γ(t+1)); its \
+             convergence guarantee (Noorshams & Wainwright 2013, Theorems 1-2) is for that schedule \
+             and its stochastic updates have no exact pending residual to order by, so the {} \
+             schedule does not apply to it (the discrete-BP baseline has the serial schedules)",
+            schedule.label()
+        ),
+    ))
+}
+
 /// Everything about a problem that does not change while SOSMP runs: the MRF, the basis on its
 /// grid, the γ/β tables and the buffer layout. Shared (`Arc`) by the engine, the reference, the
 /// floor and the views.

@@ -139,6 +139,7 @@ impl RunFlags for DenoiseArgs {
             compare: self.compare,
             schedule: self.schedule.unwrap_or(d.schedule),
             damping: self.damping.unwrap_or(d.damping),
+            schedule_changes: Vec::new(),
             max_iters: self.iters.unwrap_or(d.max_iters),
             tolerance: self.tolerance.unwrap_or(d.tolerance),
             discrepancy_stop: self.discrepancy_stop,

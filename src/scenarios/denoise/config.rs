@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, check_positive};
 use crate::inference::kbp::{KbpSettings, KbpUpdate};
+use crate::inference::schedule::ScheduleChange;
 use crate::inference::{Damping, EstimateKind, Schedule};
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
@@ -203,6 +204,10 @@ pub struct DenoiseConfig {
     pub schedule: Schedule,
     /// `new = d * old + (1 - d) * update`, d in [0, 0.99].
     pub damping: f64,
+    /// Schedule switches made during the run (the debugger's "Switch live"), applied before
+    /// their iteration, so the echoed config replays the run. `schedule` and `damping` are
+    /// what the run started with.
+    pub schedule_changes: Vec<ScheduleChange>,
     /// Iterations to run at most.
     pub max_iters: usize,
     /// Stop once the residual falls below this (0: never).
@@ -240,6 +245,7 @@ impl Default for DenoiseConfig {
             // Undamped synchronous discrete BP oscillates on the sunset (residual stays near
             // 2); 0.5 settles it (RMSE 3.0 against 9.1 undamped at C = 50, 30 iterations).
             damping: 0.5,
+            schedule_changes: Vec::new(),
             // Both discrete and kernel BP reach their lowest RMSE after 15-20 iterations on the
             // sunset and then drift (loopy over-counting: discrete 2.9 at 15, 4.6 at 60).
             max_iters: 20,
@@ -301,6 +307,7 @@ impl ScenarioParams for DenoiseConfig {
         check_table(self, PARAMS)?;
         check_positive("noise", self.noise)?;
         Damping(self.damping).check()?;
+        ScheduleChange::check_all(&self.schedule_changes)?;
         if self.oracle && self.train_image.is_some() {
             return Err(Error::param(
                 "training",

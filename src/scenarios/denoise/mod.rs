@@ -40,6 +40,7 @@ use crate::error::Result;
 use crate::inference::Schedule;
 use crate::inference::discrete::DiscreteBp;
 use crate::inference::kbp::{KbpEngine, KbpModel, KbpTraining};
+use crate::inference::schedule::ScheduleChange;
 use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
@@ -201,9 +202,6 @@ pub struct Denoise {
     log: RunLog,
     /// Per-message residuals and oscillation of the primary run (the convergence debugger).
     convergence: ConvergenceTracker,
-    /// Live schedule switches: (first iteration under it, schedule, damping); the config keeps
-    /// what the run started with, results.json lists these beside it.
-    schedule_changes: Vec<(usize, Schedule, f64)>,
 }
 
 impl Denoise {
@@ -238,7 +236,6 @@ impl Denoise {
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             convergence: ConvergenceTracker::new(0, Some((w, h))),
-            schedule_changes: Vec::new(),
             config,
         })
     }
@@ -324,11 +321,29 @@ fn scaled(mut v: Vec<f64>) -> Vec<f64> {
 }
 
 impl Denoise {
-    /// The schedule and damping running now (after any live switch).
+    /// The schedule and damping of the next iteration (after any switch made so far).
     pub fn current_schedule(&self) -> (Schedule, f64) {
-        self.schedule_changes
-            .last()
-            .map_or((self.config.schedule, self.config.damping), |c| (c.1, c.2))
+        let next = self.log.history().len() + 1;
+        self.config
+            .schedule_changes
+            .iter()
+            .rev()
+            .find(|c| c.from_iteration <= next)
+            .map_or((self.config.schedule, self.config.damping), |c| {
+                (c.schedule, c.damping)
+            })
+    }
+
+    /// Switches every engine to the config's change for `iteration`, if there is one.
+    fn apply_schedule_change(&mut self, iteration: usize) -> Result<()> {
+        if let Some(change) = ScheduleChange::at(&self.config.schedule_changes, iteration) {
+            for run in &mut self.runs {
+                run.engine
+                    .reschedulable_mut()
+                    .reschedule(change.schedule, Damping(change.damping))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -348,15 +363,19 @@ impl Scenario for Denoise {
     }
 
     fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
-        for run in &mut self.runs {
-            run.engine
-                .reschedulable_mut()
-                .reschedule(schedule, Damping(damping))?;
-        }
-        let next = self.log.history().len() + 1;
-        self.schedule_changes.retain(|c| c.0 != next);
-        self.schedule_changes.push((next, schedule, damping));
-        Ok(())
+        Damping(damping).check()?;
+        let from_iteration = self.log.history().len() + 1;
+        ScheduleChange::record(
+            &mut self.config.schedule_changes,
+            ScheduleChange {
+                from_iteration,
+                schedule,
+                damping,
+            },
+        );
+        // Applied now (so a refusal is reported at once) and again, identically, before the
+        // iteration, as a replay of the config does.
+        self.apply_schedule_change(from_iteration)
     }
 
     fn what_if(&self, request: WhatIfRequest, cancel: &CancelFlag) -> Result<WhatIfRun> {
@@ -372,6 +391,7 @@ impl Scenario for Denoise {
     }
 
     fn step(&mut self) -> Result<IterationRecord> {
+        self.apply_schedule_change(self.log.history().len() + 1)?;
         let mut metrics = BTreeMap::new();
         let mut primary = None;
         for (i, run) in self.runs.iter_mut().enumerate() {
@@ -503,22 +523,7 @@ impl Scenario for Denoise {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
-        let mut fields = report_fields(&self.report());
-        if !self.schedule_changes.is_empty() {
-            let changes = self
-                .schedule_changes
-                .iter()
-                .map(|(iteration, schedule, damping)| {
-                    serde_json::json!({
-                        "from_iteration": iteration,
-                        "schedule": schedule.label(),
-                        "damping": damping,
-                    })
-                })
-                .collect();
-            fields.insert("schedule_changes".into(), Value::Array(changes));
-        }
-        fields
+        report_fields(&self.report())
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {

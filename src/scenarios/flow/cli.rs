@@ -98,6 +98,10 @@ pub struct FlowArgs {
     /// Discrete BP damping in [0, 0.99] [default: 0].
     #[arg(long)]
     pub damping: Option<f64>,
+    /// Message schedule: synchronous, sweep, random or residual (residual BP, Elidan et al.
+    /// 2006) [default: synchronous; discrete BP's is the checkerboard]. SOSMP runs only synchronous (refused otherwise).
+    #[arg(long)]
+    pub schedule: Option<crate::inference::Schedule>,
     /// Seed of the built-in texture and of SOSMP's samples [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -129,6 +133,7 @@ impl RunFlags for FlowArgs {
             samples: self.samples.unwrap_or(d.samples),
             step_gamma: self.step_gamma.unwrap_or(d.step_gamma),
             damping: self.damping.unwrap_or(d.damping),
+            schedule: self.schedule.unwrap_or(d.schedule),
             iters: self.iters.unwrap_or(d.iters),
             stop_change: self.stop_change.unwrap_or(d.stop_change),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),

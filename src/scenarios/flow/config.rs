@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, check_positive};
-use crate::inference::EstimateKind;
 use crate::inference::sosmp::SosmpParams;
 use crate::inference::sosmp::basis::MAX_TENSOR_SIDE;
+use crate::inference::{EstimateKind, Schedule};
 use crate::io::MAX_IMAGE_SIDE;
 use crate::model::flow::FlowLabels;
 use crate::scenarios::ScenarioParams;
@@ -131,6 +131,9 @@ pub struct FlowConfig {
     pub step_gamma: f64,
     /// Discrete BP damping in [0, 0.99].
     pub damping: f64,
+    /// Discrete BP's schedule (`synchronous` is the checkerboard); SOSMP runs only
+    /// `synchronous`, so other schedules are refused when SOSMP runs.
+    pub schedule: Schedule,
     /// Iterations at each pyramid level (the most, with [`Self::stop_change`]).
     pub iters: usize,
     /// A level ends once the mean Euclidean change of its flow estimate over one iteration,
@@ -187,6 +190,7 @@ impl Default for FlowConfig {
             samples: 3,
             step_gamma: 0.3,
             damping: 0.0,
+            schedule: Schedule::Synchronous,
             iters: 40,
             stop_change: DEFAULT_STOP_CHANGE,
             max_displacement: 2.0,
@@ -397,6 +401,9 @@ impl ScenarioParams for FlowConfig {
         }
         self.side()?;
         self.sosmp_params().check()?;
+        if self.algorithm == FlowAlgorithm::Sosmp || self.compare == Some(FlowAlgorithm::Sosmp) {
+            crate::inference::sosmp::check_schedule(self.schedule)?;
+        }
 
         FlowLabels::new(self.max_displacement, self.subpixel)?;
         if self.refine_displacement > 0.0 {

@@ -610,7 +610,11 @@ fn build_level(
             sosmp.set_max_step(SOSMP_MAX_STEP)?;
             Box::new(sosmp) as FlowEngine
         }
-        FlowAlgorithm::Discrete => Box::new(FlowBp::new(mrf.clone(), config.damping)?),
+        FlowAlgorithm::Discrete => {
+            let mut bp = FlowBp::new(mrf.clone(), config.damping)?;
+            bp.set_schedule(config.schedule, config.damping)?;
+            Box::new(bp)
+        }
     };
     let info = LevelInfo {
         level,

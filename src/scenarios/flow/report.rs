@@ -122,6 +122,7 @@ pub enum Settings {
     Discrete {
         messages: &'static str,
         damping: f64,
+        schedule: &'static str,
     },
 }
 
@@ -244,8 +245,9 @@ impl RunReport {
                     fallbacks: r.total_fallbacks(),
                 },
                 FlowAlgorithm::Discrete => Settings::Discrete {
-                    messages: "separable Gaussian filter over the label lattice; checkerboard schedule (even pixels, then odd); f64 messages; residual = mean L1 change per message",
+                    messages: "separable Gaussian filter over the label lattice; synchronous = checkerboard (even pixels, then odd), sweep/random/residual = one pixel at a time from the freshest messages; f64 messages; residual = mean L1 change per message update",
                     damping: c.damping,
+                    schedule: c.schedule.label(),
                 },
             },
         }

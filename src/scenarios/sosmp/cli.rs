@@ -112,6 +112,10 @@ pub struct SosmpArgs {
     /// Samples per update, k [default: 5].
     #[arg(long)]
     pub samples: Option<usize>,
+    /// Message schedule: synchronous, sweep, random or residual (residual BP, Elidan et al.
+    /// 2006) [default: synchronous]. SOSMP runs only synchronous (refused otherwise).
+    #[arg(long)]
+    pub schedule: Option<crate::inference::Schedule>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -309,6 +313,7 @@ impl RunFlags for SosmpArgs {
         c.alpha = self.alpha.unwrap_or(d.alpha);
         c.coefficients = self.coefficients.unwrap_or(d.coefficients);
         c.samples = self.samples.unwrap_or(d.samples);
+        c.schedule = self.schedule.unwrap_or(d.schedule);
         let c = self.output.apply_sets(c, crate::scenarios::sosmp::PARAMS)?;
         c.check()?;
         Ok(c)

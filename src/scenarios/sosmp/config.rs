@@ -172,6 +172,9 @@ pub struct SosmpConfig {
     pub domain: [f64; 2],
     /// Quadrature points per unit length (100 as the paper's reference).
     pub points_per_unit: f64,
+    /// Message schedule; SOSMP runs only `synchronous` (see `sosmp::check_schedule`), so the
+    /// others are refused with the reason.
+    pub schedule: crate::inference::Schedule,
 }
 
 impl Default for SosmpConfig {
@@ -194,6 +197,7 @@ impl Default for SosmpConfig {
             seed: 0,
             domain: [-5.0, 5.0],
             points_per_unit: 100.0,
+            schedule: crate::inference::Schedule::Synchronous,
         }
     }
 }
@@ -434,6 +438,7 @@ impl ScenarioParams for SosmpConfig {
             ));
         }
         self.params().check()?;
+        crate::inference::sosmp::check_schedule(self.schedule)?;
         if self.coefficients == 0 {
             return Err(Error::param("coefficients", "must be at least 1"));
         }
