@@ -53,7 +53,7 @@ pub use config::{
     VALIDATION_SEED_OFFSET,
 };
 pub use data::{DenoiseData, KbpTemplates};
-pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, PixelProbe};
+pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, KeptIterate, PixelProbe};
 
 /// An algorithm set up on the problem.
 pub enum Engine {
@@ -162,6 +162,14 @@ pub fn attach_sure_probe(
 }
 
 impl AlgorithmRun {
+    /// The iterate a stopping rule kept, once one stopped the run.
+    pub fn kept(&self) -> Option<KeptIterate> {
+        self.stopped_at.map(|iteration| KeptIterate {
+            iteration,
+            by_sure: self.sure.is_some(),
+        })
+    }
+
     /// The algorithm behind the common trait.
     pub fn engine_mut(&mut self) -> &mut dyn Inference {
         self.engine.inference_mut()
@@ -565,6 +573,7 @@ impl Scenario for Denoise {
             label: r.choice.label(),
             estimate: r.estimate.clone(),
             rmse: sunset::rmse(&r.estimate, &self.clean),
+            kept: r.kept(),
         });
         ScenarioView::Denoise(DenoiseView {
             width: self.width,
@@ -583,6 +592,7 @@ impl Scenario for Denoise {
                 .collect(),
             label: self.runs[0].choice.label(),
             compare,
+            kept: self.runs[0].kept(),
             kbp: self.kbp_info(),
             probe,
         })
