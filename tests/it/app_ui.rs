@@ -21,6 +21,7 @@ fn small_denoise() -> DenoiseConfig {
         colors: 8,
         max_iters: 500,
         tolerance: 0.0,
+        sure_stop: false,
         ..DenoiseConfig::default()
     }
 }

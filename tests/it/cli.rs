@@ -37,6 +37,7 @@ fn run_denoise_writes_results_and_files() {
         "0",
         "--seed",
         "3",
+        "--no-sure-stop",
         "--out",
         out.to_str().unwrap(),
         "--json",

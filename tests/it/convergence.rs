@@ -240,6 +240,7 @@ fn denoise_cli_schedules_write_convergence_stats() {
             "4",
             "--tolerance",
             "0",
+            "--no-sure-stop",
             "--algorithm",
             algorithm,
             "--schedule",

@@ -15,6 +15,7 @@ fn discrete_config() -> ScenarioConfig {
         colors: 8,
         max_iters: 12,
         tolerance: 0.0,
+        sure_stop: false,
         algorithm: DenoiseAlgorithm::Discrete,
         ..DenoiseConfig::default()
     })
@@ -71,6 +72,7 @@ fn unconverged_run_gets_measured_what_ifs_overlaid() {
         colors: 8,
         max_iters: 10,
         tolerance: 1e-9,
+        sure_stop: false,
         damping: 0.0,
         algorithm: DenoiseAlgorithm::Discrete,
         ..DenoiseConfig::default()

@@ -151,6 +151,8 @@ mod faults {
             width: 24,
             height: 20,
             max_iters: 50,
+            // Pause, play and reset need a run that keeps going: no SURE stop.
+            sure_stop: false,
             ..DenoiseConfig::default()
         })
     }
@@ -301,6 +303,7 @@ mod cancel {
             height: 400,
             max_iters: 1000,
             tolerance: 0.0,
+            sure_stop: false,
             ..DenoiseConfig::default()
         });
         let flow = ScenarioConfig::Flow(FlowConfig {
@@ -372,6 +375,7 @@ mod window_faults {
             colors: 8,
             max_iters: 30,
             tolerance: 0.0,
+            sure_stop: false,
             ..DenoiseConfig::default()
         });
         let mut h = Harness::builder()

@@ -261,6 +261,11 @@ impl KbpEngine {
         &self.model
     }
 
+    /// The learned model, shared (a second engine on other evidence reuses it).
+    pub fn shared_model(&self) -> Arc<KbpModel> {
+        Arc::clone(&self.model)
+    }
+
     pub fn graph(&self) -> &Graph {
         &self.graph
     }

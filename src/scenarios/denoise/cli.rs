@@ -87,6 +87,10 @@ pub struct DenoiseArgs {
     /// to the noisy image reaches the noise sigma (no clean image needed).
     #[arg(long)]
     pub discrepancy_stop: bool,
+    /// Run every algorithm to its iteration limit or tolerance instead of stopping it by
+    /// Monte-Carlo SURE (the default stop, which needs no clean image).
+    #[arg(long)]
+    pub no_sure_stop: bool,
     /// synchronous, sweep, random or residual (residual BP, Elidan et al. 2006) [default:
     /// synchronous].
     #[arg(long)]
@@ -143,6 +147,7 @@ impl RunFlags for DenoiseArgs {
             max_iters: self.iters.unwrap_or(d.max_iters),
             tolerance: self.tolerance.unwrap_or(d.tolerance),
             discrepancy_stop: self.discrepancy_stop,
+            sure_stop: !self.no_sure_stop,
             estimate: self.estimate.unwrap_or(d.estimate),
             edge_appearance: self.edge_appearance.unwrap_or(d.edge_appearance),
             kbp_edge_appearance: self.kbp_edge_appearance.unwrap_or(d.kbp_edge_appearance),

@@ -19,6 +19,7 @@ pub mod data;
 pub mod potentials;
 pub mod report;
 pub mod sunset;
+pub mod sure_stop;
 pub mod sweep;
 pub mod sweep_cli;
 pub mod tune_cli;
@@ -45,6 +46,7 @@ use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::viz;
+use sure_stop::{SureTracker, SureVerdict};
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
@@ -52,7 +54,7 @@ pub use config::{
     VALIDATION_SEED_OFFSET,
 };
 pub use data::{DenoiseData, KbpTemplates};
-pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, PixelProbe};
+pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, KeptIterate, PixelProbe};
 
 /// An algorithm set up on the problem.
 pub enum Engine {
@@ -100,9 +102,75 @@ pub struct AlgorithmRun {
     pub stopped: bool,
     /// The residual of its last step (repeated while stopped).
     pub last_residual: f64,
+    /// With SURE stopping: the same algorithm on `y + ε b` and the lowest SURE so far.
+    pub sure: Option<SureProbe>,
+    /// The iteration whose estimate a stopping rule kept (None: still running, or stopped by
+    /// the iteration limit or the tolerance).
+    pub stopped_at: Option<usize>,
+}
+
+/// The second copy of an algorithm that Monte-Carlo SURE needs (`sure_stop.rs`).
+pub struct SureProbe {
+    pub engine: Engine,
+    pub tracker: SureTracker,
+}
+
+/// Sets up the SURE probe of `run`: the same algorithm and model on `y + ε b`.
+pub fn attach_sure_probe(
+    run: &mut AlgorithmRun,
+    data: &DenoiseData,
+    config: &DenoiseConfig,
+) -> Result<()> {
+    let direction = sure_stop::probe_direction(data.noisy.len(), config.seed);
+    let epsilon = sure_stop::EPSILON_PER_SIGMA * config.noise;
+    let noisy = sure_stop::perturbed(&data.noisy, &direction, epsilon);
+    let engine = match &run.engine {
+        Engine::Discrete(e) => {
+            let probe_data = DenoiseData {
+                noisy,
+                ..data.clone()
+            };
+            Engine::Discrete(Box::new(
+                DiscreteBp::new(
+                    probe_data.discrete_mrf(config.noise)?,
+                    config.schedule,
+                    Damping(config.damping),
+                )?
+                .with_edge_appearance(e.edge_appearance())?,
+            ))
+        }
+        Engine::Kbp(e) => {
+            let model = e.shared_model();
+            let evidence = model.evidence_coefficients(&noisy)?;
+            Engine::Kbp(Box::new(
+                KbpEngine::new(
+                    model,
+                    e.graph().clone(),
+                    Some(evidence),
+                    e.candidates().to_vec(),
+                    config.schedule,
+                    Damping(config.damping),
+                )?
+                .with_edge_appearance(e.edge_appearance())?,
+            ))
+        }
+    };
+    run.sure = Some(SureProbe {
+        engine,
+        tracker: SureTracker::new(direction, epsilon, Arc::clone(&run.estimate)),
+    });
+    Ok(())
 }
 
 impl AlgorithmRun {
+    /// The iterate a stopping rule kept, once one stopped the run.
+    pub fn kept(&self) -> Option<KeptIterate> {
+        self.stopped_at.map(|iteration| KeptIterate {
+            iteration,
+            by_sure: self.sure.is_some(),
+        })
+    }
+
     /// The algorithm behind the common trait.
     pub fn engine_mut(&mut self) -> &mut dyn Inference {
         self.engine.inference_mut()
@@ -180,6 +248,8 @@ pub fn build_run(
         setup_seconds: start.elapsed().as_secs_f64(),
         stopped: false,
         last_residual: f64::INFINITY,
+        sure: None,
+        stopped_at: None,
     })
 }
 
@@ -214,6 +284,12 @@ impl Denoise {
         let mut runs = vec![build_run(config.primary(), &data, &config, cancel)?];
         if let Some(choice) = config.compare {
             runs.push(build_run(choice, &data, &config, cancel)?);
+        }
+        if config.sure_stop {
+            for run in &mut runs {
+                cancel.check()?;
+                attach_sure_probe(run, &data, &config)?;
+            }
         }
         let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
         let (w, h) = (data.width, data.height);
@@ -341,6 +417,13 @@ impl Denoise {
                 run.engine
                     .reschedulable_mut()
                     .reschedule(change.schedule, Damping(change.damping))?;
+                // The SURE probe is the same algorithm on y + εb: it must switch with it.
+                if let Some(probe) = &mut run.sure {
+                    probe
+                        .engine
+                        .reschedulable_mut()
+                        .reschedule(change.schedule, Damping(change.damping))?;
+                }
             }
         }
         Ok(())
@@ -406,6 +489,7 @@ impl Scenario for Denoise {
                 run.engine.inference_mut().step()?
             };
             run.last_residual = report.residual;
+            let mut sure_rmse = None;
             if !run.stopped {
                 run.estimate = Arc::new(
                     run.engine
@@ -413,11 +497,43 @@ impl Scenario for Denoise {
                         .estimates(self.config.estimate)
                         .values,
                 );
+                if let Some(probe) = &mut run.sure {
+                    probe.engine.inference_mut().step()?;
+                    let probe_estimate = probe
+                        .engine
+                        .inference()
+                        .estimates(self.config.estimate)
+                        .values;
+                    let t = &mut probe.tracker;
+                    let mse = sure_stop::sure_mse(
+                        &run.estimate,
+                        &probe_estimate,
+                        &self.noisy,
+                        &t.direction,
+                        t.epsilon,
+                        self.config.noise,
+                    );
+                    sure_rmse = Some(mse.max(0.0).sqrt());
+                    if t.observe(report.iteration, mse, &run.estimate) == SureVerdict::Stop {
+                        run.stopped = true;
+                        run.stopped_at = Some(t.best_iteration);
+                        run.estimate = Arc::clone(&t.best_estimate);
+                    }
+                }
             }
             let rmse = sunset::rmse(&run.estimate, &self.clean);
             let to_noisy = sunset::rmse(&run.estimate, &self.noisy);
-            if self.config.discrepancy_stop && to_noisy >= self.config.noise {
+            if self.config.discrepancy_stop && !run.stopped && to_noisy >= self.config.noise {
                 run.stopped = true;
+                run.stopped_at = Some(report.iteration);
+            }
+            if let Some(value) = sure_rmse {
+                let key = if i == 0 {
+                    "sure_rmse".to_string()
+                } else {
+                    format!("sure_rmse_{}", run.choice.label())
+                };
+                metrics.insert(key, value);
             }
             if i == 0 {
                 if !run.stopped
@@ -478,6 +594,7 @@ impl Scenario for Denoise {
             label: r.choice.label(),
             estimate: r.estimate.clone(),
             rmse: sunset::rmse(&r.estimate, &self.clean),
+            kept: r.kept(),
         });
         ScenarioView::Denoise(DenoiseView {
             width: self.width,
@@ -496,6 +613,7 @@ impl Scenario for Denoise {
                 .collect(),
             label: self.runs[0].choice.label(),
             compare,
+            kept: self.runs[0].kept(),
             kbp: self.kbp_info(),
             probe,
         })

@@ -34,10 +34,26 @@ pub struct DenoiseReport {
 pub struct RunReport {
     pub algorithm: String,
     pub setup_seconds: f64,
+    /// The iteration whose estimate a stopping rule (SURE or the discrepancy principle) kept;
+    /// absent when the run went to its iteration limit or tolerance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<usize>,
+    /// With SURE stopping: the lowest SURE so far as an RMSE (estimated without the clean
+    /// image) and its iteration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sure: Option<SureReadout>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<DiscreteModel>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelReadout>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SureReadout {
+    pub best_rmse: f64,
+    pub best_iteration: usize,
+    pub probe_epsilon: f64,
+    pub rule: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -138,6 +154,13 @@ impl RunReport {
         RunReport {
             algorithm: run.choice.label(),
             setup_seconds: run.setup_seconds,
+            stopped_at: run.stopped_at,
+            sure: run.sure.as_ref().map(|p| SureReadout {
+                best_rmse: p.tracker.best_mse.max(0.0).sqrt(),
+                best_iteration: p.tracker.best_iteration,
+                probe_epsilon: p.tracker.epsilon,
+                rule: "Monte-Carlo SURE (Ramani et al. 2008): keep the estimate of lowest SURE, stop after 2 iterations without a lower one",
+            }),
             model,
             kernel,
         }

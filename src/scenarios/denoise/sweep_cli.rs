@@ -88,6 +88,9 @@ impl DenoiseSweepArgs {
                     algorithm,
                     max_iters: self.iters,
                     tolerance: 0.0,
+                    // The paper's protocol: a fixed number of iterations, timed without a
+                    // SURE probe running beside them.
+                    sure_stop: false,
                     ..base.clone()
                 };
                 config.kbp.lambda = self.lambda.unwrap_or(base.kbp.lambda);

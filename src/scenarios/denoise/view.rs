@@ -52,6 +52,27 @@ pub struct CompareView {
     pub label: String,
     pub estimate: Arc<Vec<f64>>,
     pub rmse: f64,
+    /// The iteration a stopping rule kept (see [`DenoiseView::kept`]).
+    pub kept: Option<KeptIterate>,
+}
+
+/// Which iterate a stopping rule kept, shown beside the estimate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeptIterate {
+    pub iteration: usize,
+    /// True: Monte-Carlo SURE; false: the discrepancy principle.
+    pub by_sure: bool,
+}
+
+impl KeptIterate {
+    pub fn label(&self) -> String {
+        let rule = if self.by_sure {
+            "lowest SURE"
+        } else {
+            "discrepancy"
+        };
+        format!("kept iteration {} ({rule})", self.iteration)
+    }
 }
 
 /// What the denoise views draw.
@@ -73,6 +94,8 @@ pub struct DenoiseView {
     /// Label of the primary algorithm (e.g. "kbp-constant").
     pub label: String,
     pub compare: Option<CompareView>,
+    /// The iteration a stopping rule kept for the primary algorithm, once it stopped.
+    pub kept: Option<KeptIterate>,
     pub kbp: Option<KbpInfo>,
     pub probe: Option<PixelProbe>,
 }

@@ -223,6 +223,10 @@ pub fn ui(
             )
             .labelled_by(id);
             ui.end_row();
+            let id = row_label(ui, "Stop by SURE", "Monte-Carlo SURE estimates each iterate's error without the clean image (a second copy runs on the noisy image plus a tiny random probe); the run keeps the iterate of lowest SURE and stops after two iterations without a lower one");
+            ui.checkbox(&mut c.sure_stop, "keep the lowest-SURE iterate")
+                .labelled_by(id);
+            ui.end_row();
             let id = row_label(ui, "Estimate", "How a belief becomes a gray value");
             egui::ComboBox::from_id_salt("denoise_estimate")
                 .selected_text(estimate_label(c.estimate))

@@ -14,7 +14,7 @@ use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::inference::{Belief, EstimateKind};
 use crate::runner::Snapshot;
 use crate::scenarios::Probe;
-use crate::scenarios::denoise::{DenoiseConfig, DenoiseView, KbpProbe, PixelProbe};
+use crate::scenarios::denoise::{DenoiseConfig, DenoiseView, KbpProbe, KeptIterate, PixelProbe};
 use crate::viz;
 
 pub const CLEAN_COLOR: Color32 = Color32::from_rgb(102, 187, 106);
@@ -142,7 +142,10 @@ pub fn images(
         legend: None,
     };
     let estimate_pane = Pane {
-        title: format!("{} ({kind}) · RMSE {:.2}", view.label, view.rmse),
+        title: titled(
+            format!("{} ({kind}) · RMSE {:.2}", view.label, view.rmse),
+            view.kept,
+        ),
         name: "estimate image".into(),
         texture: estimate,
         colorbar: None,
@@ -175,7 +178,10 @@ pub fn images(
                 || viz::abs_diff_heat(w, h, &cmp.estimate, &view.clean, scale),
             );
             let compare_pane = Pane {
-                title: format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                title: titled(
+                    format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                    cmp.kept,
+                ),
                 name: "compare image".into(),
                 texture: compare,
                 colorbar: None,
@@ -427,6 +433,14 @@ fn messages_plot(ui: &mut egui::Ui, p: &PixelProbe, k: &KbpProbe, height: f32) {
         RichText::new("belief = prior × evidence × Π incoming messages (each curve scaled)")
             .small(),
     );
+}
+
+/// A pane title with the iterate a stopping rule kept, if one stopped the run.
+fn titled(title: String, kept: Option<KeptIterate>) -> String {
+    match kept {
+        Some(k) => format!("{title} · {}", k.label()),
+        None => title,
+    }
 }
 
 /// Numbers for the status bar.
