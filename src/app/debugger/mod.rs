@@ -11,10 +11,11 @@
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32};
-use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
+use egui_plot::{Legend, Line, LineStyle, PlotPoints, VLine};
 
 use super::commands::UiCommand;
 use super::textures::{CachedTexture, Source};
+use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
 use crate::run::residuals::{ConvergenceView, ResidualMap};
@@ -97,12 +98,16 @@ impl Debugger {
         }
         self.ask_when_unconverged(snapshot, view);
         let height = ui.available_height().clamp(140.0, 320.0);
+        // The map gives way so the curves keep at least MIN_CURVE_WIDTH beside the controls
+        // (at 1360 px with both side panels open the central area is about 600 px wide).
+        let gap = ui.spacing().item_spacing.x;
+        let map_room = ui.available_width() - CONTROLS_WIDTH - MIN_CURVE_WIDTH - 3.0 * gap;
         ui.horizontal_top(|ui| {
             if view.grid.is_some() && !view.maps.is_empty() {
-                self.map(ui, view, height, commands);
+                self.map(ui, view, height, map_room.max(110.0), commands);
             }
             ui.vertical(|ui| {
-                ui.set_width(290.0);
+                ui.set_width(CONTROLS_WIDTH);
                 self.controls(ui, view);
                 ui.separator();
                 self.what_if_controls(ui, view, snapshot);
@@ -122,6 +127,7 @@ impl Debugger {
         ui: &mut egui::Ui,
         view: &ConvergenceView,
         height: f32,
+        max_width: f32,
         commands: &mut Vec<UiCommand>,
     ) {
         let map = view.maps[self.index(view)].clone();
@@ -135,7 +141,8 @@ impl Debugger {
             residual_map_rgba(&map, hi, DECADES, CELL_PIXELS)
         });
         let aspect = map.width as f32 / map.height.max(1) as f32;
-        let size = egui::vec2(height * aspect, height);
+        let side = height.min(max_width / aspect.max(1e-3));
+        let size = egui::vec2(side * aspect, side);
         let response = ui
             .add(egui::Image::new((texture.id(), size)).sense(egui::Sense::click()))
             .on_hover_text("Largest change of each node's incoming messages (log scale); magenta outline: messages oscillating. Click a node to inspect it.");
@@ -318,6 +325,11 @@ fn series(history: &[IterationRecord], key: &str) -> Vec<[f64; 2]> {
 }
 
 /// The run's tolerance, or 1e-6 for runs that have none (0: never stop).
+/// The width of the schedule and what-if controls.
+const CONTROLS_WIDTH: f32 = 290.0;
+/// The narrowest a convergence curve gets (two labelled ticks and a legend).
+const MIN_CURVE_WIDTH: f32 = 190.0;
+
 fn effective_tolerance(tolerance: f64) -> f64 {
     if tolerance > 0.0 { tolerance } else { 1e-6 }
 }
@@ -330,7 +342,15 @@ fn curves(
     what_ifs: &[WhatIfRun],
     height: f32,
 ) {
-    let width = ((ui.available_width() - 8.0) / 2.0).max(120.0);
+    // Side by side where both fit, else one above the other.
+    let avail = ui.available_width().max(MIN_CURVE_WIDTH);
+    let gap = ui.spacing().item_spacing.x;
+    let side_by_side = avail >= 2.0 * MIN_CURVE_WIDTH + gap;
+    let (width, height) = if side_by_side {
+        ((avail - gap) / 2.0, height)
+    } else {
+        (avail, (height - ui.spacing().item_spacing.y) / 2.0)
+    };
     let log = |points: Vec<[f64; 2]>| -> Vec<[f64; 2]> {
         points
             .into_iter()
@@ -352,72 +372,92 @@ fn curves(
         ("p90", "residual_p90", Color32::from_rgb(0, 158, 115)),
         ("p99", "residual_p99", Color32::from_rgb(230, 159, 0)),
     ];
-    Plot::new("debugger quantiles")
-        .width(width)
-        .height(height)
-        .legend(Legend::default().position(egui_plot::Corner::LeftBottom))
-        .y_axis_formatter(|m, _| format!("1e{:.0}", m.value))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            let max: Vec<[f64; 2]> = history
-                .iter()
-                .map(|r| [r.iter as f64, r.residual])
-                .collect();
-            plot.line(
-                Line::new("largest", PlotPoints::from(log(max)))
-                    .color(Color32::from_rgb(213, 94, 0))
-                    .width(2.0),
-            );
-            for (k, w) in what_ifs.iter().enumerate() {
-                let mut points = vec![[
-                    w.start_iteration as f64,
-                    history
-                        .iter()
-                        .find(|r| r.iter == w.start_iteration)
-                        .map_or(f64::NAN, |r| r.residual),
-                ]];
-                points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
-                let points: Vec<[f64; 2]> =
-                    points.into_iter().filter(|p| p[1].is_finite()).collect();
+    let draw = |ui: &mut egui::Ui| {
+        ticks::plot("debugger quantiles", Scale::Integer, Scale::Log10)
+            .x_axis_label("iteration")
+            .y_axis_label("message change")
+            .width(width)
+            .height(height)
+            .legend(
+                Legend::default()
+                    .text_style(egui::TextStyle::Small)
+                    .background_alpha(0.6)
+                    .position(egui_plot::Corner::LeftBottom),
+            )
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                let max: Vec<[f64; 2]> = history
+                    .iter()
+                    .map(|r| [r.iter as f64, r.residual])
+                    .collect();
+                plot.line(
+                    Line::new("largest", PlotPoints::from(log(max)))
+                        .color(Color32::from_rgb(213, 94, 0))
+                        .width(2.0),
+                );
+                for (k, w) in what_ifs.iter().enumerate() {
+                    let mut points = vec![[
+                        w.start_iteration as f64,
+                        history
+                            .iter()
+                            .find(|r| r.iter == w.start_iteration)
+                            .map_or(f64::NAN, |r| r.residual),
+                    ]];
+                    points.extend(w.residuals.iter().map(|(i, r)| [*i as f64, *r]));
+                    let points: Vec<[f64; 2]> =
+                        points.into_iter().filter(|p| p[1].is_finite()).collect();
+                    plot.line(
+                        Line::new(
+                            format!(
+                                "what if {} d={}",
+                                w.request.schedule.label(),
+                                w.request.damping
+                            ),
+                            PlotPoints::from(log(points)),
+                        )
+                        .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
+                        .style(LineStyle::dashed_dense())
+                        .width(2.0),
+                    );
+                }
+                for (name, key, color) in quantiles {
+                    plot.line(
+                        Line::new(name, PlotPoints::from(log(series(history, key))))
+                            .color(color)
+                            .width(1.5),
+                    );
+                }
+                mark(plot);
+            });
+        ticks::plot("debugger oscillating", Scale::Integer, Scale::Real)
+            .x_axis_label("iteration")
+            .y_axis_label("fraction of messages")
+            .width(width)
+            .height(height)
+            .include_y(0.0)
+            .include_y(1.0)
+            .legend(
+                Legend::default()
+                    .text_style(egui::TextStyle::Small)
+                    .background_alpha(0.6)
+                    .position(egui_plot::Corner::LeftTop),
+            )
+            .allow_scroll(false)
+            .show(ui, |plot| {
                 plot.line(
                     Line::new(
-                        format!(
-                            "what if {} d={}",
-                            w.request.schedule.label(),
-                            w.request.damping
-                        ),
-                        PlotPoints::from(log(points)),
+                        "oscillating fraction",
+                        PlotPoints::from(series(history, "oscillating_fraction")),
                     )
-                    .color(WHAT_IF_COLORS[k % WHAT_IF_COLORS.len()])
-                    .style(LineStyle::dashed_dense())
+                    .color(Color32::from_rgb(204, 121, 167))
                     .width(2.0),
                 );
-            }
-            for (name, key, color) in quantiles {
-                plot.line(
-                    Line::new(name, PlotPoints::from(log(series(history, key))))
-                        .color(color)
-                        .width(1.5),
-                );
-            }
-            mark(plot);
-        });
-    Plot::new("debugger oscillating")
-        .width(width)
-        .height(height)
-        .include_y(0.0)
-        .include_y(1.0)
-        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            plot.line(
-                Line::new(
-                    "oscillating fraction",
-                    PlotPoints::from(series(history, "oscillating_fraction")),
-                )
-                .color(Color32::from_rgb(204, 121, 167))
-                .width(2.0),
-            );
-            mark(plot);
-        });
+                mark(plot);
+            });
+    };
+    if side_by_side {
+        ui.horizontal_top(draw);
+    } else {
+        ui.vertical(draw);
+    }
 }
