@@ -104,7 +104,7 @@ impl Debugger {
         let map_room = ui.available_width() - CONTROLS_WIDTH - MIN_CURVE_WIDTH - 3.0 * gap;
         ui.horizontal_top(|ui| {
             if view.grid.is_some() && !view.maps.is_empty() {
-                self.map(ui, view, height, map_room.max(110.0), commands);
+                self.map(ui, view, height, map_room.max(90.0), commands);
             }
             ui.vertical(|ui| {
                 ui.set_width(CONTROLS_WIDTH);
@@ -328,7 +328,7 @@ fn series(history: &[IterationRecord], key: &str) -> Vec<[f64; 2]> {
 /// The width of the schedule and what-if controls.
 const CONTROLS_WIDTH: f32 = 290.0;
 /// The narrowest a convergence curve gets (two labelled ticks and a legend).
-const MIN_CURVE_WIDTH: f32 = 190.0;
+const MIN_CURVE_WIDTH: f32 = 170.0;
 
 fn effective_tolerance(tolerance: f64) -> f64 {
     if tolerance > 0.0 { tolerance } else { 1e-6 }
@@ -343,7 +343,7 @@ fn curves(
     height: f32,
 ) {
     // Side by side where both fit, else one above the other.
-    let avail = ui.available_width().max(MIN_CURVE_WIDTH);
+    let avail = ui.available_width().max(120.0);
     let gap = ui.spacing().item_spacing.x;
     let side_by_side = avail >= 2.0 * MIN_CURVE_WIDTH + gap;
     let (width, height) = if side_by_side {

@@ -103,6 +103,31 @@ pub fn metrics_plot(
     max_iters: Option<usize>,
     height: f32,
 ) {
+    metrics_plot_over(
+        ui,
+        "iteration",
+        id,
+        history,
+        series,
+        references,
+        max_iters,
+        height,
+    );
+}
+
+/// `metrics_plot` for a run whose steps are not iterations (e.g. retrieval's repeats): the x
+/// axis is labelled `step_name`.
+#[allow(clippy::too_many_arguments)]
+pub fn metrics_plot_over(
+    ui: &mut egui::Ui,
+    step_name: &str,
+    id: &str,
+    history: &[IterationRecord],
+    series: &[Series],
+    references: &[Reference],
+    max_iters: Option<usize>,
+    height: f32,
+) {
     let curves: Vec<(String, Vec<[f64; 2]>)> = series
         .iter()
         .map(|s| (s.name.clone(), s.points(history)))
@@ -115,7 +140,7 @@ pub fn metrics_plot(
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     ticks::plot(id, Scale::Integer, Scale::Real)
-        .x_axis_label("iteration")
+        .x_axis_label(step_name.to_string())
         .height(height)
         .legend(
             Legend::default()

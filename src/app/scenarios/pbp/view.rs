@@ -55,13 +55,15 @@ pub fn central(
     } else {
         "model file"
     };
-    ui.horizontal(|ui| {
+    // The width before the header: a header wider than the area wraps instead of widening the
+    // canvases and the chart past the inspector.
+    let width = ui.available_width();
+    ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(format!("{title}: {}", v.model)).strong());
         if let Some(c) = draft {
             samples_slider(ui, v, c, commands);
         }
     });
-    let width = ui.available_width();
     let height = 300.0f32.min(ui.available_height() * 0.5).max(180.0);
     let hovered_now = ui
         .horizontal(|ui| {
