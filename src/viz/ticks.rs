@@ -69,7 +69,7 @@ pub fn linear_step(lo: f64, hi: f64, comfortable: f64, least: f64, integer: bool
         least.max(0.0)
     };
     let mut step = nice_step_at_least(comfortable.max(floor));
-    if !(hi > lo) {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return step;
     }
     for _ in 0..64 {
@@ -98,7 +98,7 @@ pub fn decimals(step: f64) -> usize {
 /// A tick value as its label on a linear axis with ticks `step` apart.
 pub fn linear_label(value: f64, step: f64) -> String {
     let a = value.abs();
-    if a != 0.0 && (a >= 1e6 || a < 1e-4) {
+    if a != 0.0 && !(1e-4..1e6).contains(&a) {
         return format!("{value:.0e}");
     }
     // -0 prints as 0.
