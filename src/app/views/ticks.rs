@@ -30,7 +30,10 @@ fn label_width(chars: usize) -> f64 {
 /// The comfortable and the least gap between labels, in points.
 fn gaps(axis: Axis, chars: usize) -> (f64, f64) {
     match axis {
-        Axis::X => ((label_width(chars) + 20.0).max(56.0), label_width(chars) + 6.0),
+        Axis::X => (
+            (label_width(chars) + 20.0).max(56.0),
+            label_width(chars) + 6.0,
+        ),
         Axis::Y => (30.0, 18.0),
     }
 }
