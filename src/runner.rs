@@ -82,6 +82,9 @@ pub enum Event {
     Error(String),
     /// A slow operation started (e.g. a set-up); cleared by the next snapshot.
     Busy(String),
+    /// A what-if or task stopped because it was cancelled (Cancel, a new load, another scenario):
+    /// news, not a failure.
+    Cancelled(String),
     /// A task advanced: `done` of `total` steps.
     TaskProgress {
         label: &'static str,
@@ -488,7 +491,7 @@ impl Worker {
         match catch_unwind(AssertUnwindSafe(|| scenario.what_if(request, &self.cancel))) {
             Ok(Ok(run)) => self.emit(Event::WhatIf(run)),
             Ok(Err(crate::error::Error::Cancelled)) => {
-                self.emit(Event::Error("what-if cancelled".into()))
+                self.emit(Event::Cancelled("what-if cancelled".into()))
             }
             Ok(Err(e)) => self.emit(Event::Error(format!("what-if failed: {e}"))),
             Err(p) => self.emit(Event::Error(format!(
@@ -510,7 +513,7 @@ impl Worker {
         match catch_unwind(AssertUnwindSafe(|| task.run(&self.cancel, &progress))) {
             Ok(Ok(result)) => self.emit(Event::TaskDone(result)),
             Ok(Err(crate::error::Error::Cancelled)) => {
-                self.emit(Event::Error(format!("{label} cancelled")))
+                self.emit(Event::Cancelled(format!("{label} cancelled")))
             }
             Ok(Err(e)) => self.emit(Event::Error(format!("{label} failed: {e}"))),
             Err(p) => self.emit(Event::Error(format!(

@@ -381,6 +381,11 @@ impl App {
                 }
             }
             Event::Busy(message) => self.busy = Some(message),
+            Event::Cancelled(message) => {
+                self.busy = None;
+                self.task = None;
+                self.notices.info(message);
+            }
             Event::TaskProgress { label, done, total } => {
                 self.task = Some(TaskProgress { label, done, total });
             }

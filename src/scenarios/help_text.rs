@@ -141,10 +141,25 @@ fn without_written_default(help: &str) -> String {
                 .find(']')
                 .map_or(help.len(), |e| start + e + 1);
             let text = format!("{}{}", &help[..start], &help[end..]);
-            text.replace(" .", ".").trim_end().to_string()
+            without_space_before_punctuation(&text)
         }
         None => help.trim_end().to_string(),
     }
+}
+
+/// `text` without the space a removed phrase leaves before a punctuation mark ("nodes ; more"
+/// becomes "nodes; more") and without doubled or trailing spaces.
+fn without_space_before_punctuation(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '.' | ',' | ';' | ':' | ')') || c == ' ' {
+            while out.ends_with(' ') {
+                out.pop();
+            }
+        }
+        out.push(c);
+    }
+    out.trim_end().to_string()
 }
 
 /// The flags of `command` (a `run NAME` subcommand of config `C`) with generated defaults and
@@ -226,6 +241,17 @@ mod tests {
             "Lambda"
         );
         assert_eq!(without_written_default("Seed"), "Seed");
+        // A written default in mid-sentence leaves no space before the punctuation after it.
+        assert_eq!(
+            without_written_default(
+                "Number of nodes (a square for grid) [default: 100]; `sweep sosmp` takes several"
+            ),
+            "Number of nodes (a square for grid); `sweep sosmp` takes several"
+        );
+        assert_eq!(
+            without_written_default("Width [default: 64] , in  pixels ."),
+            "Width, in pixels."
+        );
     }
 
     #[test]

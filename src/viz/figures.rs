@@ -7,10 +7,13 @@
 
 use std::sync::Once;
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
 use super::palette::Rgb;
+use super::ticks::{self, Scale};
 use crate::error::{Error, Result};
 
 /// One curve of a panel.
@@ -61,6 +64,8 @@ pub struct Panel {
     pub levels: Vec<(String, f64, Rgb)>,
     /// Values the y range must include (e.g. 0 and 1 for a recall).
     pub include_y: Vec<f64>,
+    /// The x axis counts (iterations, chain lengths, indices): whole-number ticks only.
+    pub integer_x: bool,
 }
 
 pub(super) const FONT: &str = "sans-serif";
@@ -91,15 +96,11 @@ fn axis_value(v: f64, log: bool) -> Option<f64> {
     }
 }
 
-/// A tick label: the number, or the power of ten on a log axis.
-fn tick(v: f64, log: bool) -> String {
+/// A tick label: the number with the decimals its step needs, or the power of ten on a log
+/// axis.
+fn tick(v: f64, log: bool, step: f64) -> String {
     if !log {
-        let a = v.abs();
-        return if a != 0.0 && !(1e-3..1e4).contains(&a) {
-            format!("{v:.0e}")
-        } else {
-            format!("{}", (v * 1000.0).round() / 1000.0)
-        };
+        return ticks::linear_label(v, step);
     }
     let p = 10f64.powf(v);
     if (v - v.round()).abs() < 1e-9 {
@@ -107,6 +108,24 @@ fn tick(v: f64, log: bool) -> String {
     } else {
         format!("{p:.1e}")
     }
+}
+
+/// The scale of an axis.
+fn scale(log: bool, integer: bool) -> Scale {
+    match (log, integer) {
+        (true, _) => Scale::Log10,
+        (false, true) => Scale::Integer,
+        (false, false) => Scale::Real,
+    }
+}
+
+/// The smallest gap between neighbouring ticks (the step a label's decimals follow).
+fn smallest_gap(ticks: &[f64]) -> f64 {
+    let gap = ticks
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    if gap.is_finite() { gap } else { 1.0 }
 }
 
 /// The panel's (x, y) ranges over everything it draws, with a margin.
@@ -151,6 +170,61 @@ fn ranges(panel: &Panel) -> Option<((f64, f64), (f64, f64))> {
     Some((pad(x0, x1, panel.log_x), pad(y0, y1, panel.log_y)))
 }
 
+/// A linear f64 axis whose ticks (labels and bold grid lines) are exactly `ticks` and that has
+/// no light grid lines (plotters' own key points would put 0.5 on a counting axis).
+struct Ticked {
+    inner: RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(range: std::ops::Range<f64>, ticks: Vec<f64>) -> Ticked {
+        Ticked {
+            inner: range.into(),
+            ticks,
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type ValueType = f64;
+    type FormatOption = DefaultFormatting;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+/// The ticks of a panel drawn at `size` pixels: about 90 px apart on x and 45 px on y (the plot
+/// area is the panel less its margins and label areas), whole numbers on a counting axis, two
+/// at least.
+fn panel_ticks(
+    panel: &Panel,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+    (width, height): (u32, u32),
+) -> (Vec<f64>, Vec<f64>) {
+    let plot_w = (width as f64 - 64.0 - 24.0).max(40.0);
+    let plot_h = (height as f64 - 42.0 - 60.0).max(40.0);
+    let x_scale = scale(panel.log_x, panel.integer_x);
+    let x_ticks = ticks::ticks(x_scale, x0, x1, (x1 - x0) * 90.0 / plot_w);
+    let y_scale = scale(panel.log_y, false);
+    let y_ticks = ticks::ticks(y_scale, y0, y1, (y1 - y0) * 45.0 / plot_h);
+    (x_ticks, y_ticks)
+}
+
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     panel: &Panel,
@@ -169,22 +243,22 @@ where
         .map_err(|e| fail(&e))?;
         return Ok(());
     };
+    let (x_ticks, y_ticks) = panel_ticks(panel, (x0, x1), (y0, y1), area.dim_in_pixel());
+    let (x_step, y_step) = (smallest_gap(&x_ticks), smallest_gap(&y_ticks));
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, (FONT, 20).into_font())
         .margin(12)
         .x_label_area_size(42)
         .y_label_area_size(64)
-        .build_cartesian_2d(x0..x1, y0..y1)
+        .build_cartesian_2d(Ticked::new(x0..x1, x_ticks), Ticked::new(y0..y1, y_ticks))
         .map_err(|e| fail(&e))?;
     let (log_x, log_y) = (panel.log_x, panel.log_y);
-    let x_fmt = move |v: &f64| tick(*v, log_x);
-    let y_fmt = move |v: &f64| tick(*v, log_y);
+    let x_fmt = move |v: &f64| tick(*v, log_x, x_step);
+    let y_fmt = move |v: &f64| tick(*v, log_y, y_step);
     chart
         .configure_mesh()
         .x_desc(&panel.x_label)
         .y_desc(&panel.y_label)
-        .x_labels(8)
-        .y_labels(8)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .label_style((FONT, 14).into_font())
@@ -300,6 +374,7 @@ mod tests {
             )],
             levels: vec![("floor".into(), 1e-3, floor)],
             include_y: vec![],
+            integer_x: true,
         };
         let rgb = render(&[panel], 1, 480, 320).unwrap();
         assert!(pixels_of(&rgb, blue) > 200, "the curve is drawn");
@@ -310,9 +385,38 @@ mod tests {
 
     #[test]
     fn ticks_read_as_numbers_and_powers_of_ten() {
-        assert_eq!(tick(-3.0, true), "1e-3");
-        assert_eq!(tick(0.25, false), "0.25");
+        assert_eq!(tick(-3.0, true, 1.0), "1e-3");
+        assert_eq!(tick(0.25, false, 0.05), "0.25");
+        assert_eq!(tick(0.5, false, 0.5), "0.5");
         assert_eq!(axis_value(0.0, true), None);
+    }
+
+    #[test]
+    fn a_counting_axis_has_whole_ticks_and_every_axis_two() {
+        // Three chain lengths in a narrow figure: 0.5 steps would fit, whole ones must be used.
+        let panel = Panel {
+            title: "recall".into(),
+            integer_x: true,
+            curves: vec![Curve::new(
+                "kbp",
+                vec![(1.0, 0.42), (2.0, 0.44), (3.0, 0.47)],
+                [0, 0, 0],
+            )],
+            ..Panel::default()
+        };
+        let (xr, yr) = ranges(&panel).unwrap();
+        for size in [(300, 240), (640, 480), (1400, 500)] {
+            let (x, y) = panel_ticks(&panel, xr, yr, size);
+            assert!(x.len() >= 2 && y.len() >= 2, "{size:?}: {x:?} {y:?}");
+            assert!(x.iter().all(|v| v.fract() == 0.0), "{size:?}: {x:?}");
+        }
+        // The same panel on a real axis may use halves.
+        let real = Panel {
+            integer_x: false,
+            ..panel
+        };
+        let (x, _) = panel_ticks(&real, xr, yr, (1400, 500));
+        assert!(x.iter().any(|v| v.fract() != 0.0), "{x:?}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod icon;
 pub mod palette;
 pub mod residual_map;
 pub mod scale_bar;
+pub mod ticks;
 
 pub use colormap::{abs_diff_heat, gray_rgba, heat_bar, heat_color, heat_rgba};
 pub use icon::app_icon;

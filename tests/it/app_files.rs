@@ -449,3 +449,111 @@ fn a_csv_without_a_header_row_opens_with_generated_names() {
     let o = beliefscope(&["run", "tree", "--no-header", "--builtin", "gauss-tree"]);
     assert!(!o.status.success(), "--no-header needs --data");
 }
+
+/// A window-sized picture whose every pixel says where it is: red = x mod 256, green =
+/// y mod 256, blue = 16 (x / 256) + y / 256.
+fn position_coded(size: [usize; 2]) -> eframe::egui::ColorImage {
+    let pixels = (0..size[0] * size[1])
+        .map(|i| {
+            let (x, y) = (i % size[0], i / size[0]);
+            eframe::egui::Color32::from_rgb(
+                (x % 256) as u8,
+                (y % 256) as u8,
+                (16 * (x / 256) + y / 256) as u8,
+            )
+        })
+        .collect();
+    eframe::egui::ColorImage::new(size, pixels)
+}
+
+/// Where a pixel of `position_coded` came from.
+fn decode(p: &image::Rgba<u8>) -> (usize, usize) {
+    let [r, g, b, _] = p.0;
+    (
+        r as usize + 256 * (b as usize / 16),
+        g as usize + 256 * (b as usize % 16),
+    )
+}
+
+/// The screenshot requests of the last frame, completed with `image`; how many there were.
+fn answer_screenshots(h: &mut Harness<'_, App>, image: &eframe::egui::ColorImage) -> usize {
+    let requests: Vec<eframe::egui::ScreenshotCallback> = h
+        .output()
+        .viewport_output
+        .values()
+        .flat_map(|v| v.commands.iter())
+        .filter_map(|c| match c {
+            eframe::egui::ViewportCommand::Screenshot(cb) => Some(cb.clone()),
+            _ => None,
+        })
+        .collect();
+    let n = requests.len();
+    for cb in requests {
+        cb.complete(std::sync::Arc::new(image.clone()));
+    }
+    n
+}
+
+#[test]
+fn a_pane_saved_from_its_right_click_menu_is_the_window_cropped_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = gradient(dir.path(), "photo.png", 24, 16);
+    let mut h = app(small_config());
+    h.state_mut().open_image(image.clone());
+    wait_for(&mut h, "the image", |h| {
+        running_image(h).as_deref() == Some(&image)
+    });
+    h.run_steps(5);
+    // The first pane a right-click finds, scanning the central area.
+    let ctx = h.ctx.clone();
+    let (pos, pane) = (320..1340)
+        .step_by(40)
+        .flat_map(|x| (80..800).step_by(40).map(move |y| (x, y)))
+        .find_map(|(x, y)| {
+            let pos = eframe::egui::pos2(x as f32, y as f32);
+            h.state_mut().right_click_pane(&ctx, pos).map(|r| (pos, r))
+        })
+        .expect("a pane under the pointer somewhere");
+    h.state_mut().right_click_pane(&ctx, pos);
+    h.run_steps(2);
+    click(&mut h, "Save this pane as PNG…");
+    wait_for(&mut h, "the save dialog", |h| {
+        h.query_by_label("File name").is_some()
+    });
+    h.get_by_label("Save").click();
+    // The window answers the app's screenshot request with a picture that encodes positions.
+    let ppp = h.ctx.pixels_per_point();
+    let screen = h.ctx.content_rect().size() * ppp;
+    let window = position_coded([screen.x.round() as usize, screen.y.round() as usize]);
+    let mut answered = 0;
+    for _ in 0..20 {
+        h.step();
+        answered += answer_screenshots(&mut h, &window);
+        if answered > 0 {
+            break;
+        }
+    }
+    assert_eq!(answered, 1, "one screenshot is asked for");
+    let saved = dir.path().join("denoise-pane.png");
+    wait_for(&mut h, "the pane's PNG", |_| saved.exists());
+    let png = image::open(&saved).unwrap().to_rgba8();
+    // The PNG is the pane: its size, and its corners are the pane's corners in the window.
+    let (w, hgt) = png.dimensions();
+    assert!(
+        (w as f32 - pane.width() * ppp).abs() <= 1.0
+            && (hgt as f32 - pane.height() * ppp).abs() <= 1.0,
+        "{w} x {hgt} for a pane of {pane:?}"
+    );
+    let (x0, y0) = decode(png.get_pixel(0, 0));
+    let (x1, y1) = decode(png.get_pixel(w - 1, hgt - 1));
+    let near = |a: usize, b: f32| (a as f32 - b).abs() <= 1.0;
+    assert!(
+        near(x0, pane.min.x * ppp) && near(y0, pane.min.y * ppp),
+        "top left from ({x0}, {y0}), pane {pane:?}"
+    );
+    assert!(
+        near(x1, pane.max.x * ppp - 1.0) && near(y1, pane.max.y * ppp - 1.0),
+        "bottom right from ({x1}, {y1}), pane {pane:?}"
+    );
+    assert!(pane.width() < 1000.0, "a pane, not the whole window");
+}

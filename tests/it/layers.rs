@@ -298,3 +298,40 @@ fn the_checker_catches_wrong_imports() {
         1
     );
 }
+
+/// Every plot of the window is made by `app::views::ticks::plot`, whose spacers give each axis
+/// at least two labelled ticks and whole numbers on integer axes (issue 17): a `Plot::new`
+/// anywhere else would bring back egui_plot's powers-of-ten grid with its single-tick axes.
+#[test]
+fn every_window_plot_uses_the_readable_ticks() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("app"), &mut files);
+    files.sort();
+    assert!(files.len() > 20, "only {} files under src/app", files.len());
+    let mut offenders = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(&src).expect("below src/");
+        if relative == Path::new("app/views/ticks.rs") {
+            continue;
+        }
+        let source = without_comments(&std::fs::read_to_string(path).expect("readable"));
+        for (offset, _) in source.match_indices("Plot::new(") {
+            // `BoxPlot::new(` and the like are other items.
+            let before = source[..offset].chars().next_back();
+            if before.is_some_and(is_ident) {
+                continue;
+            }
+            offenders.push(format!(
+                "{}:{}",
+                relative.display(),
+                line_of(&source, offset)
+            ));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "plots made without app::views::ticks::plot:\n{}",
+        offenders.join("\n")
+    );
+}

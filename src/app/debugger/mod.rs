@@ -15,6 +15,7 @@ use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
 
 use super::commands::UiCommand;
 use super::textures::{CachedTexture, Source};
+use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
 use crate::run::residuals::{ConvergenceView, ResidualMap};
@@ -421,18 +422,14 @@ fn curves(
 /// none; its lines keep the colours of the wide layout).
 fn with_legend<'a>(plot: Plot<'a>, width: f32, corner: egui_plot::Corner) -> Plot<'a> {
     if width >= 320.0 {
-        plot.legend(Legend::default().position(corner))
+        plot.legend(
+            Legend::default()
+                .text_style(egui::TextStyle::Small)
+                .background_alpha(0.6)
+                .position(corner),
+        )
     } else {
         plot
-    }
-}
-
-/// Tick labels of a log10 axis: "1e-3" at whole decades, nothing between them.
-fn decade_label(value: f64) -> String {
-    if (value - value.round()).abs() < 1e-6 {
-        format!("1e{}", value.round() as i64)
-    } else {
-        String::new()
     }
 }
 
@@ -466,11 +463,14 @@ fn curve_plots(
         ("p99", "residual_p99", Color32::from_rgb(230, 159, 0)),
     ];
     with_legend(
-        Plot::new("debugger quantiles").width(width).height(height),
+        ticks::plot("debugger quantiles", Scale::Integer, Scale::Log10)
+            .x_axis_label("iteration")
+            .y_axis_label("message change")
+            .width(width)
+            .height(height),
         width,
         egui_plot::Corner::LeftBottom,
     )
-    .y_axis_formatter(|m, _| decade_label(m.value))
     .allow_scroll(false)
     .show(ui, |plot| {
         let max: Vec<[f64; 2]> = history
@@ -516,7 +516,9 @@ fn curve_plots(
         mark(plot);
     });
     with_legend(
-        Plot::new("debugger oscillating")
+        ticks::plot("debugger oscillating", Scale::Integer, Scale::Real)
+            .x_axis_label("iteration")
+            .y_axis_label("fraction of messages")
             .width(width)
             .height(height),
         width,
@@ -560,12 +562,5 @@ mod tests {
         assert!(PanelLayout::new(600.0, 220.0, Some(1.0)).stacked);
         assert!(!PanelLayout::new(1400.0, 220.0, Some(1.0)).stacked);
         assert_eq!(PanelLayout::new(900.0, 220.0, None).map_width, 0.0);
-    }
-
-    #[test]
-    fn log_axis_labels_only_whole_decades() {
-        assert_eq!(decade_label(-3.0), "1e-3");
-        assert_eq!(decade_label(0.0), "1e0");
-        assert_eq!(decade_label(-0.5), "");
     }
 }

@@ -63,7 +63,23 @@ pub fn format_seconds(s: f64) -> String {
 }
 
 pub fn show(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCommand>) {
+    // The frame time keeps its place at the right; the run's numbers take what is left and are
+    // cut at its edge instead of running under it.
     ui.horizontal(|ui| {
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            frame_stats(ui, &info.frame, info.continuous);
+            ui.separator();
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
+                run_numbers(ui, info, commands);
+            });
+        });
+    });
+}
+
+/// Run state, iteration, seconds per iteration and the scenario's numbers, left to right.
+fn run_numbers(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCommand>) {
+    {
         if let Some(t) = info.task {
             let fraction = t.done as f32 / t.total.max(1) as f32;
             ui.add(
@@ -114,10 +130,7 @@ pub fn show(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiComma
                 ui.label(extra);
             }
         }
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            frame_stats(ui, &info.frame, info.continuous);
-        });
-    });
+    }
 }
 
 /// The window's own cost per frame and, when it repaints continuously, its frame rate.

@@ -3,8 +3,9 @@
 //! vertical markers for known values (the truth, the observation, the estimate).
 
 use eframe::egui::{self, Color32};
-use egui_plot::{Bar, BarChart, Legend, Line, LineStyle, Plot, PlotPoints, VLine};
+use egui_plot::{Bar, BarChart, Legend, Line, LineStyle, PlotPoints, VLine};
 
+use crate::app::views::ticks::{self, Scale};
 use crate::inference::Belief;
 
 /// A vertical line at a value of the state space.
@@ -48,7 +49,7 @@ pub fn belief_plot(
     } else {
         egui_plot::Corner::LeftTop
     };
-    let mut plot = Plot::new(id)
+    let mut plot = ticks::plot(id, Scale::Real, Scale::Real)
         .height(height)
         .legend(
             Legend::default()

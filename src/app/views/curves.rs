@@ -2,20 +2,10 @@
 //! the message residual on a log scale (log10 values, ticks labelled as powers of ten).
 
 use eframe::egui::{self, Color32};
-use egui_plot::{
-    AxisHints, GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot, PlotPoint,
-    PlotPoints,
-};
+use egui_plot::{HLine, HoverPosition, Legend, Line, LineStyle, PlotPoint, PlotPoints};
 
+use super::ticks::{self, Scale};
 use crate::scenarios::IterationRecord;
-
-/// The iteration axis: labels may sit closer than egui_plot's default (iteration numbers are
-/// short), so a 40-iteration run in a narrow panel still gets its ticks labelled.
-fn iteration_axis() -> AxisHints<'static> {
-    AxisHints::new_x()
-        .label("iteration")
-        .label_spacing(28.0..=40.0)
-}
 
 /// Where a curve's values come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +103,31 @@ pub fn metrics_plot(
     max_iters: Option<usize>,
     height: f32,
 ) {
+    metrics_plot_over(
+        ui,
+        "iteration",
+        id,
+        history,
+        series,
+        references,
+        max_iters,
+        height,
+    );
+}
+
+/// `metrics_plot` for a run whose steps are not iterations (e.g. retrieval's repeats): the x
+/// axis is labelled `step_name`.
+#[allow(clippy::too_many_arguments)]
+pub fn metrics_plot_over(
+    ui: &mut egui::Ui,
+    step_name: &str,
+    id: &str,
+    history: &[IterationRecord],
+    series: &[Series],
+    references: &[Reference],
+    max_iters: Option<usize>,
+    height: f32,
+) {
     let curves: Vec<(String, Vec<[f64; 2]>)> = series
         .iter()
         .map(|s| (s.name.clone(), s.points(history)))
@@ -124,7 +139,8 @@ pub fn metrics_plot(
         .chain(references.iter().map(|r| r.value))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
-    Plot::new(id)
+    ticks::plot(id, Scale::Integer, Scale::Real)
+        .x_axis_label(step_name.to_string())
         .height(height)
         .legend(
             Legend::default()
@@ -137,7 +153,6 @@ pub fn metrics_plot(
         .include_x(x_end(history, max_iters))
         .include_y(0.0)
         .include_y(top * 1.3)
-        .custom_x_axes(vec![iteration_axis()])
         .allow_scroll(false)
         .show(ui, |plot| {
             for (k, (name, points)) in curves.into_iter().enumerate() {
@@ -192,7 +207,9 @@ pub fn residual_plot(
             (s.name.clone(), points)
         })
         .collect();
-    let mut plot = Plot::new(id)
+    let mut plot = ticks::plot(id, Scale::Integer, Scale::Log10)
+        .x_axis_label("iteration")
+        .y_axis_label("residual")
         .height(height)
         .legend(
             Legend::default()
@@ -203,10 +220,7 @@ pub fn residual_plot(
         )
         .include_x(0.0)
         .include_x(x_end(history, max_iters))
-        .custom_x_axes(vec![iteration_axis()])
         .allow_scroll(false)
-        .y_grid_spacer(decade_spacer)
-        .y_axis_formatter(|mark, _| power_of_ten_label(mark.value))
         .y_axis_min_width(36.0)
         .label_formatter(|hover| {
             let (head, point) = hover_head(hover);
@@ -248,72 +262,4 @@ pub fn residual_plot(
             );
         }
     });
-}
-
-/// Grid lines at whole decades (every decade, or every few when many are visible).
-pub fn decade_spacer(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return Vec::new();
-    }
-    let span = hi - lo;
-    let step = (span / 6.0).ceil().max(1.0);
-    let first = (lo / step).ceil() as i64;
-    let last = (hi / step).floor() as i64;
-    (first..=last)
-        .take(64)
-        .map(|k| GridMark {
-            value: k as f64 * step,
-            step_size: step,
-        })
-        .collect()
-}
-
-/// "10⁻³" for -3; nothing between decades.
-pub fn power_of_ten_label(exponent: f64) -> String {
-    if (exponent - exponent.round()).abs() > 1e-9 {
-        return String::new();
-    }
-    let e = exponent.round() as i64;
-    let sup: String = e
-        .to_string()
-        .chars()
-        .map(|c| match c {
-            '-' => '⁻',
-            '0' => '⁰',
-            '1' => '¹',
-            '2' => '²',
-            '3' => '³',
-            '4' => '⁴',
-            '5' => '⁵',
-            '6' => '⁶',
-            '7' => '⁷',
-            '8' => '⁸',
-            _ => '⁹',
-        })
-        .collect();
-    format!("10{sup}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn powers_of_ten_are_labelled_with_superscripts() {
-        assert_eq!(power_of_ten_label(-3.0), "10⁻³");
-        assert_eq!(power_of_ten_label(0.0), "10⁰");
-        assert_eq!(power_of_ten_label(12.0), "10¹²");
-        assert_eq!(power_of_ten_label(-2.5), "");
-    }
-
-    #[test]
-    fn decade_marks_are_whole_numbers() {
-        let marks = decade_spacer(GridInput {
-            bounds: (-6.3, 0.4),
-            base_step_size: 0.01,
-        });
-        let values: Vec<f64> = marks.iter().map(|m| m.value).collect();
-        assert_eq!(values, [-6.0, -4.0, -2.0, 0.0]);
-    }
 }

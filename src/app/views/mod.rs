@@ -5,3 +5,4 @@
 pub mod belief;
 pub mod curves;
 pub mod image_panes;
+pub mod ticks;

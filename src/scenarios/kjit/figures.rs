@@ -26,6 +26,7 @@ pub fn errors_panels(report: &LogisticReport) -> Vec<Panel> {
     let mut errors = Panel {
         title: "Classification error per problem".into(),
         x_label: "problem (data set)".into(),
+        integer_x: true,
         y_label: "test error (fraction misclassified)".into(),
         include_y: vec![0.0],
         ..Panel::default()
@@ -49,6 +50,7 @@ pub fn errors_panels(report: &LogisticReport) -> Vec<Panel> {
     let mut calls = Panel {
         title: "KJIT: oracle calls per problem".into(),
         x_label: "problem (data set)".into(),
+        integer_x: true,
         y_label: "oracle calls (% of KJIT's calls)".into(),
         include_y: vec![0.0],
         ..Panel::default()

@@ -29,6 +29,7 @@ pub fn posterior_panel(query: &str, answers: &[MethodAnswer]) -> Panel {
     let mut p = Panel {
         title: format!("P({query} | evidence) by method"),
         x_label: format!("value of {query} (state index)"),
+        integer_x: true,
         y_label: "probability".into(),
         include_y: vec![0.0, 1.0],
         ..Panel::default()

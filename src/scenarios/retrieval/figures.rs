@@ -24,6 +24,7 @@ pub fn panels(s: &Retrieval) -> Vec<Panel> {
     let mut by_length = Panel {
         title: format!("recall@{k} against chain length"),
         x_label: "chain length L (variables)".into(),
+        integer_x: true,
         y_label: format!("recall@{k} (fraction of queries)"),
         include_y: vec![0.0, 1.0],
         ..Panel::default()
@@ -31,6 +32,7 @@ pub fn panels(s: &Retrieval) -> Vec<Panel> {
     let mut by_k = Panel {
         title: format!("recall@k at L = {longest}"),
         x_label: "k (candidates returned)".into(),
+        integer_x: true,
         y_label: "recall@k (fraction of queries)".into(),
         include_y: vec![0.0, 1.0],
         ..Panel::default()

@@ -29,6 +29,7 @@ pub fn panel(s: &SosmpScenario) -> Panel {
     let mut p = Panel {
         title: format!("SOSMP error against iterations{slope}"),
         x_label: "iteration t".into(),
+        integer_x: true,
         y_label: "error e_t / e_0 (normalised)".into(),
         log_x: true,
         log_y: true,

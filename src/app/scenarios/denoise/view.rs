@@ -3,7 +3,7 @@
 //! selected pixel's belief over the gray levels and, for kernel BP, the messages into it.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
+use egui_plot::{Legend, Line, LineStyle, PlotPoints, VLine};
 
 use crate::app::commands::UiCommand;
 use crate::app::state::{InspectorTab, State};
@@ -11,6 +11,7 @@ use crate::app::textures::{CachedTexture, Source};
 use crate::app::views::belief::{Marker, belief_plot};
 use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
 use crate::app::views::image_panes::{self, ColorBar, Pane};
+use crate::app::views::ticks::{self, Scale};
 use crate::inference::{Belief, EstimateKind};
 use crate::runner::Snapshot;
 use crate::scenarios::Probe;
@@ -263,12 +264,10 @@ pub fn curves(
         height,
     );
     ui.add_space(6.0);
-    let tolerance = match config.map(|c| c.tolerance) {
-        Some(t) if t > 0.0 => format!(" · stops below {t:.0e}"),
-        _ => String::new(),
-    };
-    ui.strong(format!("Residual{tolerance}"))
-        .on_hover_text("The size of the change of the messages in each iteration, on a log scale");
+    let (title, rule) = residual_title(config, &view.label, view.compare.is_some());
+    ui.strong(title).on_hover_text(format!(
+        "The size of the change of the messages in each iteration, on a log scale. {rule}"
+    ));
     residual_plot(
         ui,
         "denoise_residual",
@@ -278,6 +277,57 @@ pub fn curves(
         config.map(|c| c.max_iters),
         height,
     );
+}
+
+/// The residual plot's title and the stopping rule in full, as `Denoise::finished` applies it:
+/// the run ends at `max_iters`, or once the first method's residual falls below the tolerance,
+/// or (with the discrepancy stop) once every method has stopped. The title names only what the
+/// rule does, so a residual that never comes down is not promised a stop below the tolerance.
+pub fn residual_title(
+    config: Option<&DenoiseConfig>,
+    primary: &str,
+    comparing: bool,
+) -> (String, String) {
+    let Some(c) = config else {
+        return ("Residual".into(), String::new());
+    };
+    let whose = if comparing {
+        format!("{primary}'s residual")
+    } else {
+        "the residual".into()
+    };
+    let title = if c.tolerance > 0.0 {
+        let when = if comparing {
+            format!(" when {primary}'s is")
+        } else {
+            String::new()
+        };
+        format!(
+            "Residual · ends at iteration {} or{when} below {:.0e}",
+            c.max_iters, c.tolerance
+        )
+    } else {
+        format!("Residual · ends at iteration {}", c.max_iters)
+    };
+    let mut rule = if c.tolerance > 0.0 {
+        format!(
+            "The run ends after {} iterations, or earlier as soon as {whose} falls below {:.0e}; \
+             a residual that does not fall runs all {} iterations.",
+            c.max_iters, c.tolerance, c.max_iters
+        )
+    } else {
+        format!(
+            "The run ends after {} iterations (no residual tolerance).",
+            c.max_iters
+        )
+    };
+    if c.discrepancy_stop {
+        rule.push_str(
+            " The discrepancy stop also ends it once every method's estimate is as far from \
+             the noisy image as the noise σ.",
+        );
+    }
+    (title, rule)
 }
 
 /// The selected pixel's belief (or, for kernel BP, the messages into it), or a hint to select
@@ -382,7 +432,7 @@ fn messages_plot(ui: &mut egui::Ui, p: &PixelProbe, k: &KbpProbe, height: f32) {
                 .collect::<Vec<_>>(),
         )
     };
-    Plot::new("denoise_messages")
+    ticks::plot("denoise_messages", Scale::Real, Scale::Real)
         .height(height)
         .legend(
             Legend::default()
@@ -451,4 +501,35 @@ pub fn status(view: &DenoiseView) -> Vec<String> {
     }
     out.push(format!("noisy RMSE {:.2}", view.noisy_rmse));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_residual_title_says_what_the_stopping_rule_does() {
+        let c = DenoiseConfig {
+            max_iters: 20,
+            tolerance: 1e-6,
+            ..DenoiseConfig::default()
+        };
+        let (title, rule) = residual_title(Some(&c), "kernel BP", false);
+        assert_eq!(title, "Residual · ends at iteration 20 or below 1e-6");
+        assert!(rule.contains("runs all 20 iterations"), "{rule}");
+        let (title, _) = residual_title(Some(&c), "kernel BP", true);
+        assert_eq!(
+            title,
+            "Residual · ends at iteration 20 or when kernel BP's is below 1e-6"
+        );
+        let none = DenoiseConfig {
+            tolerance: 0.0,
+            discrepancy_stop: true,
+            ..c
+        };
+        let (title, rule) = residual_title(Some(&none), "kernel BP", false);
+        assert_eq!(title, "Residual · ends at iteration 20");
+        assert!(rule.contains("discrepancy stop"), "{rule}");
+        assert!(!title.contains("stops below"));
+    }
 }

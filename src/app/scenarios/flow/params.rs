@@ -191,10 +191,14 @@ pub fn ui(
         });
 
     section(ui, "Model");
+    // This grid's labels ("Gradient constancy λ") are wider than the others': narrower sliders
+    // keep their value boxes inside the panel.
+    let model_slider_width = (ui.available_width() - 230.0).max(80.0);
     egui::Grid::new("flow_model")
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
+            ui.spacing_mut().slider_width = model_slider_width;
             let step = 1.0 / c.subpixel as f64;
             let id = row_label(
                 ui,

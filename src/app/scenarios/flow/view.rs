@@ -8,13 +8,14 @@ use std::any::Any;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText, Stroke};
-use egui_plot::{HoverPosition, Legend, MarkerShape, Plot, PlotImage, PlotPoint, Points};
+use egui_plot::{HoverPosition, Legend, MarkerShape, PlotImage, PlotPoint, Points};
 
 use crate::app::commands::UiCommand;
 use crate::app::state::State;
 use crate::app::textures::{CachedTexture, Source};
 use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
 use crate::app::views::image_panes::{self, ColorBar, Pane};
+use crate::app::views::ticks::{self, Scale};
 use crate::inference::EstimateKind;
 use crate::io::{FlowField, GrayImage};
 use crate::scenarios::Probe;
@@ -630,45 +631,49 @@ fn belief_heatmap(
     let size = egui::vec2((u1 - u0 + du) as f32, (v1 - v0 + dv) as f32);
     // Square, so that the lattice cells are square at aspect 1.
     let side = height.min(ui.available_width()).max(80.0);
-    Plot::new(format!("flow_belief_{}", b.algorithm.label()))
-        .height(side)
-        .width(side)
-        .data_aspect(1.0)
-        .allow_scroll(false)
-        .legend(Legend::default().text_style(egui::TextStyle::Small))
-        .x_axis_label("u (px, right)")
-        .y_axis_label("v (px, down)")
-        .y_axis_formatter(|mark, _| format!("{:.1}", -mark.value + 0.0))
-        .include_x(u0 - 0.5 * du)
-        .include_x(u1 + 0.5 * du)
-        .include_y(-v0 + 0.5 * dv)
-        .include_y(-v1 - 0.5 * dv)
-        .label_formatter(|hover| {
-            let p = match hover {
-                HoverPosition::NearDataPoint { position, .. } => position,
-                HoverPosition::Elsewhere { position } => position,
-            };
-            Some(format!("u {:.2}, v {:.2}", p.x, -p.y))
-        })
-        .show(ui, |plot| {
-            plot.image(PlotImage::new("belief", tex.id(), centre, size));
-            if let Some([u, v]) = gt {
-                plot.points(
-                    Points::new("ground truth", vec![[u, -v]])
-                        .shape(MarkerShape::Square)
-                        .radius(6.0)
-                        .filled(false)
-                        .color(GT_COLOR),
-                );
-            }
+    ticks::plot(
+        format!("flow_belief_{}", b.algorithm.label()),
+        Scale::Real,
+        Scale::Real,
+    )
+    .height(side)
+    .width(side)
+    .data_aspect(1.0)
+    .allow_scroll(false)
+    .legend(Legend::default().text_style(egui::TextStyle::Small))
+    .x_axis_label("u (px, right)")
+    .y_axis_label("v (px, down)")
+    .y_axis_formatter(|mark, _| crate::viz::ticks::linear_label(-mark.value, mark.step_size))
+    .include_x(u0 - 0.5 * du)
+    .include_x(u1 + 0.5 * du)
+    .include_y(-v0 + 0.5 * dv)
+    .include_y(-v1 - 0.5 * dv)
+    .label_formatter(|hover| {
+        let p = match hover {
+            HoverPosition::NearDataPoint { position, .. } => position,
+            HoverPosition::Elsewhere { position } => position,
+        };
+        Some(format!("u {:.2}, v {:.2}", p.x, -p.y))
+    })
+    .show(ui, |plot| {
+        plot.image(PlotImage::new("belief", tex.id(), centre, size));
+        if let Some([u, v]) = gt {
             plot.points(
-                Points::new("estimate", vec![[b.estimate[0], -b.estimate[1]]])
-                    .shape(MarkerShape::Diamond)
-                    .radius(5.0)
+                Points::new("ground truth", vec![[u, -v]])
+                    .shape(MarkerShape::Square)
+                    .radius(6.0)
                     .filled(false)
-                    .color(ESTIMATE_COLOR),
+                    .color(GT_COLOR),
             );
-        });
+        }
+        plot.points(
+            Points::new("estimate", vec![[b.estimate[0], -b.estimate[1]]])
+                .shape(MarkerShape::Diamond)
+                .radius(5.0)
+                .filled(false)
+                .color(ESTIMATE_COLOR),
+        );
+    });
 }
 
 /// Numbers for the status bar.

@@ -71,9 +71,16 @@ impl ScenarioUi for KjitRoom {
         if matches!(v.experiment, Experiment::Logistic | Experiment::Uci) {
             view::inspected_call(ui, v, cx.heights.curve.max(160.0));
         }
+        // Exps. 3 and 5 step one problem (data set) at a time; the others one EP round.
+        let step_name = if matches!(v.experiment, Experiment::Logistic | Experiment::Uci) {
+            "problem"
+        } else {
+            "step"
+        };
         if !series.is_empty() {
-            curves::metrics_plot(
+            curves::metrics_plot_over(
                 ui,
+                step_name,
                 "kjit_side",
                 &snapshot.history,
                 &series,
@@ -88,8 +95,9 @@ impl ScenarioUi for KjitRoom {
                 curves::Series::metric("seconds quadrature-EP", "seconds_quadrature"),
                 curves::Series::metric("seconds sampling-EP", "seconds_sampling"),
             ];
-            curves::metrics_plot(
+            curves::metrics_plot_over(
                 ui,
+                step_name,
                 "kjit_seconds",
                 &snapshot.history,
                 &seconds,

@@ -5,10 +5,11 @@
 //! against quadrature posteriors (Exp. 4; main Fig. 7); the random-feature tables (Supp B).
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
+use egui_plot::{HLine, Legend, Line, LineStyle, PlotPoints, Points, VLine};
 
 use crate::app::colors;
 use crate::app::commands::UiCommand;
+use crate::app::views::ticks::{self, Scale};
 use crate::inference::kjit::Gaussian;
 use crate::runner::Snapshot;
 use crate::scenarios::IterationRecord;
@@ -96,7 +97,7 @@ fn posterior_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
             .map(|(i, &v)| [i as f64 + 1.0 + shift, v])
             .collect()
     };
-    Plot::new("kjit_w")
+    ticks::plot("kjit_w", Scale::Integer, Scale::Real)
         .height(h - 4.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .x_axis_label("coordinate")
@@ -141,7 +142,7 @@ fn messages_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
         }
     }
     let (means, one, two) = crate::scenarios::kjit::batch::test_curves(100);
-    Plot::new("kjit_messages_seq")
+    ticks::plot("kjit_messages_seq", Scale::Real, Scale::Real)
         .height(h - 4.0)
         .legend(legend().position(egui_plot::Corner::LeftBottom))
         .x_axis_label("mean")
@@ -175,7 +176,7 @@ fn messages_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
 fn errors_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
     ui.strong("Classification error per problem (main Figs. 6a, 9)");
     let names = view.problem_names.clone();
-    Plot::new("kjit_errors")
+    ticks::plot("kjit_errors", Scale::Integer, Scale::Real)
         .height(h - 4.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .include_x(0.5)
@@ -307,7 +308,7 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
     let near_id = egui::Id::unique("kjit_tau_near");
     let near_before: bool = ui.ctx().data(|d| d.get_temp(near_id)).unwrap_or(false);
     let shown_tau = grab.map_or(view.tau, |(tau, _)| tau);
-    let shown = Plot::new("kjit_trace")
+    let shown = ticks::plot("kjit_trace", Scale::Integer, Scale::Real)
         .id(egui::Id::unique(TRACE_PLOT_ID))
         .height(h - 24.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
@@ -469,7 +470,7 @@ pub fn inspected_call(ui: &mut egui::Ui, view: &KjitView, height: f32) {
             })
             .collect()
     };
-    Plot::new("kjit_inspected")
+    ticks::plot("kjit_inspected", Scale::Real, Scale::Real)
         .height(height)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .x_axis_label("z")
@@ -580,7 +581,7 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
         ui.vertical(|ui| {
             ui.set_width(w);
             ui.strong("Incoming m_{z→f}: training tuples and test curves (Fig. 4a)");
-            Plot::new("kjit_messages")
+            ticks::plot("kjit_messages", Scale::Real, Scale::Real)
                 .height(h - 20.0)
                 .width(w)
                 .legend(legend().position(egui_plot::Corner::LeftBottom))
@@ -604,7 +605,7 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
         ui.vertical(|ui| {
             ui.set_width(w);
             ui.strong("KJIT log predictive variance along the curves (Fig. 4b)");
-            Plot::new("kjit_curves")
+            ticks::plot("kjit_curves", Scale::Real, Scale::Real)
                 .height(h - 20.0)
                 .width(w)
                 .legend(legend().position(egui_plot::Corner::LeftTop))
@@ -622,7 +623,7 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
             ui.strong("KJIT: histogram of log KL on the test tuples (Fig. 3a)");
             let kls: Vec<f64> = c.test_log_var_log_kl.iter().map(|p| p.1).collect();
             let steps = histogram_steps(&kls, 40);
-            Plot::new("kjit_kl_histogram")
+            ticks::plot("kjit_kl_histogram", Scale::Real, Scale::Integer)
                 .height(h - 20.0)
                 .width(w)
                 .x_axis_label("log KL")
@@ -644,7 +645,7 @@ fn batch(ui: &mut egui::Ui, view: &KjitView) {
                 c.correlation_log_var_log_kl
             ));
             let pts: Vec<[f64; 2]> = c.test_log_var_log_kl.iter().map(|&(v, k)| [v, k]).collect();
-            Plot::new("kjit_kl_scatter")
+            ticks::plot("kjit_kl_scatter", Scale::Real, Scale::Real)
                 .height(h - 20.0)
                 .width(w)
                 .x_axis_label("log predictive variance")
@@ -737,7 +738,7 @@ fn compound_gamma(ui: &mut egui::Ui, history: &[IterationRecord]) {
                 .fold(f64::NEG_INFINITY, f64::max);
             ui.vertical(|ui| {
                 ui.set_width(w);
-                Plot::new(format!("kjit_gamma_{title}"))
+                ticks::plot(format!("kjit_gamma_{title}"), Scale::Real, Scale::Real)
                     .height(h - 10.0)
                     .width(w)
                     .data_aspect(1.0)
@@ -822,7 +823,7 @@ fn teaching(ui: &mut egui::Ui, view: &KjitView) {
                 t.x.iter()
                     .flat_map(|p| p.iter().map(|v| v.abs()))
                     .fold(1.0, f64::max);
-            Plot::new("kjit_teach_data")
+            ticks::plot("kjit_teach_data", Scale::Real, Scale::Real)
                 .height(h - 20.0)
                 .width(w)
                 .data_aspect(1.0)
@@ -875,7 +876,7 @@ fn teaching(ui: &mut egui::Ui, view: &KjitView) {
         ui.vertical(|ui| {
             ui.set_width(w);
             ui.label("Posterior of w: mean and 2-s.d. ellipse");
-            Plot::new("kjit_teach_w")
+            ticks::plot("kjit_teach_w", Scale::Real, Scale::Real)
                 .height(h - 20.0)
                 .width(w)
                 .data_aspect(1.0)

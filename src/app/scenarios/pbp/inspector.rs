@@ -4,7 +4,7 @@
 //! messages beside the population (exact) model's, negative entries in red (spec P.4).
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Legend, Line, PlotPoints, Points, VLine};
 
 use crate::app::commands::UiCommand;
 use crate::app::form::section;
@@ -12,6 +12,7 @@ use crate::scenarios::ScenarioControl;
 use crate::scenarios::pbp::{PbpConfig, PbpControl, PbpView};
 
 use super::view::method_color;
+use crate::app::views::ticks::{self, Scale};
 
 pub fn inspector(
     ui: &mut egui::Ui,
@@ -91,12 +92,12 @@ pub fn inspector(
             "S2 rank {}  ·  S1 R² {:.3}  ·  condition {:.1}",
             d.rank_used, d.s1_r2, d.condition
         ));
-        Plot::new("pbp_singular")
+        ticks::plot("pbp_singular", Scale::Integer, Scale::Log10)
             .height(150.0)
             .legend(Legend::default())
             .allow_scroll(false)
-            .x_axis_label("index")
-            .y_axis_label("log10 σ")
+            .x_axis_label("index k")
+            .y_axis_label("singular value σ_k")
             .show(ui, |plot| {
                 for (label, values, color) in [
                     (
@@ -166,12 +167,12 @@ fn learning_curve(ui: &mut egui::Ui, v: &PbpView) {
         ));
     }
     let pbp = method_color("pbp");
-    Plot::new("pbp_learning_curve")
+    ticks::plot("pbp_learning_curve", Scale::Log10, Scale::Log10)
         .height(150.0)
         .legend(Legend::default())
         .allow_scroll(false)
-        .x_axis_label("log10 N")
-        .y_axis_label("log10 KL")
+        .x_axis_label("training samples N")
+        .y_axis_label("KL (nats)")
         .show(ui, |plot| {
             let mean: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1.log10()]).collect();
             plot.line(Line::new("pbp", PlotPoints::from(mean.clone())).color(pbp));
@@ -210,11 +211,11 @@ fn learning_curve(ui: &mut egui::Ui, v: &PbpView) {
         .filter(|p| p.seconds_mean > 0.0)
         .map(|p| [(p.n as f64).log10(), (p.seconds_mean * 1e3).log10()])
         .collect();
-    Plot::new("pbp_learning_time")
+    ticks::plot("pbp_learning_time", Scale::Log10, Scale::Log10)
         .height(90.0)
         .allow_scroll(false)
-        .x_axis_label("log10 N")
-        .y_axis_label("log10 ms (PBP)")
+        .x_axis_label("training samples N")
+        .y_axis_label("PBP learning (ms)")
         .show(ui, |plot| {
             plot.line(Line::new("pbp seconds", PlotPoints::from(times)).color(pbp));
         });

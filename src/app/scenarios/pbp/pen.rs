@@ -3,10 +3,11 @@
 //! trajectory beside its per-class log P̂(x) (PBP's Eq. 4 estimate, EM-HMM's log-likelihood).
 
 use eframe::egui::{self, Align2, Color32, FontId, Pos2, Rect, RichText, Sense, Stroke, Vec2};
-use egui_plot::{Bar, BarChart, Legend, Plot};
+use egui_plot::{Bar, BarChart, Legend};
 
 use super::view::method_color;
 use crate::app::commands::UiCommand;
+use crate::app::views::ticks::{self, Scale};
 use crate::scenarios::ScenarioControl;
 use crate::scenarios::pbp::PbpControl;
 use crate::scenarios::pbp::pen_run::{PenMethodView, PenView};
@@ -206,7 +207,7 @@ fn scores(ui: &mut egui::Ui, v: &PenView) {
         let k = v.methods.len().max(1) as f64;
         let width = 0.8 / k;
         // Bars are drawn relative to each method's best class, so both scales read alike.
-        Plot::new("pen_scores")
+        ticks::plot("pen_scores", Scale::Integer, Scale::Real)
             .height(180.0)
             .width(ui.available_width().min(300.0))
             .legend(Legend::default())

@@ -4,10 +4,11 @@
 //! online EM with KL and P̂(e) per method.
 
 use eframe::egui::{self, Align2, Color32, FontId, Pos2, Rect, RichText, Sense, Stroke, Vec2};
-use egui_plot::{Bar, BarChart, Legend, Plot};
+use egui_plot::{Bar, BarChart, Legend};
 
 use super::params::set_evidence;
 use crate::app::commands::UiCommand;
+use crate::app::views::ticks::{self, Scale};
 use crate::scenarios::ScenarioControl;
 use crate::scenarios::pbp::{PbpConfig, PbpControl, PbpView};
 
@@ -54,13 +55,15 @@ pub fn central(
     } else {
         "model file"
     };
-    ui.horizontal(|ui| {
+    // The width before the header: a header wider than the area wraps instead of widening the
+    // canvases and the chart past the inspector.
+    let width = ui.available_width();
+    ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(format!("{title}: {}", v.model)).strong());
         if let Some(c) = draft {
             samples_slider(ui, v, c, commands);
         }
     });
-    let width = ui.available_width();
     let height = 300.0f32.min(ui.available_height() * 0.5).max(180.0);
     let hovered_now = ui
         .horizontal(|ui| {
@@ -426,7 +429,7 @@ fn query_chart(ui: &mut egui::Ui, v: &PbpView) {
     let k = v.answers.len().max(1) as f64;
     let width = 0.8 / k;
     let plot_height = (ui.available_height() - 130.0).clamp(120.0, 260.0);
-    Plot::new("pbp_query")
+    ticks::plot("pbp_query", Scale::Integer, Scale::Real)
         .height(plot_height)
         .legend(Legend::default())
         .include_y(0.0)

@@ -49,8 +49,9 @@ impl ScenarioUi for RetrievalRoom {
         ));
         let all = view::recall_series(&snapshot.history);
         let (history, h) = (&snapshot.history, cx.heights.curve);
-        curves::metrics_plot(
+        curves::metrics_plot_over(
             ui,
+            "repeat",
             "retrieval_curves",
             history,
             &all,

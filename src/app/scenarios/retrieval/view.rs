@@ -3,10 +3,11 @@
 //! as repeats finish.
 
 use eframe::egui::{self, Color32};
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Legend, Line, PlotPoints};
 
 use crate::app::colors;
 use crate::app::views::curves;
+use crate::app::views::ticks::{self, Scale};
 use crate::scenarios::retrieval::RetrievalView;
 use crate::viz::palette::Method;
 
@@ -57,7 +58,7 @@ pub fn central(ui: &mut egui::Ui, view: &RetrievalView, cache: &mut RetrievalCac
         ));
     });
     let h = (ui.available_height() - 30.0) / 2.0;
-    Plot::new("recall_at_k")
+    ticks::plot("recall_at_k", Scale::Integer, Scale::Real)
         .height(h)
         .legend(Legend::default().position(egui_plot::Corner::RightBottom))
         .include_y(0.0)
@@ -82,7 +83,7 @@ pub fn central(ui: &mut egui::Ui, view: &RetrievalView, cache: &mut RetrievalCac
             }
         });
     let k = 10.min(view.max_k);
-    Plot::new("recall_vs_length")
+    ticks::plot("recall_vs_length", Scale::Integer, Scale::Real)
         .height(h)
         .legend(Legend::default().position(egui_plot::Corner::RightTop))
         .include_y(0.0)

@@ -5,6 +5,7 @@ use eframe::egui::{self};
 use egui_plot::{Bar, BarChart, Line, LineStyle, Plot, PlotPoints, Points};
 
 use super::view::*;
+use crate::app::views::ticks::{self, Scale};
 use crate::scenarios::sosmp::{EdgeInspection, NodeInspection, SosmpView};
 
 /// The inspector: the selected message or node, else the potentials.
@@ -34,7 +35,7 @@ pub(super) fn x_plot(
     height: f32,
     corner: egui_plot::Corner,
 ) -> Plot<'static> {
-    Plot::new(id.to_string())
+    ticks::plot(id.to_string(), Scale::Real, Scale::Real)
         .height(height)
         .legend(legend(corner))
         .allow_scroll(false)
@@ -109,7 +110,7 @@ pub(super) fn edge_inspector(ui: &mut egui::Ui, view: &SosmpView, e: &EdgeInspec
             .map(|(j, &v)| Bar::new((j + 1) as f64 + offset, v).width(0.26))
             .collect()
     };
-    Plot::new("sosmp_coefficients")
+    ticks::plot("sosmp_coefficients", Scale::Integer, Scale::Real)
         .height(h)
         .legend(legend(egui_plot::Corner::RightTop))
         .allow_scroll(false)

@@ -3,11 +3,12 @@
 //! fitted slope against chain length.
 
 use eframe::egui::{self};
-use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points};
+use egui_plot::{HLine, Line, LineStyle, PlotPoints, Points};
 
 use crate::app::views::curves::hover_head;
 
 use super::view::*;
+use crate::app::views::ticks::{self, Scale};
 use crate::scenarios::sosmp::{SosmpView, SweepResult};
 
 /// The log-log plot of the normalised error.
@@ -22,16 +23,12 @@ pub(super) fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, h
     ui.strong(format!("Normalised error {what}, log-log"));
     let curves = &view.curves;
     let iters = view.config.iters.max(curves.mean.len()).max(10) as f64;
-    let mut plot = Plot::new("sosmp_error")
+    let mut plot = ticks::plot("sosmp_error", Scale::Log10, Scale::Log10)
         .height(height)
         .legend(legend(egui_plot::Corner::LeftBottom))
         .allow_scroll(false)
         .include_x(0.0)
         .include_x(iters.log10())
-        .x_grid_spacer(decades)
-        .y_grid_spacer(decades)
-        .x_axis_formatter(|m, _| log_label(m.value))
-        .y_axis_formatter(|m, _| log_label(m.value))
         .x_axis_label("iteration t")
         .y_axis_min_width(36.0)
         .label_formatter(|hover| {
@@ -178,12 +175,10 @@ pub(super) fn final_against_r(ui: &mut egui::Ui, sweep: &SweepResult, l2: bool, 
     } else {
         ("final e_T (eq. 38)", "floor e(a∞) (eq. 38)")
     };
-    Plot::new("sosmp_fig8")
+    ticks::plot("sosmp_fig8", Scale::Integer, Scale::Log10)
         .height(height)
         .legend(legend(egui_plot::Corner::RightTop))
         .allow_scroll(false)
-        .y_grid_spacer(decades)
-        .y_axis_formatter(|m, _| log_label(m.value))
         .x_axis_label("r")
         .include_x(0.0)
         .show(ui, |plot| {
@@ -222,19 +217,11 @@ pub(super) fn slope_against_depth(ui: &mut egui::Ui, sweep: &SweepResult, height
     };
     let fitted = pts(&|c| c.slope);
     let noise_free = pts(&|c| c.noise_free_slope);
-    Plot::new("sosmp_depth")
+    ticks::plot("sosmp_depth", Scale::Log10, Scale::Real)
         .height(height)
         .legend(legend(egui_plot::Corner::RightTop))
         .allow_scroll(false)
-        .x_grid_spacer(decades)
-        .x_axis_formatter(|m, _| {
-            let l = log_label(m.value);
-            if l.is_empty() {
-                l
-            } else {
-                format!("{:.0}", 10f64.powf(m.value))
-            }
-        })
+        .x_axis_formatter(|m, _| format!("{:.0}", 10f64.powf(m.value)))
         .x_axis_label("nodes n")
         .include_y(-1.5)
         .include_y(0.0)

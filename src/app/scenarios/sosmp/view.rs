@@ -12,13 +12,12 @@
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{GridInput, GridMark, Legend};
+use egui_plot::Legend;
 
 pub use super::inspector::inspector;
 use super::plots::{error_plot, final_against_r, slope_against_depth};
 use crate::app::colors;
 use crate::app::commands::UiCommand;
-use crate::app::views::curves::{decade_spacer, power_of_ten_label};
 use crate::scenarios::Probe;
 use crate::scenarios::Task;
 use crate::scenarios::sosmp::SweepTask;
@@ -130,40 +129,6 @@ pub(super) fn log_points(y: &[f64], map: impl Fn(f64) -> f64) -> Vec<[f64; 2]> {
             (v > 0.0 && v.is_finite()).then(|| [((i + 1) as f64).log10(), v.log10()])
         })
         .collect()
-}
-
-/// Grid marks of a log10 axis: whole decades, and 2 and 5 times them when fewer than two
-/// decades are in view (so a narrow range still gets labelled ticks).
-pub(super) fn decades(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    let mut marks = decade_spacer(input);
-    if hi - lo < 2.0 {
-        for k in lo.floor() as i64..=hi.ceil() as i64 {
-            for m in [2.0f64, 5.0] {
-                let v = k as f64 + m.log10();
-                if v >= lo && v <= hi {
-                    marks.push(GridMark {
-                        value: v,
-                        step_size: 0.3,
-                    });
-                }
-            }
-        }
-    }
-    marks
-}
-
-/// "10⁻²" at a decade, "2·10⁻²" and "5·10⁻²" between, nothing elsewhere.
-pub(super) fn log_label(v: f64) -> String {
-    let k = (v + 1e-9).floor();
-    let mantissa = 10f64.powf(v - k);
-    if (mantissa - 1.0).abs() < 1e-6 {
-        power_of_ten_label(k)
-    } else if (mantissa - 2.0).abs() < 1e-6 || (mantissa - 5.0).abs() < 1e-6 {
-        format!("{}·{}", mantissa.round(), power_of_ten_label(k))
-    } else {
-        String::new()
-    }
 }
 
 pub(super) fn legend(corner: egui_plot::Corner) -> Legend {
@@ -495,13 +460,5 @@ mod tests {
         assert_eq!(*idx.last().unwrap(), 99_999);
         assert!(idx.len() < 100 + 4 * 160, "{}", idx.len());
         assert!(idx.windows(2).all(|w| w[0] < w[1]));
-    }
-
-    #[test]
-    fn log_labels_name_decades_and_their_twos_and_fives() {
-        assert_eq!(log_label(-2.0), "10⁻²");
-        assert_eq!(log_label(-2.0 + 2f64.log10()), "2·10⁻²");
-        assert_eq!(log_label(5f64.log10()), "5·10⁰");
-        assert_eq!(log_label(-1.5), "");
     }
 }

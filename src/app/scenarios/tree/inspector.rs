@@ -2,11 +2,12 @@
 //! its belief against Gaussian BP and the reference, and the selected message.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{Bar, BarChart, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Bar, BarChart, Legend, Line, LineStyle, PlotPoints, Points, VLine};
 
 use super::view::*;
 use crate::app::commands::UiCommand;
 use crate::app::views::curves::{Series, metrics_plot};
+use crate::app::views::ticks::{self, Scale};
 use crate::runner::Snapshot;
 use crate::scenarios::tree::{TreeControl, TreeView};
 use crate::scenarios::{Probe, ScenarioControl};
@@ -156,7 +157,7 @@ pub(super) fn node_panel(
 /// coordinates shaded by the Parzen belief (multi-dimensional).
 pub(super) fn belief_plot(ui: &mut egui::Ui, view: &TreeView, i: usize, height: f32) {
     let n = &view.nodes[i];
-    let mut plot = Plot::new(("tree_belief", i))
+    let mut plot = ticks::plot(("tree_belief", i), Scale::Real, Scale::Real)
         .height(height.max(120.0))
         .legend(
             Legend::default()
@@ -341,7 +342,7 @@ pub(super) fn message_inspector(ui: &mut egui::Ui, view: &TreeView, height: f32)
         .zip(&m.positions)
         .map(|(&w, &x)| Bar::new(x, w).width(width))
         .partition(|b| b.value >= 0.0);
-    Plot::new(("tree_message", m.id))
+    ticks::plot(("tree_message", m.id), Scale::Real, Scale::Real)
         .height(height)
         .legend(Legend::default().text_style(egui::TextStyle::Small))
         .allow_scroll(false)
@@ -353,7 +354,7 @@ pub(super) fn message_inspector(ui: &mut egui::Ui, view: &TreeView, height: f32)
         });
     if let Some((xs, ys)) = &m.curve {
         let pts: Vec<[f64; 2]> = xs.iter().zip(ys).map(|(&x, &y)| [x, y]).collect();
-        Plot::new(("tree_message_curve", m.id))
+        ticks::plot(("tree_message_curve", m.id), Scale::Real, Scale::Real)
             .height(height * 0.7)
             .allow_scroll(false)
             .include_y(0.0)
