@@ -33,7 +33,7 @@
 //! | `nystrom.rs` | [`Nystrom`] features |
 //! | `random_features.rs` | [`RandomFourierFeatures`] and Gaussian-input expectations |
 //! | `hsic.rs` | [`hsic`] biased HSIC estimator |
-//! | `row_major.rs` | [`RowMajor`] matrix and its register-blocked product with a vector |
+//! | `draw_matrix.rs` | [`DrawMatrix`]: random draws stored in f32, multiplied in f64 (register-blocked) |
 //! | `packed_lower.rs` | [`PackedLower`] triangular factor, blocked forward substitution |
 //!
 //! # Example
@@ -60,6 +60,7 @@ mod error {
     pub(crate) use crate::error::kernel::check_finite;
     pub use crate::error::kernel::{KernelError, Result};
 }
+mod draw_matrix;
 mod gram;
 mod hsic;
 mod incomplete_cholesky;
@@ -69,7 +70,6 @@ mod packed_lower;
 mod params;
 mod points;
 mod random_features;
-mod row_major;
 mod solve;
 
 pub use bandwidth::{
@@ -77,6 +77,7 @@ pub use bandwidth::{
     loo_log_likelihood, median_heuristic, median_pairwise_distance, silverman,
 };
 pub use dense_cholesky::cholesky_in_place;
+pub use draw_matrix::DrawMatrix;
 pub use error::{KernelError, Result as KernelResult};
 pub use gram::{cross_gram, gram, gram_diagonal, gram_into, kernel_column};
 pub use hsic::{hsic, hsic_points};
@@ -91,5 +92,4 @@ pub use params::{
 };
 pub use points::Points;
 pub use random_features::RandomFourierFeatures;
-pub use row_major::RowMajor;
 pub use solve::{JitterPolicy, Lambda, RegularizedCholesky, SolveReport, regularized_solve};

@@ -16,7 +16,7 @@ use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::kernel::{RandomFourierFeatures, RowMajor};
+use crate::kernel::{DrawMatrix, RandomFourierFeatures};
 
 /// A tuple of messages as one diagonal Gaussian (after moment matching).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,8 +105,9 @@ pub struct TwoStageFeatures {
     widths: KernelWidths,
     /// Stage 1 with unit bandwidth on inputs pre-scaled by `1/σ_l`.
     inner: RandomFourierFeatures,
-    /// `D_out × D_in`, rows `ν_j` (row-major: stage 2 is one row-blocked product).
-    outer: RowMajor,
+    /// `D_out × D_in`, rows `ν_j`, stored in f32 and used in f64 (`kernel::DrawMatrix` says
+    /// why).
+    outer: DrawMatrix,
     outer_phase: DVector<f64>,
 }
 
@@ -133,7 +134,7 @@ impl TwoStageFeatures {
             }
             outer_phase[j] = rng.random::<f64>() * std::f64::consts::TAU;
         }
-        let outer = RowMajor::from_row_data(d_out, d_in, outer);
+        let outer = DrawMatrix::from_row_data(d_out, d_in, &outer);
         Ok(TwoStageFeatures {
             widths,
             inner,
