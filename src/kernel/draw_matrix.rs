@@ -60,14 +60,6 @@ impl DrawMatrix {
         self.cols
     }
 
-    /// Row `j`, widened.
-    pub fn row(&self, j: usize) -> Vec<f64> {
-        self.data[j * self.cols..(j + 1) * self.cols]
-            .iter()
-            .map(|&v| f64::from(v))
-            .collect()
-    }
-
     /// `out[j] += Σ_i A[j, i] x[i]` for every row, in f64. Panics if the lengths do not match.
     pub fn mul_add_into(&self, x: &[f64], out: &mut [f64]) {
         assert_eq!(x.len(), self.cols, "DrawMatrix: x has the wrong length");
@@ -173,6 +165,14 @@ mod avx2 {
 mod tests {
     use super::*;
 
+    /// Row `j` of `a`, widened.
+    fn row(a: &DrawMatrix, j: usize) -> Vec<f64> {
+        a.data[j * a.cols..(j + 1) * a.cols]
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect()
+    }
+
     fn pseudo(j: usize, i: usize) -> f64 {
         (((j * 7919 + i * 104729) % 1000) as f64 / 1000.0 - 0.5) * 3.0
     }
@@ -191,8 +191,8 @@ mod tests {
             portable::mul_add_into(&a.data, cols, &x, &mut reference);
             assert_eq!(fast, reference, "{rows}x{cols}: the two copies differ");
             for (j, got) in fast.iter().enumerate() {
-                let naive: f64 = 0.5 + a.row(j).iter().zip(&x).map(|(r, v)| r * v).sum::<f64>();
-                let scale: f64 = a.row(j).iter().zip(&x).map(|(r, v)| (r * v).abs()).sum();
+                let naive: f64 = 0.5 + row(&a, j).iter().zip(&x).map(|(r, v)| r * v).sum::<f64>();
+                let scale: f64 = row(&a, j).iter().zip(&x).map(|(r, v)| (r * v).abs()).sum();
                 assert!(
                     (got - naive).abs() <= 1e-14 * (1.0 + scale),
                     "{rows}x{cols} row {j}: {got} vs {naive}"

@@ -9,8 +9,8 @@
 //! loses symmetry and definiteness over thousands of updates, spec K.5 pitfall 10).
 //!
 //! Predictions read a packed copy of the factor (refreshed after every fit and update,
-//! O(D²)): one blocked triangular solve, bit-identical to the unpacked one and about half its
-//! time (the KJIT message budget, issue 12).
+//! O(D²)): one blocked triangular solve, bit-identical to the unpacked one in about 60% of its
+//! time (28 → 17 µs at D = 500; the KJIT message budget, issue 12).
 //!
 //! Cost: batch fit O(N D² + D³); online update O(D² D_y); prediction O(D²) (one triangular
 //! solve) plus O(D D_y).
