@@ -313,6 +313,21 @@ fn final_best_residuals(config: DenoiseConfig) -> (f64, f64, Vec<f64>) {
     (*rmse.last().unwrap(), best, residuals)
 }
 
+/// `(test, train)` from `../shared/data/images`, or None (with a note) where the folder is absent.
+fn shared_image_pair(test: &str, train: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let images = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/images");
+    let pair = (
+        images.join(format!("{test}.png")),
+        images.join(format!("{train}.png")),
+    );
+    if pair.0.exists() && pair.1.exists() {
+        Some(pair)
+    } else {
+        eprintln!("skipped: {} not found", images.display());
+        None
+    }
+}
+
 /// Issue 15: with the default (tree-reweighted discrete BP, posterior mean) a real image
 /// trained on another real image converges: the residual falls and the final iterate is within
 /// 2% of the best. Ordinary loopy BP with the same pseudo-moment potentials and the MAP
@@ -320,12 +335,9 @@ fn final_best_residuals(config: DenoiseConfig) -> (f64, f64, Vec<f64>) {
 /// (measured: 14.25 against 11.60 on house trained on cameraman). Needs ../shared/data.
 #[test]
 fn discrete_bp_converges_by_default_on_a_real_image_trained_on_another() {
-    let images = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/images");
-    let (test, train) = (images.join("house.png"), images.join("cameraman.png"));
-    if !test.exists() || !train.exists() {
-        eprintln!("skipped: {} not found", images.display());
+    let Some((test, train)) = shared_image_pair("house", "cameraman") else {
         return;
-    }
+    };
     let config = DenoiseConfig {
         image: Some(test),
         train_image: Some(train),
@@ -365,12 +377,9 @@ fn discrete_bp_converges_by_default_on_a_real_image_trained_on_another() {
 /// best (measured: 17.95 against 14.15 on cameraman trained on house). Needs ../shared/data.
 #[test]
 fn kernel_bp_default_stops_near_its_best_iterate_by_sure() {
-    let images = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/images");
-    let (test, train) = (images.join("cameraman.png"), images.join("house.png"));
-    if !test.exists() || !train.exists() {
-        eprintln!("skipped: {} not found", images.display());
+    let Some((test, train)) = shared_image_pair("cameraman", "house") else {
         return;
-    }
+    };
     let config = DenoiseConfig {
         image: Some(test),
         train_image: Some(train),
