@@ -324,7 +324,10 @@ impl Worker {
                 let due = self
                     .last_snapshot
                     .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL);
-                let paced = self.scenario.as_ref().is_some_and(|s| s.play_interval().is_some());
+                let paced = self
+                    .scenario
+                    .as_ref()
+                    .is_some_and(|s| s.play_interval().is_some());
                 if !self.playing || due || paced {
                     self.send_snapshot();
                 }

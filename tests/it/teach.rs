@@ -20,7 +20,10 @@ fn app(config: TeachConfig) -> Harness<'static, App> {
 
 /// The numbers after `key` in `text` ("before: 0.1, 0.2; after: ..." -> [0.1, 0.2]).
 fn numbers_after(text: &str, key: &str) -> Vec<f64> {
-    let rest = text.split(key).nth(1).unwrap_or_else(|| panic!("{key} in {text}"));
+    let rest = text
+        .split(key)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{key} in {text}"));
     rest.split(';')
         .next()
         .unwrap()
@@ -47,7 +50,9 @@ fn sent_count(h: &Harness<'_, App>) -> Option<usize> {
 #[test]
 fn the_arrow_key_sends_the_next_message_and_the_belief_changes() {
     let mut h = app(TeachConfig::default());
-    wait_for(&mut h, "the first frame", |h| has_text(h, "No message sent yet"));
+    wait_for(&mut h, "the first frame", |h| {
+        has_text(h, "No message sent yet")
+    });
     for n in 1..=3 {
         let (from, to) = next_message(&h);
         h.key_press(Key::ArrowRight);
@@ -74,7 +79,9 @@ fn a_tree_is_exact_after_one_sweep_in_the_window() {
         graph: TeachGraph::Tree,
         ..TeachConfig::default()
     });
-    wait_for(&mut h, "the first frame", |h| has_text(h, "No message sent yet"));
+    wait_for(&mut h, "the first frame", |h| {
+        has_text(h, "No message sent yet")
+    });
     // 6 edges: 12 messages in the sweep's round.
     for n in 1..=12 {
         h.key_press(Key::ArrowRight);
@@ -99,7 +106,9 @@ fn play_is_paced_by_the_speed() {
         graph: TeachGraph::Grid,
         ..TeachConfig::default()
     });
-    wait_for(&mut h, "the first frame", |h| has_text(h, "No message sent yet"));
+    wait_for(&mut h, "the first frame", |h| {
+        has_text(h, "No message sent yet")
+    });
     h.get_by_label("Play").click();
     wait_for(&mut h, "the first message", |h| sent_count(h).is_some());
     let start = Instant::now();
@@ -123,15 +132,18 @@ fn run_teach_writes_every_message() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = std::fs::read_to_string(dir.path().join("messages.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(lines[1].starts_with("1,x5,x4,1,"), "{csv}");
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("results.json")).unwrap(),
-    )
-    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
     assert_eq!(json["messages"].as_array().unwrap().len(), 4);
     assert_eq!(json["config"]["graph"], "chain");
 }

@@ -55,7 +55,10 @@ pub enum TeachControl {
 
 impl Control for TeachControl {
     fn supersedes(&self, earlier: &Self) -> bool {
-        matches!((self, earlier), (TeachControl::Speed(_), TeachControl::Speed(_)))
+        matches!(
+            (self, earlier),
+            (TeachControl::Speed(_), TeachControl::Speed(_))
+        )
     }
 }
 
@@ -374,7 +377,10 @@ mod tests {
         let csv = s.messages_csv();
         assert_eq!(csv.lines().count(), 11);
         // Leaves to root first: the first message leaves the last node.
-        assert!(csv.lines().nth(1).unwrap().starts_with("1,x5,x4,1,"), "{csv}");
+        assert!(
+            csv.lines().nth(1).unwrap().starts_with("1,x5,x4,1,"),
+            "{csv}"
+        );
     }
 
     #[test]

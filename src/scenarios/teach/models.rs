@@ -226,9 +226,13 @@ mod tests {
             assert_eq!(m.names.len(), m.mrf.graph.num_nodes());
             assert!(m.positions.iter().all(|p| (0.0..=1.0).contains(&p.0)));
             let exact = exact_marginals(&m.mrf, &m.cards, 1 << 20).unwrap();
-            let mut bp =
-                MessageStepper::new(m.mrf.clone(), m.cards.clone(), Schedule::Sweep, Damping(0.0))
-                    .unwrap();
+            let mut bp = MessageStepper::new(
+                m.mrf.clone(),
+                m.cards.clone(),
+                Schedule::Sweep,
+                Damping(0.0),
+            )
+            .unwrap();
             for _ in 0..m.mrf.graph.num_messages() {
                 bp.step().unwrap();
             }
@@ -239,7 +243,10 @@ mod tests {
             if graph.is_tree() {
                 assert!(err < 1e-9, "{graph:?}: {err}");
             } else {
-                assert!(err > 1e-9, "{graph:?}: one sweep cannot be exact on a loopy grid");
+                assert!(
+                    err > 1e-9,
+                    "{graph:?}: one sweep cannot be exact on a loopy grid"
+                );
             }
         }
     }
@@ -255,7 +262,12 @@ mod tests {
         for (v, name) in m.names.iter().enumerate() {
             let observed = ["D", "E", "F", "G", "H"].contains(&name.as_str());
             let top = exact[v].iter().copied().fold(0.0, f64::max);
-            assert_eq!(observed, (top - 1.0).abs() < 1e-12, "{name}: {:?}", exact[v]);
+            assert_eq!(
+                observed,
+                (top - 1.0).abs() < 1e-12,
+                "{name}: {:?}",
+                exact[v]
+            );
             assert_eq!(exact[v].len(), if observed { 3 } else { 2 });
         }
     }

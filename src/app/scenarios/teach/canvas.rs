@@ -37,7 +37,7 @@ pub fn draw(ui: &mut egui::Ui, v: &TeachView, progress: f32, height: f32) {
         let color = NEXT.gamma_multiply(alpha);
         let (a, b) = offset_segment(pos[from], pos[to], 7.0);
         let width = if k == 0 { 3.0 } else { 1.6 };
-        painter.arrow(a, (b - a) * 0.92, Stroke::new(width, color));
+        arrow(&painter, a, b, Stroke::new(width, color));
         let mid = a + (b - a) * 0.5 + perpendicular(pos[from], pos[to]) * 9.0;
         painter.text(
             mid,
@@ -50,11 +50,12 @@ pub fn draw(ui: &mut egui::Ui, v: &TeachView, progress: f32, height: f32) {
     // The message just sent: its arrow, and its content travelling from sender to receiver.
     if let Some(m) = &v.last {
         let (a, b) = offset_segment(pos[m.from], pos[m.to], -7.0);
-        painter.arrow(a, (b - a) * 0.92, Stroke::new(3.0, SENT));
+        arrow(&painter, a, b, Stroke::new(3.0, SENT));
         let t = progress.clamp(0.0, 1.0);
         if t < 1.0 {
             let at = pos[m.from] + (pos[m.to] - pos[m.from]) * t;
-            let card = Rect::from_center_size(at, Vec2::new(12.0 * m.after.len() as f32 + 8.0, 26.0));
+            let card =
+                Rect::from_center_size(at, Vec2::new(12.0 * m.after.len() as f32 + 8.0, 26.0));
             painter.rect_filled(card, 3.0, ui.visuals().panel_fill);
             painter.rect_stroke(card, 3.0, Stroke::new(2.0, SENT), egui::StrokeKind::Outside);
             bars(&painter, card.shrink(3.0), &m.after, SENT);
@@ -78,11 +79,15 @@ pub fn draw(ui: &mut egui::Ui, v: &TeachView, progress: f32, height: f32) {
             FontId::proportional(13.0),
             text,
         );
-        let glyph = Rect::from_min_size(
-            p + Vec2::new(-GLYPH.x / 2.0, NODE_RADIUS + 4.0),
-            GLYPH,
+        let glyph = Rect::from_min_size(p + Vec2::new(-GLYPH.x / 2.0, NODE_RADIUS + 4.0), GLYPH);
+        // Opaque, so edges leaving the node downwards do not run through the bars.
+        painter.rect_filled(glyph, 2.0, ui.visuals().extreme_bg_color);
+        painter.rect_stroke(
+            glyph,
+            2.0,
+            Stroke::new(0.5, Color32::from_gray(110)),
+            egui::StrokeKind::Inside,
         );
-        painter.rect_stroke(glyph, 2.0, Stroke::new(0.5, Color32::from_gray(110)), egui::StrokeKind::Inside);
         bars(&painter, glyph.shrink(2.0), &v.beliefs[t], BELIEF);
         exact_ticks(&painter, glyph.shrink(2.0), &v.exact[t]);
     }
@@ -117,6 +122,17 @@ fn exact_ticks(painter: &egui::Painter, rect: Rect, values: &[f64]) {
     }
 }
 
+/// A line from `a` to `b` with a head of fixed size (egui's scales with the length).
+fn arrow(painter: &egui::Painter, a: Pos2, b: Pos2, stroke: Stroke) {
+    painter.line_segment([a, b], stroke);
+    let d = (b - a).normalized();
+    let side = Vec2::new(-d.y, d.x);
+    let size = 7.0 + stroke.width;
+    for s in [1.0, -1.0] {
+        painter.line_segment([b, b - d * size + side * (s * size * 0.6)], stroke);
+    }
+}
+
 fn perpendicular(a: Pos2, b: Pos2) -> Vec2 {
     let d = (b - a).normalized();
     Vec2::new(-d.y, d.x)
@@ -127,5 +143,8 @@ fn perpendicular(a: Pos2, b: Pos2) -> Vec2 {
 fn offset_segment(a: Pos2, b: Pos2, by: f32) -> (Pos2, Pos2) {
     let d = (b - a).normalized();
     let side = perpendicular(a, b) * by;
-    (a + d * (NODE_RADIUS + 2.0) + side, b - d * (NODE_RADIUS + 2.0) + side)
+    (
+        a + d * (NODE_RADIUS + 2.0) + side,
+        b - d * (NODE_RADIUS + 2.0) + side,
+    )
 }
