@@ -109,7 +109,8 @@ fn play_is_paced_by_the_speed() {
     wait_for(&mut h, "the first frame", |h| {
         has_text(h, "No message sent yet")
     });
-    h.get_by_label("Play").click();
+    // Space is Play / Pause.
+    h.key_press(Key::Space);
     wait_for(&mut h, "the first message", |h| sent_count(h).is_some());
     let start = Instant::now();
     let first = sent_count(&h).unwrap();
