@@ -198,6 +198,7 @@ impl Runner {
             probe: None,
             seq: 0,
             last_snapshot: None,
+            last_step: None,
         };
         let thread = std::thread::Builder::new()
             .name("beliefscope-engine".into())
@@ -279,6 +280,8 @@ struct Worker {
     probe: Option<Probe>,
     seq: u64,
     last_snapshot: Option<Instant>,
+    /// When the last iteration started (paces [`Scenario::play_interval`]).
+    last_step: Option<Instant>,
 }
 
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
@@ -289,10 +292,18 @@ impl Worker {
     fn run(mut self) {
         loop {
             let command = if self.playing {
-                match self.commands.try_recv() {
-                    Ok(c) => Some(c),
-                    Err(mpsc::TryRecvError::Empty) => None,
-                    Err(mpsc::TryRecvError::Disconnected) => return,
+                match self.pace_wait() {
+                    // A paced scenario (teaching mode): wait for the next step, listening.
+                    Some(wait) => match self.commands.recv_timeout(wait) {
+                        Ok(c) => Some(c),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    },
+                    None => match self.commands.try_recv() {
+                        Ok(c) => Some(c),
+                        Err(mpsc::TryRecvError::Empty) => None,
+                        Err(mpsc::TryRecvError::Disconnected) => return,
+                    },
                 }
             } else {
                 match self.commands.recv_timeout(Duration::from_millis(250)) {
@@ -313,7 +324,11 @@ impl Worker {
                 let due = self
                     .last_snapshot
                     .is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL);
-                if !self.playing || due {
+                let paced = self
+                    .scenario
+                    .as_ref()
+                    .is_some_and(|s| s.play_interval().is_some());
+                if !self.playing || due || paced {
                     self.send_snapshot();
                 }
             }
@@ -523,7 +538,16 @@ impl Worker {
         }
     }
 
+    /// While playing a scenario with a [`Scenario::play_interval`]: the time left before its
+    /// next iteration is due (None: due now, or the scenario is not paced).
+    fn pace_wait(&self) -> Option<Duration> {
+        let interval = self.scenario.as_ref()?.play_interval()?;
+        let since = self.last_step?.elapsed();
+        interval.checked_sub(since).filter(|w| !w.is_zero())
+    }
+
     fn step_once(&mut self) {
+        self.last_step = Some(Instant::now());
         let Some(scenario) = self.scenario.as_mut() else {
             self.playing = false;
             return;

@@ -295,8 +295,9 @@ impl DiscreteBp {
 }
 
 /// Computes the undamped, normalised message `m` from `messages` into `out`; `product` is
-/// scratch of length S. Returns false when the message has no mass or is not finite.
-fn compute_message(
+/// scratch of length S. Returns false when the message has no mass or is not finite. Public for
+/// the one-message stepper of teaching mode ([`super::message_stepper`]).
+pub fn compute_message(
     mrf: &DiscreteMrf,
     messages: &[f64],
     m: usize,

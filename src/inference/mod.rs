@@ -7,6 +7,7 @@ pub mod gaussian_bp;
 pub mod grid_reference;
 pub mod kbp;
 pub mod kjit;
+pub mod message_stepper;
 pub mod pbp;
 pub mod schedule;
 pub mod schedule_order;

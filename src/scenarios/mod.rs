@@ -15,6 +15,7 @@ pub mod pbp;
 pub mod registry;
 pub mod retrieval;
 pub mod sosmp;
+pub mod teach;
 pub mod tree;
 pub mod what_if;
 
@@ -104,6 +105,11 @@ pub trait Scenario: Send {
             "the {} scenario takes no live controls",
             self.config().name()
         )))
+    }
+    /// While playing, the least time between two iterations (teaching mode's speed); None:
+    /// as fast as the engine goes.
+    fn play_interval(&self) -> Option<std::time::Duration> {
+        None
     }
     /// Things the user should know that are not errors (e.g. evidence outside the data range).
     fn warnings(&self) -> Vec<String> {

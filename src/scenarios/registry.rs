@@ -413,4 +413,5 @@ registry! {
     Flow => super::flow::FlowScenario,
     Kjit => super::kjit::KjitScenario,
     Pbp => super::pbp::PbpScenario,
+    Teach => super::teach::TeachScenario,
 }

@@ -39,6 +39,7 @@ mod sosmp_reference;
 mod sosmp_sampler;
 mod sosmp_scenario;
 mod sosmp_update;
+mod teach;
 mod tree_app_ui;
 mod tree_cli;
 mod tree_kbp;

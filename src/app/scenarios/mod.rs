@@ -11,6 +11,7 @@ pub mod kjit;
 pub mod pbp;
 pub mod retrieval;
 pub mod sosmp;
+pub mod teach;
 pub mod tree;
 
 use std::path::PathBuf;
@@ -34,6 +35,7 @@ pub fn rooms() -> Vec<Box<dyn ScenarioUi>> {
         Box::new(flow::FlowRoom::default()),
         Box::new(kjit::KjitRoom::default()),
         Box::new(pbp::PbpRoom::default()),
+        Box::new(teach::TeachRoom::default()),
     ]
 }
 

@@ -1,0 +1,248 @@
+//! The teaching room (issue 19, item 4): a small graph with one message at a time. The canvas
+//! ([`canvas`]) shows the message travelling along its edge and the schedule's next ones; the
+//! inspector ([`plots`]) shows the message's content before and after and the receiving node's
+//! belief before and after beside the exact marginal. → (Step) sends one message, Space plays
+//! at the speed slider's rate (the worker paces itself, [`crate::scenarios::Scenario::play_interval`]),
+//! R resets.
+
+mod canvas;
+mod plots;
+
+use eframe::egui::{self, Color32, RichText};
+
+use super::{Opened, RoomContext, ScenarioUi};
+use crate::app::colors;
+use crate::app::commands::UiCommand;
+use crate::app::form;
+use crate::inference::Schedule;
+use crate::runner::Snapshot;
+use crate::scenarios::teach::{
+    DEFAULT_SPEED, PARAMS, SPEED_RANGE, TeachConfig, TeachControl, TeachGraph, TeachView,
+};
+use crate::scenarios::{Registered, ScenarioConfig, ScenarioControl};
+use crate::viz::palette::{self, Method};
+
+/// The message sent and the BP beliefs: discrete BP's colour.
+const SENT: Color32 = colors::method(Method::DiscreteBp);
+const BELIEF: Color32 = colors::method(Method::DiscreteBp);
+/// The exact marginals.
+const EXACT: Color32 = colors::method(Method::Exact);
+/// Before the message (the old message, the old belief).
+const BEFORE: Color32 = colors::rgb(palette::SERIES[0]);
+/// The schedule's next messages.
+const NEXT: Color32 = colors::rgb(palette::FIXED_POINT);
+
+pub const EXPLANATION: &str = "Teaching mode: sum-product belief propagation on a small graph, one message at a time. Each variable has a few labels; the model is a node potential per variable and a table per edge (Potts: neighbours like equal labels when the coupling is positive). The predictive-BP stand-in is the P-E1 Bayes net (loop-free form) with its observed variables D..H clamped to a sample.\n\n\
+A message t → s is a distribution over s's labels: m_ts(x_s) ∝ Σ_{x_t} ψ(x_t, x_s) φ_t(x_t) Π_{u ≠ s} m_ut(x_t) (Yedidia, Freeman, Weiss 2003, eq. 4), mixed with the old message by the damping. A node's belief is its potential times all its incoming messages.\n\n\
+Canvas: the blue arrow is the message just sent, its content (bars) travelling to the receiving node (blue ring); the yellow numbered arrows are the schedule's next messages, 1 the very next (its sender has a yellow ring). Under each node, its belief (blue bars) and the exact marginal by enumeration (grey ticks). Right: the message before and after, the receiving node's belief before, after and exact, and the belief error and residual per message.\n\n\
+Schedules: sweep sends leaves to root, then root to leaves (on a chain or tree the beliefs are exact after one round); synchronous computes a whole round from the old messages; random uses a fresh order per round; residual BP always sends the message that would change most. On the loopy 3 x 3 grid BP is approximate: the belief error stops above zero.\n\n\
+Keys: → sends one message, Space plays at the speed slider's rate, R starts again.";
+
+/// The room's state: the speed it asked for and the message being animated.
+pub struct TeachRoom {
+    speed: f64,
+    /// The speed last sent to the worker and when (seconds of egui time).
+    speed_sent: Option<(f64, f64)>,
+    /// The message count being animated and when it arrived.
+    animation: Option<(usize, f64)>,
+}
+
+impl Default for TeachRoom {
+    fn default() -> Self {
+        TeachRoom {
+            speed: DEFAULT_SPEED,
+            speed_sent: None,
+            animation: None,
+        }
+    }
+}
+
+impl TeachRoom {
+    /// How far the last message has travelled (0..1), asking for frames while it moves.
+    fn progress(&mut self, ctx: &egui::Context, v: &TeachView) -> f32 {
+        let now = ctx.input(|i| i.time);
+        match self.animation {
+            Some((sent, _)) if sent == v.sent => {}
+            _ => self.animation = Some((v.sent, now)),
+        }
+        if v.sent == 0 {
+            return 1.0;
+        }
+        let start = self.animation.map_or(now, |a| a.1);
+        let duration = (0.8 / v.speed).clamp(0.1, 1.2);
+        let t = ((now - start) / duration) as f32;
+        if t < 1.0 {
+            ctx.request_repaint();
+        }
+        t.min(1.0)
+    }
+
+    /// Sends the slider's speed when the worker runs another (a new run starts at the default).
+    fn sync_speed(&mut self, ctx: &egui::Context, v: &TeachView, cx: &mut RoomContext<'_>) {
+        let now = ctx.input(|i| i.time);
+        let stale = self
+            .speed_sent
+            .is_none_or(|(s, at)| s != self.speed || now - at > 1.0);
+        if (v.speed - self.speed).abs() > 1e-9 && stale {
+            cx.commands.push(UiCommand::Control(ScenarioControl::Teach(
+                TeachControl::Speed(self.speed),
+            )));
+            self.speed_sent = Some((self.speed, now));
+        }
+    }
+}
+
+impl ScenarioUi for TeachRoom {
+    fn name(&self) -> &'static str {
+        "teach"
+    }
+
+    fn explanation(&self) -> &'static str {
+        EXPLANATION
+    }
+
+    fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, _: &mut RoomContext<'_>) {
+        let Some(c) = TeachConfig::of_mut(config) else {
+            return;
+        };
+        form::section(ui, "Teach: one message at a time");
+        egui::Grid::new("teach_params")
+            .num_columns(2)
+            .show(ui, |ui| {
+                let id = form::row_label(ui, "Graph", "The small model to pass messages on");
+                egui::ComboBox::from_id_salt("teach_graph")
+                    .selected_text(c.graph.label())
+                    .show_ui(ui, |ui| {
+                        for g in TeachGraph::ALL {
+                            ui.selectable_value(&mut c.graph, g, g.label());
+                        }
+                    })
+                    .response
+                    .labelled_by(id);
+                ui.end_row();
+                let id = form::row_label(ui, "Schedule", "The order in which messages are sent");
+                egui::ComboBox::from_id_salt("teach_schedule")
+                    .selected_text(c.schedule.label())
+                    .show_ui(ui, |ui| {
+                        for s in Schedule::ALL {
+                            ui.selectable_value(&mut c.schedule, s, s.label());
+                        }
+                    })
+                    .response
+                    .labelled_by(id);
+                ui.end_row();
+                form::param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
+                ui.end_row();
+                if c.graph != TeachGraph::Pbp {
+                    form::param_row(ui, c, PARAMS, "states", 2.0, 5.0);
+                    ui.end_row();
+                    form::param_row(ui, c, PARAMS, "coupling", -3.0, 3.0);
+                    ui.end_row();
+                    form::param_row(ui, c, PARAMS, "field", 0.0, 3.0);
+                    ui.end_row();
+                }
+                form::param_row(ui, c, PARAMS, "max_messages", 1.0, 2000.0);
+                ui.end_row();
+                let id = form::row_label(
+                    ui,
+                    "Speed (messages/s)",
+                    "How many messages Play sends per second (→ sends one at a time)",
+                );
+                let (lo, hi) = SPEED_RANGE;
+                ui.add(egui::Slider::new(&mut self.speed, lo..=hi).logarithmic(true))
+                    .labelled_by(id);
+                ui.end_row();
+            });
+        ui.add_space(4.0);
+        ui.label("→ one message · Space play / pause · R reset");
+    }
+
+    fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        let Some(v) = TeachView::of(&snapshot.view) else {
+            return;
+        };
+        self.sync_speed(ui.ctx(), v, cx);
+        let progress = self.progress(ui.ctx(), v);
+        ui.label(RichText::new(caption(v)).strong());
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Next:");
+            for (k, &(_, from, to)) in v.upcoming.iter().enumerate() {
+                let text = format!("{}. {} → {}", k + 1, v.names[from], v.names[to]);
+                let text = if k == 0 {
+                    RichText::new(text).strong().color(NEXT)
+                } else {
+                    RichText::new(text)
+                };
+                ui.label(text);
+            }
+        });
+        let height = (ui.available_height() - 90.0).max(200.0);
+        canvas::draw(ui, v, progress, height);
+        ui.label(&v.description);
+        ui.label(status_line(v));
+    }
+
+    fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {
+        let Some(v) = TeachView::of(&snapshot.view) else {
+            return;
+        };
+        plots::inspector(ui, v, &snapshot.history, cx.heights);
+    }
+
+    fn status(&self, snapshot: &Snapshot) -> Vec<String> {
+        TeachView::of(&snapshot.view)
+            .map(|v| {
+                vec![
+                    format!("message {} (round {})", v.sent, v.round),
+                    format!("belief error {:.2e}", v.max_error),
+                ]
+            })
+            .unwrap_or_default()
+    }
+
+    fn open_paths(&mut self, _: &ScenarioConfig, _: &[std::path::PathBuf]) -> Opened {
+        Opened::Refused("teaching mode builds its own small models; it opens no files".into())
+    }
+}
+
+/// "Message 3: x5 → x4 (round 1 of the sweep)".
+fn caption(v: &TeachView) -> String {
+    match &v.last {
+        None => format!(
+            "No message sent yet ({} schedule, {} messages per round): press → to send the first",
+            v.schedule.label(),
+            v.round_length
+        ),
+        Some(m) => format!(
+            "Message {}: {} → {} (round {}, {} schedule{}), change {:.3}",
+            v.sent,
+            v.names[m.from],
+            v.names[m.to],
+            m.round,
+            v.schedule.label(),
+            if v.damping > 0.0 {
+                format!(", damping {}", v.damping)
+            } else {
+                String::new()
+            },
+            m.change
+        ),
+    }
+}
+
+fn status_line(v: &TeachView) -> String {
+    let reference = if v.graph.is_tree() {
+        "BP is exact here at its fixed point"
+    } else {
+        "loopy: BP's fixed point is near, not equal to, the exact marginals"
+    };
+    let state = if v.converged {
+        "fixed point reached".to_string()
+    } else {
+        format!("fixed-point residual {:.2e}", v.fixed_point_residual)
+    };
+    format!(
+        "Largest |belief − exact| {:.2e} · {state} · {reference}",
+        v.max_error
+    )
+}

@@ -1,0 +1,64 @@
+//! `beliefscope run teach` flags.
+
+use clap::Args;
+
+use super::config::{PARAMS, TeachConfig, TeachGraph};
+use crate::error::{Error, Result};
+use crate::inference::Schedule;
+use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
+
+#[derive(Debug, Clone, Args)]
+pub struct TeachArgs {
+    /// chain, tree, grid (3 x 3) or pbp (the predictive-BP stand-in) [default: chain].
+    #[arg(long)]
+    pub graph: Option<String>,
+    /// sweep, synchronous, random or residual [default: sweep].
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// Damping in [0, 0.99] [default: 0].
+    #[arg(long)]
+    pub damping: Option<f64>,
+    /// Messages to send at most (the run stops earlier at a fixed point) [default: 200].
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Labels per variable (chain, tree, grid) [default: 3].
+    #[arg(long)]
+    pub states: Option<usize>,
+    /// Potts coupling (negative: neighbours prefer different labels) [default: 1].
+    #[arg(long)]
+    pub coupling: Option<f64>,
+    /// Seed of the potentials (and of the stand-in's CPTs and evidence) [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl RunFlags for TeachArgs {
+    type Config = TeachConfig;
+
+    fn into_config(self) -> Result<TeachConfig> {
+        let d = TeachConfig::default();
+        let graph: TeachGraph = match &self.graph {
+            Some(g) => g.parse().map_err(|e: String| Error::param("graph", e))?,
+            None => d.graph,
+        };
+        let schedule: Schedule = match &self.schedule {
+            Some(s) => s.parse().map_err(|e: String| Error::param("schedule", e))?,
+            None => d.schedule,
+        };
+        let config = TeachConfig {
+            graph,
+            schedule,
+            damping: self.damping.unwrap_or(d.damping),
+            max_messages: self.steps.unwrap_or(d.max_messages),
+            states: self.states.unwrap_or(d.states),
+            coupling: self.coupling.unwrap_or(d.coupling),
+            seed: self.seed.unwrap_or(d.seed),
+            ..d
+        };
+        let config = self.output.apply_sets(config, PARAMS)?;
+        config.check()?;
+        Ok(config)
+    }
+}

@@ -1,0 +1,126 @@
+//! The teaching scenario's config: which small graph, the schedule and damping, the model's
+//! strengths and the seed. Every field is echoed into results.json.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::inference::{Damping, Schedule};
+use crate::scenarios::ScenarioParams;
+use crate::scenarios::params::{Param, check_table};
+
+/// The tunable numbers, described once.
+pub const PARAMS: &[Param] = &[
+    Param::real("damping", "Damping", 0.0, 0.99)
+        .help("new message = damping x old + (1 - damping) x update; 0 sends the update as is."),
+    Param::int("states", "States per node", 2.0, 5.0)
+        .help("Labels per variable (chain, tree, grid; the predictive-BP stand-in fixes its own)."),
+    Param::real("coupling", "Coupling", -3.0, 3.0).help(
+        "Edge strength: psi(i, j) = exp(coupling) when i = j, else 1. Negative couplings \
+         prefer different labels (frustrated loops on the grid).",
+    ),
+    Param::real("field", "Field strength", 0.0, 4.0)
+        .help("Spread of the random node potentials: phi_t(x) = exp(field x N(0, 1))."),
+    Param::int("max_messages", "Messages", 1.0, 100_000.0)
+        .log()
+        .help("Messages a run sends at most (Play stops earlier at a fixed point)."),
+];
+
+/// The small graphs teaching mode offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeachGraph {
+    /// Six variables in a row.
+    #[default]
+    Chain,
+    /// A complete binary tree of depth 2 (seven variables).
+    Tree,
+    /// A 3 x 3 four-connected grid (loopy).
+    Grid,
+    /// The predictive-BP stand-in (spec P-E1), loop-free form, as a Bayes net with evidence.
+    Pbp,
+}
+
+impl TeachGraph {
+    pub const ALL: [TeachGraph; 4] = [
+        TeachGraph::Chain,
+        TeachGraph::Tree,
+        TeachGraph::Grid,
+        TeachGraph::Pbp,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            TeachGraph::Chain => "chain",
+            TeachGraph::Tree => "tree",
+            TeachGraph::Grid => "grid",
+            TeachGraph::Pbp => "pbp",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TeachGraph::Chain => "chain (6)",
+            TeachGraph::Tree => "tree (7)",
+            TeachGraph::Grid => "3 x 3 grid",
+            TeachGraph::Pbp => "predictive-BP stand-in",
+        }
+    }
+
+    /// Whether BP's fixed point is exact on it (no loops).
+    pub fn is_tree(self) -> bool {
+        self != TeachGraph::Grid
+    }
+}
+
+impl std::str::FromStr for TeachGraph {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        TeachGraph::ALL
+            .into_iter()
+            .find(|g| g.key() == s)
+            .ok_or_else(|| format!("unknown graph '{s}' (expected chain, tree, grid or pbp)"))
+    }
+}
+
+/// Every parameter of a teaching run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TeachConfig {
+    pub graph: TeachGraph,
+    pub schedule: Schedule,
+    pub damping: f64,
+    pub states: usize,
+    pub coupling: f64,
+    pub field: f64,
+    pub seed: u64,
+    pub max_messages: usize,
+}
+
+impl Default for TeachConfig {
+    fn default() -> Self {
+        TeachConfig {
+            graph: TeachGraph::Chain,
+            // Forward-backward: exact on the chain after one round of 10 messages.
+            schedule: Schedule::Sweep,
+            damping: 0.0,
+            states: 3,
+            coupling: 1.0,
+            field: 1.0,
+            seed: 0,
+            max_messages: 200,
+        }
+    }
+}
+
+impl ScenarioParams for TeachConfig {
+    const PARAMS: &'static [Param] = PARAMS;
+
+    fn check(&self) -> Result<()> {
+        check_table(self, PARAMS)?;
+        Damping(self.damping).check()?;
+        if !self.coupling.is_finite() || !self.field.is_finite() {
+            return Err(Error::param("coupling", "must be finite"));
+        }
+        Ok(())
+    }
+}
