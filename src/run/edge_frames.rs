@@ -124,6 +124,26 @@ impl ConvergenceGraph {
             .collect()
     }
 
+    /// A chain: one row up to 10 nodes, longer chains folded back and forth (a snake of about
+    /// `sqrt(n / 2)` rows) so every message stays long enough to see and click.
+    pub fn chain_positions(n: usize) -> Vec<[f64; 2]> {
+        if n <= 10 {
+            return Self::line_positions(n);
+        }
+        let rows = ((n as f64 / 2.0).sqrt().ceil() as usize).max(1);
+        let cols = n.div_ceil(rows);
+        (0..n)
+            .map(|i| {
+                let (row, k) = (i / cols, i % cols);
+                let col = if row % 2 == 0 { k } else { cols - 1 - k };
+                [
+                    (col as f64 + 0.5) / cols as f64,
+                    (row as f64 + 0.5) / rows as f64,
+                ]
+            })
+            .collect()
+    }
+
     /// A `side x side` grid, node `y * side + x`.
     pub fn grid_positions(side: usize) -> Vec<[f64; 2]> {
         let s = side.max(1) as f64;
@@ -229,6 +249,20 @@ mod tests {
         assert_eq!(f.values_of(1), &[3.0, 4.0]);
         assert_eq!(f.values_of(5), &[] as &[f32]);
         assert_eq!(f.max_change(), 3.0);
+    }
+
+    #[test]
+    fn long_chains_fold_with_neighbours_adjacent() {
+        let p = ConvergenceGraph::chain_positions(100);
+        let rows = 8.0; // ceil(sqrt(50))
+        let cols = 13.0; // ceil(100 / 8)
+        for w in p.windows(2) {
+            let (dx, dy) = ((w[0][0] - w[1][0]).abs(), (w[0][1] - w[1][1]).abs());
+            let horizontal = dy == 0.0 && (dx - 1.0 / cols).abs() < 1e-9;
+            let vertical = dx == 0.0 && (dy - 1.0 / rows).abs() < 1e-9;
+            assert!(horizontal || vertical, "{:?} -> {:?}", w[0], w[1]);
+        }
+        assert_eq!(ConvergenceGraph::chain_positions(4)[3][1], 0.5);
     }
 
     #[test]

@@ -473,6 +473,8 @@ pub struct ConvergenceView {
     /// The run's stopping tolerance and iteration budget (for what-if runs and hints).
     pub tolerance: f64,
     pub max_iters: usize,
+    /// Why the engine cannot be copied for what-if runs or re-scheduled (None: it can).
+    pub fixed_schedule: Option<String>,
 }
 
 impl ConvergenceTracker {
@@ -506,6 +508,7 @@ impl ConvergenceTracker {
             damping,
             tolerance,
             max_iters,
+            fixed_schedule: None,
         }
     }
 }

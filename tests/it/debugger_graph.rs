@@ -90,3 +90,60 @@ fn clicking_a_message_plots_its_history() {
     );
     assert!(has_text(&h, "coefficient j over time"));
 }
+
+/// Headless, a loopy SOSMP grid writes per-iteration residual quantiles (ordered) and the
+/// oscillating fraction into results.json, and a live switch away from its one schedule is
+/// refused with the reason.
+#[test]
+fn sosmp_grid_results_carry_convergence_stats() {
+    use crate::cli_common::{beliefscope, read_json, stderr};
+    use beliefscope::inference::Schedule;
+    use beliefscope::scenarios::{CancelFlag, Scenario};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("grid");
+    let o = beliefscope(&[
+        "run",
+        "sosmp",
+        "--graph",
+        "grid",
+        "--nodes",
+        "9",
+        "--iters",
+        "12",
+        "--paths",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out.join("results.json"));
+    let iterations = doc["iterations"].as_array().unwrap();
+    assert_eq!(iterations.len(), 12);
+    for it in iterations {
+        let m = &it["metrics"];
+        let q = |k: &str| m[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {m}"));
+        assert!(q("residual_p50") <= q("residual_p90") && q("residual_p90") <= q("residual_p99"));
+        assert!(q("residual_p99") <= it["residual"].as_f64().unwrap() * 10.0 + 1e-12);
+        assert!((0.0..=1.0).contains(&q("oscillating_fraction")));
+    }
+    let mut s = beliefscope::scenarios::sosmp::SosmpScenario::new(
+        sosmp(GraphKind::Grid, 9, 3),
+        &CancelFlag::default(),
+    )
+    .unwrap();
+    s.step().unwrap();
+    let e = s
+        .set_schedule(Schedule::Residual, 0.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not apply"), "{e}");
+    assert!(s.set_schedule(Schedule::Synchronous, 0.0).is_ok());
+    let view = s.convergence().unwrap();
+    assert!(view.fixed_schedule.is_some(), "no what-if runs offered");
+    assert_eq!(view.edges.len(), 1);
+    assert_eq!(
+        view.graph.unwrap().messages.len(),
+        24,
+        "a 3x3 grid has 24 messages"
+    );
+}

@@ -113,6 +113,8 @@ impl Debugger {
             self.what_ifs.clear();
             self.auto_asked = false;
             self.history.message = None;
+            self.draft_schedule = None;
+            self.draft_damping = None;
         }
         self.ask_when_unconverged(snapshot, view);
         let height = ui.available_height().clamp(140.0, 320.0);
@@ -244,7 +246,11 @@ impl Debugger {
             return;
         };
         let tolerance = effective_tolerance(view.tolerance);
-        if self.auto_asked || !snapshot.finished || last.residual < tolerance {
+        if self.auto_asked
+            || view.fixed_schedule.is_some()
+            || !snapshot.finished
+            || last.residual < tolerance
+        {
             return;
         }
         self.auto_asked = true;
@@ -272,6 +278,10 @@ impl Debugger {
     }
 
     fn what_if_controls(&mut self, ui: &mut egui::Ui, view: &ConvergenceView) {
+        if let Some(reason) = &view.fixed_schedule {
+            ui.add(egui::Label::new(egui::RichText::new(reason).small()).wrap());
+            return;
+        }
         let current: Schedule = view.schedule.parse().unwrap_or_default();
         let mut schedule = self.draft_schedule.unwrap_or(current);
         let mut damping = self.draft_damping.unwrap_or(view.damping);
@@ -320,6 +330,7 @@ impl Debugger {
     fn verdicts(&self, ui: &mut egui::Ui, view: &ConvergenceView, snapshot: &Snapshot) {
         if let Some(last) = snapshot.history.last()
             && snapshot.finished
+            && view.fixed_schedule.is_none()
             && last.residual >= effective_tolerance(view.tolerance)
         {
             ui.colored_label(
