@@ -29,6 +29,8 @@ use crate::viz::residual_map::{map_max, residual_map_rgba};
 
 /// Decades the map's colour scale spans below its top.
 const DECADES: f64 = 6.0;
+/// Graphs with more messages than this are not drawn (each is a few shapes per frame).
+const MAX_DRAWN_MESSAGES: usize = 20_000;
 /// Pixels per map cell in the texture (room for the outline).
 const CELL_PIXELS: usize = 4;
 
@@ -180,6 +182,18 @@ impl Debugger {
             .fold(0.0, f64::max);
         ui.vertical(|ui| {
             ui.set_width(width);
+            if graph.messages.len() > MAX_DRAWN_MESSAGES {
+                // Hundreds of thousands of lines would stall every frame; the quantile curves
+                // and the stored changes stay.
+                ui.add(
+                    egui::Label::new(format!(
+                        "{} messages: too many to draw (at most {MAX_DRAWN_MESSAGES}); the curves show their quantiles",
+                        graph.messages.len()
+                    ))
+                    .wrap(),
+                );
+                return;
+            }
             let canvas = egui::vec2(width, (height - 44.0).max(60.0));
             let pick = graph::graph_canvas(
                 ui,
