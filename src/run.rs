@@ -3,6 +3,7 @@
 //! written as results.json. Nothing here knows which scenario or algorithm runs.
 
 pub mod budget;
+pub mod edge_frames;
 pub mod residuals;
 
 use std::collections::BTreeMap;

@@ -19,6 +19,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::edge_frames::{ConvergenceGraph, EDGE_BUDGET_BYTES, EdgeFrame, EdgeFrames};
+
 /// Signed changes kept per message: enough to compare two periods of length 4.
 pub const HISTORY: usize = 8;
 /// The longest cycle detected.
@@ -345,6 +347,10 @@ impl ResidualMaps {
 pub struct ConvergenceTracker {
     detector: OscillationDetector,
     maps: Option<ResidualMaps>,
+    /// Per-message changes (and values) per stored iteration, for graph scenarios.
+    edges: Option<EdgeFrames>,
+    /// How graph scenarios draw their nodes and messages.
+    graph: Option<Arc<ConvergenceGraph>>,
     /// Per-message change of the last iteration (for message histories and edge colours).
     last_change: Vec<f64>,
 }
@@ -355,18 +361,65 @@ impl ConvergenceTracker {
         ConvergenceTracker {
             detector: OscillationDetector::new(num_messages),
             maps: grid.map(|g| ResidualMaps::new(g, MAP_BUDGET_BYTES)),
+            edges: None,
+            graph: None,
             last_change: Vec::new(),
         }
     }
 
+    /// A tracker for a graph scenario: every message's change (and, through
+    /// [`ConvergenceTracker::observe_with_values`], its content) is stored per iteration within
+    /// `budget_bytes`, for the canvas coloured by residual and the message histories.
+    pub fn for_graph(graph: ConvergenceGraph, budget_bytes: usize) -> Self {
+        ConvergenceTracker {
+            detector: OscillationDetector::new(graph.messages.len()),
+            maps: None,
+            edges: Some(EdgeFrames::new(budget_bytes)),
+            graph: Some(Arc::new(graph)),
+            last_change: Vec::new(),
+        }
+    }
+
+    /// [`ConvergenceTracker::observe`], storing each message's `per_message` values
+    /// (`values[m * per_message + j]`, f32: drawn only) beside its change.
+    pub fn observe_with_values(
+        &mut self,
+        iteration: usize,
+        changes: &MessageChanges,
+        values: &[f64],
+        per_message: usize,
+    ) -> ConvergenceStats {
+        let fits = per_message > 0 && values.len() == per_message * changes.change.len();
+        self.observe_inner(iteration, changes, fits.then_some((values, per_message)))
+    }
+
     /// Takes in one iteration's changes and returns its stats.
     pub fn observe(&mut self, iteration: usize, changes: &MessageChanges) -> ConvergenceStats {
+        self.observe_inner(iteration, changes, None)
+    }
+
+    fn observe_inner(
+        &mut self,
+        iteration: usize,
+        changes: &MessageChanges,
+        values: Option<(&[f64], usize)>,
+    ) -> ConvergenceStats {
         if changes.signed.len() != self.detector.num_messages() {
             self.detector = OscillationDetector::new(changes.signed.len());
         }
         self.detector.observe(changes.signed);
         if let Some(maps) = &mut self.maps {
             maps.record(iteration, changes, self.detector.oscillating());
+        }
+        if let Some(edges) = &mut self.edges {
+            edges.record(EdgeFrame {
+                iteration,
+                change: changes.change.iter().map(|&c| c as f32).collect(),
+                oscillating: self.detector.oscillating().to_vec(),
+                values: values
+                    .map_or_else(Vec::new, |(v, _)| v.iter().map(|&x| x as f32).collect()),
+                per_message: values.map_or(0, |(_, k)| k),
+            });
         }
         self.last_change.clear();
         self.last_change.extend_from_slice(changes.change);
@@ -390,6 +443,10 @@ impl ConvergenceTracker {
     pub fn last_change(&self) -> &[f64] {
         &self.last_change
     }
+
+    pub fn edges(&self) -> Option<&EdgeFrames> {
+        self.edges.as_ref()
+    }
 }
 
 /// What the window's convergence debugger draws, as of one snapshot (cheap to clone: the
@@ -402,6 +459,12 @@ pub struct ConvergenceView {
     pub maps: Vec<Arc<ResidualMap>>,
     pub map_bytes: usize,
     pub map_budget_bytes: usize,
+    /// Graph scenarios: where nodes and messages are drawn.
+    pub graph: Option<Arc<ConvergenceGraph>>,
+    /// Graph scenarios: every message's change per stored iteration, oldest first.
+    pub edges: Vec<Arc<EdgeFrame>>,
+    pub edge_bytes: usize,
+    pub edge_budget_bytes: usize,
     /// Share of messages oscillating now.
     pub oscillating_fraction: f64,
     /// The schedule and damping running.
@@ -410,6 +473,8 @@ pub struct ConvergenceView {
     /// The run's stopping tolerance and iteration budget (for what-if runs and hints).
     pub tolerance: f64,
     pub max_iters: usize,
+    /// Why the engine cannot be copied for what-if runs or re-scheduled (None: it can).
+    pub fixed_schedule: Option<String>,
 }
 
 impl ConvergenceTracker {
@@ -430,11 +495,20 @@ impl ConvergenceTracker {
                 .unwrap_or_default(),
             map_bytes: self.maps.as_ref().map_or(0, |m| m.bytes()),
             map_budget_bytes: self.maps.as_ref().map_or(0, |m| m.budget_bytes()),
+            graph: self.graph.clone(),
+            edges: self
+                .edges
+                .as_ref()
+                .map(|e| e.frames().to_vec())
+                .unwrap_or_default(),
+            edge_bytes: self.edges.as_ref().map_or(0, |e| e.bytes()),
+            edge_budget_bytes: self.edges.as_ref().map_or(0, |e| e.budget_bytes()),
             oscillating_fraction: self.detector.fraction(),
             schedule: schedule.to_string(),
             damping,
             tolerance,
             max_iters,
+            fixed_schedule: None,
         }
     }
 }

@@ -10,6 +10,7 @@ mod common;
 mod config_echo;
 mod convergence;
 mod debugger_app;
+mod debugger_graph;
 mod denoise;
 mod discrete_bp;
 mod flow_app;

@@ -8,6 +8,9 @@
 //! curve) and, when a run ends without converging, two what-if runs started automatically
 //! whose measured outcome is the hint.
 
+pub mod graph;
+pub mod history;
+
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32};
@@ -18,7 +21,7 @@ use super::textures::{CachedTexture, Source};
 use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
-use crate::run::residuals::{ConvergenceView, ResidualMap};
+use crate::run::residuals::{ConvergenceView, EdgeFrame, ResidualMap};
 use crate::runner::Snapshot;
 use crate::scenarios::what_if::{WhatIfRequest, WhatIfRun};
 use crate::scenarios::{IterationRecord, Probe};
@@ -26,6 +29,8 @@ use crate::viz::residual_map::{map_max, residual_map_rgba};
 
 /// Decades the map's colour scale spans below its top.
 const DECADES: f64 = 6.0;
+/// Graphs with more messages than this are not drawn (each is a few shapes per frame).
+const MAX_DRAWN_MESSAGES: usize = 20_000;
 /// Pixels per map cell in the texture (room for the outline).
 const CELL_PIXELS: usize = 4;
 
@@ -62,12 +67,26 @@ pub struct Debugger {
     shown: Option<Arc<ResidualMap>>,
     /// The run the scrubber belongs to (a new run follows the newest again).
     run: Option<u64>,
+    /// Graph scenarios: the message changes drawn in the last frame.
+    shown_edges: Option<Arc<EdgeFrame>>,
+    /// The window plotting a clicked message's history.
+    history: history::MessageHistory,
 }
 
 impl Debugger {
     /// The map drawn in the last frame (tests check what the scrubber shows).
     pub fn shown(&self) -> Option<&ResidualMap> {
         self.shown.as_deref()
+    }
+
+    /// Graph scenarios: the stored iteration whose message changes colour the canvas.
+    pub fn shown_edges(&self) -> Option<&EdgeFrame> {
+        self.shown_edges.as_deref()
+    }
+
+    /// The message whose history window is open.
+    pub fn history_message(&self) -> Option<usize> {
+        self.history.message
     }
 
     /// Takes the actions recorded while drawing.
@@ -95,12 +114,17 @@ impl Debugger {
             self.scrub = None;
             self.what_ifs.clear();
             self.auto_asked = false;
+            self.history.message = None;
+            self.draft_schedule = None;
+            self.draft_damping = None;
         }
         self.ask_when_unconverged(snapshot, view);
         let height = ui.available_height().clamp(140.0, 320.0);
         let layout = PanelLayout::new(ui.available_width(), height, map_aspect(view));
         ui.horizontal_top(|ui| {
-            if layout.map_width > 0.0 {
+            if view.graph.is_some() {
+                self.graph(ui, view, layout.map_width, height, commands);
+            } else if layout.map_width > 0.0 {
                 self.map(ui, view, layout.map_width, commands);
             }
             // The column scrolls (and its text wraps at its width) rather than being clipped
@@ -119,14 +143,80 @@ impl Debugger {
                         self.map_info(ui, view);
                     });
             });
-            let scrubbed = self.shown.as_ref().map(|m| m.iteration);
+            let scrubbed = match view.graph {
+                Some(_) => self.shown_edges.as_ref().map(|f| f.iteration),
+                None => self.shown.as_ref().map(|m| m.iteration),
+            };
             curves(ui, &snapshot.history, scrubbed, &self.what_ifs, &layout);
         });
+        if let Some(graph) = &view.graph {
+            self.history.show(ui.ctx(), graph, &view.edges);
+        }
     }
 
     fn index(&self, view: &ConvergenceView) -> usize {
-        let last = view.maps.len().saturating_sub(1);
+        let last = frame_count(view).saturating_sub(1);
         self.scrub.map_or(last, |i| i.min(last))
+    }
+
+    /// Graph scenarios: the canvas coloured by the scrubbed iteration's message changes, with
+    /// its legend; a click on a message opens its history (and inspects it), on a node
+    /// inspects the node.
+    fn graph(
+        &mut self,
+        ui: &mut egui::Ui,
+        view: &ConvergenceView,
+        width: f32,
+        height: f32,
+        commands: &mut Vec<UiCommand>,
+    ) {
+        let Some(graph) = &view.graph else {
+            return;
+        };
+        let frame = view.edges.get(self.index(view)).cloned();
+        // One scale for the whole run: the largest change stored.
+        let hi = view
+            .edges
+            .iter()
+            .map(|f| f.max_change())
+            .fold(0.0, f64::max);
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            if graph.messages.len() > MAX_DRAWN_MESSAGES {
+                // Hundreds of thousands of lines would stall every frame; the quantile curves
+                // and the stored changes stay.
+                ui.add(
+                    egui::Label::new(format!(
+                        "{} messages: too many to draw (at most {MAX_DRAWN_MESSAGES}); the curves show their quantiles",
+                        graph.messages.len()
+                    ))
+                    .wrap(),
+                );
+                return;
+            }
+            let canvas = egui::vec2(width, (height - 44.0).max(60.0));
+            let pick = graph::graph_canvas(
+                ui,
+                graph,
+                frame.as_deref(),
+                hi,
+                DECADES,
+                self.history.message,
+                canvas,
+            );
+            graph::legend(ui, hi, DECADES, (width - 150.0).max(40.0));
+            match pick {
+                Some(graph::CanvasPick::Message(m)) => {
+                    self.history.message = Some(m);
+                    commands.push(UiCommand::Select(Probe::Message(m)));
+                }
+                Some(graph::CanvasPick::Node(n)) => {
+                    commands.push(UiCommand::Select(Probe::Node(n)));
+                }
+                None => {}
+            }
+        });
+        self.shown_edges = frame;
     }
 
     fn map(
@@ -170,7 +260,11 @@ impl Debugger {
             return;
         };
         let tolerance = effective_tolerance(view.tolerance);
-        if self.auto_asked || !snapshot.finished || last.residual < tolerance {
+        if self.auto_asked
+            || view.fixed_schedule.is_some()
+            || !snapshot.finished
+            || last.residual < tolerance
+        {
             return;
         }
         self.auto_asked = true;
@@ -198,6 +292,10 @@ impl Debugger {
     }
 
     fn what_if_controls(&mut self, ui: &mut egui::Ui, view: &ConvergenceView) {
+        if let Some(reason) = &view.fixed_schedule {
+            ui.add(egui::Label::new(egui::RichText::new(reason).small()).wrap());
+            return;
+        }
         let current: Schedule = view.schedule.parse().unwrap_or_default();
         let mut schedule = self.draft_schedule.unwrap_or(current);
         let mut damping = self.draft_damping.unwrap_or(view.damping);
@@ -246,6 +344,7 @@ impl Debugger {
     fn verdicts(&self, ui: &mut egui::Ui, view: &ConvergenceView, snapshot: &Snapshot) {
         if let Some(last) = snapshot.history.last()
             && snapshot.finished
+            && view.fixed_schedule.is_none()
             && last.residual >= effective_tolerance(view.tolerance)
         {
             ui.colored_label(
@@ -269,11 +368,11 @@ impl Debugger {
             view.damping,
             100.0 * view.oscillating_fraction
         ));
-        if view.grid.is_none() || view.maps.is_empty() {
+        if frame_count(view) == 0 {
             ui.label("no residual map yet");
             return;
         }
-        let last = view.maps.len() - 1;
+        let last = frame_count(view) - 1;
         let mut index = self.index(view);
         ui.horizontal(|ui| {
             // The row fits the column: two buttons and the slider.
@@ -310,6 +409,15 @@ impl Debugger {
         {
             self.scrub = if follow { None } else { Some(index) };
         }
+        if view.graph.is_some() {
+            let frame = &view.edges[index.min(last)];
+            ui.label(format!(
+                "message changes of iteration {} (largest {:.3e}); click a message for its history",
+                frame.iteration,
+                frame.max_change()
+            ));
+            return;
+        }
         let map = &view.maps[index.min(last)];
         ui.label(format!(
             "residual map of iteration {} (largest change {:.3e})",
@@ -318,8 +426,19 @@ impl Debugger {
         ));
     }
 
-    /// What the stored maps cost.
+    /// What the stored maps (or message changes) cost.
     fn map_info(&self, ui: &mut egui::Ui, view: &ConvergenceView) {
+        if view.graph.is_some() {
+            ui.label(format!(
+                "stored message changes: {} iterations of {} messages, {:.2} MB of a {:.0} MB budget",
+                view.edges.len(),
+                view.edges.last().map_or(0, |f| f.change.len()),
+                view.edge_bytes as f64 / 1e6,
+                view.edge_budget_bytes as f64 / 1e6
+            ))
+            .on_hover_text("Past the budget every other stored iteration is dropped, so the stored iterations span the whole run.");
+            return;
+        }
         let Some(map) = view.maps.last().filter(|_| view.grid.is_some()) else {
             return;
         };
@@ -347,8 +466,24 @@ fn effective_tolerance(tolerance: f64) -> f64 {
     if tolerance > 0.0 { tolerance } else { 1e-6 }
 }
 
-/// Width over height of the residual map (None: no map to draw).
+/// Stored iterations the scrubber moves over: graph frames or residual maps.
+fn frame_count(view: &ConvergenceView) -> usize {
+    if view.graph.is_some() {
+        view.edges.len()
+    } else if view.grid.is_some() {
+        view.maps.len()
+    } else {
+        0
+    }
+}
+
+/// Width over height of the residual map or graph canvas (None: nothing to draw).
 fn map_aspect(view: &ConvergenceView) -> Option<f32> {
+    if let Some(graph) = &view.graph {
+        // A chain is a row; anything else roughly square.
+        let flat = graph.positions.windows(2).all(|w| w[0][1] == w[1][1]);
+        return Some(if flat { 3.0 } else { 1.2 });
+    }
     let map = view.maps.last().filter(|_| view.grid.is_some())?;
     Some(map.width as f32 / map.height.max(1) as f32)
 }
