@@ -3,6 +3,7 @@
 
 pub mod discrete;
 pub mod flow_bp;
+pub mod flow_variational;
 pub mod gaussian_bp;
 pub mod grid_reference;
 pub mod kbp;

@@ -15,6 +15,7 @@ mod denoise;
 mod discrete_bp;
 mod flow_app;
 mod flow_cli;
+mod flow_debugger;
 mod flow_engine;
 mod flow_io;
 mod flow_reach;

@@ -76,6 +76,19 @@ pub struct FlowArgs {
     /// (robust to brightness change); 0 for the paper's brightness constancy [default: 0].
     #[arg(long)]
     pub gradient_weight: Option<f64>,
+    /// Fixed-point iterations of the variational (Charbonnier, DIS-style) refinement of the
+    /// finest level's flow, per warp; 0 = off, as in the paper preset [default: 5].
+    #[arg(long)]
+    pub variational_iters: Option<usize>,
+    /// Warps of the variational refinement (frame 2 warped again by its flow) [default: 10].
+    #[arg(long)]
+    pub variational_warps: Option<usize>,
+    /// Smoothness weight alpha of the variational refinement [default: 20].
+    #[arg(long)]
+    pub variational_alpha: Option<f64>,
+    /// Gradient-constancy weight gamma of the variational refinement [default: 10].
+    #[arg(long)]
+    pub variational_gamma: Option<f64>,
     /// 3 x 3 median of each level's flow before it centres the next level's windows
     /// [default: true].
     #[arg(long)]
@@ -134,6 +147,7 @@ impl RunFlags for FlowArgs {
             step_gamma: self.step_gamma.unwrap_or(d.step_gamma),
             damping: self.damping.unwrap_or(d.damping),
             schedule: self.schedule.unwrap_or(d.schedule),
+            schedule_changes: Vec::new(),
             iters: self.iters.unwrap_or(d.iters),
             stop_change: self.stop_change.unwrap_or(d.stop_change),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
@@ -144,6 +158,10 @@ impl RunFlags for FlowArgs {
             sigma_smooth: self.sigma_smooth.unwrap_or(d.sigma_smooth),
             smooth_outlier: self.smooth_outlier.unwrap_or(d.smooth_outlier),
             gradient_weight: self.gradient_weight.unwrap_or(d.gradient_weight),
+            variational_iters: self.variational_iters.unwrap_or(d.variational_iters),
+            variational_warps: self.variational_warps.unwrap_or(d.variational_warps),
+            variational_alpha: self.variational_alpha.unwrap_or(d.variational_alpha),
+            variational_gamma: self.variational_gamma.unwrap_or(d.variational_gamma),
             median_handoff: self.median_handoff.unwrap_or(d.median_handoff),
             presmooth: self.presmooth.unwrap_or(d.presmooth),
             estimate: self.estimate.unwrap_or(d.estimate),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, check_positive};
+use crate::inference::schedule::ScheduleChange;
 use crate::inference::sosmp::SosmpParams;
 use crate::inference::sosmp::basis::MAX_TENSOR_SIDE;
 use crate::inference::{EstimateKind, Schedule};
@@ -59,6 +60,16 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::real("gradient_weight", "Gradient constancy λ", 0.0, 100.0).help(
         "Data term (I1 − I2)² + λ ‖∇I1 − ∇I2‖² (beyond the paper): the gradient term is unchanged by a brightness change between the frames; 0 is the paper's brightness constancy.",
+    ),
+    Param::int("variational_iters", "Variational refinement", 0.0, 1000.0).help(
+        "Fixed-point iterations per warp of a continuous Charbonnier refinement of the finest level's flow (DIS's variational refinement, beyond the paper): sub-pixel flow and sharper motion boundaries; 0 = off (the paper's read-out).",
+    ),
+    Param::int("variational_warps", "Refinement warps", 1.0, 100.0)
+        .help("Times the variational refinement warps frame 2 by its current flow and linearises again (each runs the fixed-point iterations)."),
+    Param::real("variational_alpha", "Refinement smoothness α", 0.0, 1000.0)
+        .help("Smoothness weight α of the variational refinement (data weight δ = 5)."),
+    Param::real("variational_gamma", "Refinement gradient γ", 0.0, 1000.0).help(
+        "Gradient-constancy weight γ of the variational refinement (robust to brightness change; 0 = brightness constancy only).",
     ),
     Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
         .unit("px")
@@ -134,6 +145,9 @@ pub struct FlowConfig {
     /// Discrete BP's schedule (`synchronous` is the checkerboard); SOSMP runs only
     /// `synchronous`, so other schedules are refused when SOSMP runs.
     pub schedule: Schedule,
+    /// Live switches of discrete BP's schedule and damping (the window's debugger), each from
+    /// a global iteration on; replayed from the config.
+    pub schedule_changes: Vec<ScheduleChange>,
     /// Iterations at each pyramid level (the most, with [`Self::stop_change`]).
     pub iters: usize,
     /// A level ends once the mean Euclidean change of its flow estimate over one iteration,
@@ -164,6 +178,15 @@ pub struct FlowConfig {
     /// Weight `λ` of gradient constancy in the data term `(ΔI)² + λ ‖Δ∇I‖²` (0: the paper's
     /// brightness constancy).
     pub gradient_weight: f64,
+    /// Fixed-point iterations of the variational refinement of the finest level's flow
+    /// ([`crate::inference::flow_variational`], beyond the paper); 0 = off.
+    pub variational_iters: usize,
+    /// Times frame 2 is warped again by the refined flow (each warp runs `variational_iters`).
+    pub variational_warps: usize,
+    /// Its smoothness weight α (brightness-constancy weight δ = 5).
+    pub variational_alpha: f64,
+    /// Its gradient-constancy weight γ.
+    pub variational_gamma: f64,
     /// Median-filter (3 x 3) each level's flow before it centres the next level's windows.
     pub median_handoff: bool,
     /// Standard deviation of the Gaussian pre-smoothing of both frames (pixels; 0 = none).
@@ -191,6 +214,7 @@ impl Default for FlowConfig {
             step_gamma: 0.3,
             damping: 0.0,
             schedule: Schedule::Synchronous,
+            schedule_changes: Vec::new(),
             iters: 40,
             stop_change: DEFAULT_STOP_CHANGE,
             max_displacement: 2.0,
@@ -201,6 +225,10 @@ impl Default for FlowConfig {
             sigma_smooth: 0.5,
             smooth_outlier: 0.0,
             gradient_weight: 0.0,
+            variational_iters: DEFAULT_VARIATIONAL_ITERS,
+            variational_warps: DEFAULT_VARIATIONAL_WARPS,
+            variational_alpha: 20.0,
+            variational_gamma: 10.0,
             median_handoff: true,
             presmooth: 0.0,
             estimate: EstimateKind::Mean,
@@ -221,6 +249,12 @@ pub const DEFAULT_STOP_CHANGE: f64 = 0.002;
 pub const MAX_SYNTHETIC_SIDE: usize = 2048;
 /// Largest number of pyramid levels.
 pub const MAX_LEVELS: usize = 6;
+
+/// Fixed-point iterations of the variational refinement by default (and in `best`).
+pub const DEFAULT_VARIATIONAL_ITERS: usize = 5;
+
+/// Warps of the variational refinement by default.
+pub const DEFAULT_VARIATIONAL_WARPS: usize = 10;
 
 /// The named presets of [`FlowConfig::with_preset`].
 pub const PRESETS: [&str; 3] = ["paper", "default", "best"];
@@ -316,6 +350,27 @@ impl FlowConfig {
         }
     }
 
+    /// Discrete BP's schedule and damping at global iteration `iteration` (after the switches
+    /// in [`Self::schedule_changes`] made by then).
+    pub fn schedule_at(&self, iteration: usize) -> (Schedule, f64) {
+        self.schedule_changes
+            .iter()
+            .rev()
+            .find(|c| c.from_iteration <= iteration)
+            .map_or((self.schedule, self.damping), |c| (c.schedule, c.damping))
+    }
+
+    /// The variational refinement's settings.
+    pub fn variational(&self) -> crate::inference::flow_variational::VariationalParams {
+        crate::inference::flow_variational::VariationalParams {
+            warps: self.variational_warps,
+            iterations: self.variational_iters,
+            alpha: self.variational_alpha,
+            gamma: self.variational_gamma,
+            ..Default::default()
+        }
+    }
+
     /// Total iterations over all levels (at the size in `width` x `height`, which the scenario
     /// sets to the frames' size).
     pub fn total_iters(&self) -> usize {
@@ -353,6 +408,7 @@ impl FlowConfig {
                 c.smooth_outlier = 0.0;
                 c.gradient_weight = 0.0;
                 c.stop_change = 0.0;
+                c.variational_iters = 0;
             }
             "best" => {
                 c.smooth_outlier = BEST_SMOOTH_OUTLIER;
@@ -403,13 +459,21 @@ impl ScenarioParams for FlowConfig {
         self.sosmp_params().check()?;
         if self.algorithm == FlowAlgorithm::Sosmp || self.compare == Some(FlowAlgorithm::Sosmp) {
             crate::inference::sosmp::check_schedule(self.schedule)?;
+            if !self.schedule_changes.is_empty() {
+                return Err(Error::param(
+                    "schedule_changes",
+                    "SOSMP runs only the synchronous schedule with its step size; schedule switches apply to discrete BP alone",
+                ));
+            }
         }
+        ScheduleChange::check_all(&self.schedule_changes)?;
 
         FlowLabels::new(self.max_displacement, self.subpixel)?;
         if self.refine_displacement > 0.0 {
             FlowLabels::new(self.refine_displacement, self.subpixel)?;
         }
 
+        self.variational().check()?;
         check_positive("sigma data", self.sigma_data)?;
         check_positive("sigma smooth", self.sigma_smooth)?;
         if !(0.0..=0.5).contains(&self.smooth_outlier) {

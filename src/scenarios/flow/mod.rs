@@ -71,11 +71,15 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::inference::flow_bp::FlowBp;
+use crate::inference::flow_variational::refine_flow;
+use crate::inference::schedule::ScheduleChange;
 use crate::inference::sosmp::Sosmp;
+use crate::inference::sosmp::box_grid::BoxGrid;
 use crate::inference::sosmp::flow::{flow_problem, uniform_start};
-use crate::inference::{Belief, Inference};
+use crate::inference::{Belief, Inference, Schedule};
 use crate::io::{self, FlowField, GrayImage, flo};
 use crate::model::flow::{FlowEvidence, FlowMrf, downsample2, gaussian_blur, upsample_flow};
+use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::scenarios::ScenarioParams;
 use crate::viz::flow_color::{FlowColoring, flow_rgba, legend_rgba};
 
@@ -198,8 +202,96 @@ impl Pyramid {
     }
 }
 
-/// An algorithm set up on one level (2-D SOSMP or discrete flow BP).
-pub type FlowEngine = Box<dyn Inference>;
+/// An algorithm set up on one level (2-D SOSMP or discrete flow BP), or nothing between two
+/// levels.
+pub enum FlowEngine {
+    Sosmp(Box<Sosmp<BoxGrid>>),
+    Discrete(Box<FlowBp>),
+    /// Between two levels (nothing to step or read out).
+    Vacant,
+}
+
+impl FlowEngine {
+    /// Switches discrete BP's schedule and damping from its next iteration on (keeping its
+    /// messages); SOSMP refuses with the reason ([`crate::inference::sosmp::check_schedule`]).
+    pub fn reschedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
+        match self {
+            FlowEngine::Discrete(bp) => bp.set_schedule(schedule, damping),
+            FlowEngine::Sosmp(_) => refuse_sosmp_switch(schedule, damping),
+            FlowEngine::Vacant => Ok(()),
+        }
+    }
+}
+
+/// SOSMP's answer to a schedule switch: it runs only the synchronous schedule, and its step
+/// size `1/(γ(t+1))` is its damping.
+fn refuse_sosmp_switch(schedule: Schedule, damping: f64) -> Result<()> {
+    crate::inference::sosmp::check_schedule(schedule)?;
+    Err(Error::param(
+        "damping",
+        format!(
+            "SOSMP has no damping to switch to {damping}: its step size 1/(γ(t+1)) averages the \
+             messages, and it runs only the synchronous schedule (switch the discrete-BP run)"
+        ),
+    ))
+}
+
+impl Inference for FlowEngine {
+    fn step(&mut self) -> Result<crate::inference::StepReport> {
+        match self {
+            FlowEngine::Sosmp(e) => e.step(),
+            FlowEngine::Discrete(e) => e.step(),
+            FlowEngine::Vacant => Err(Error::param("pyramid", "the next level is not set up")),
+        }
+    }
+
+    fn iteration(&self) -> usize {
+        match self {
+            FlowEngine::Sosmp(e) => e.iteration(),
+            FlowEngine::Discrete(e) => e.iteration(),
+            FlowEngine::Vacant => 0,
+        }
+    }
+
+    fn belief(&self, node: usize) -> Belief {
+        match self {
+            FlowEngine::Sosmp(e) => e.belief(node),
+            FlowEngine::Discrete(e) => e.belief(node),
+            FlowEngine::Vacant => Belief::Grid2 {
+                xs: Vec::new(),
+                ys: Vec::new(),
+                values: Vec::new(),
+            },
+        }
+    }
+
+    fn estimates(&self, kind: crate::inference::EstimateKind) -> crate::inference::Estimates {
+        match self {
+            FlowEngine::Sosmp(e) => e.estimates(kind),
+            FlowEngine::Discrete(e) => e.estimates(kind),
+            FlowEngine::Vacant => crate::inference::Estimates {
+                dim: 2,
+                values: Vec::new(),
+            },
+        }
+    }
+
+    fn fallbacks(&self) -> u64 {
+        match self {
+            FlowEngine::Sosmp(e) => e.fallbacks(),
+            FlowEngine::Discrete(e) => e.fallbacks(),
+            FlowEngine::Vacant => 0,
+        }
+    }
+
+    fn message_changes(&self) -> Option<crate::inference::MessageChanges<'_>> {
+        match self {
+            FlowEngine::Sosmp(e) => e.message_changes(),
+            FlowEngine::Discrete(e) => e.message_changes(),
+            FlowEngine::Vacant => None,
+        }
+    }
+}
 
 /// A flow kept for review.
 #[derive(Debug, Clone)]
@@ -271,6 +363,18 @@ pub struct FlowRun {
     flow_change: f64,
     /// The current level has run its iterations (or met the stop rule).
     level_done: bool,
+    /// The variational refinement of the finest level's flow, once it has run.
+    refinement: Option<RefinementInfo>,
+    /// Discrete BP's schedule and damping now (each new level starts with them).
+    schedule: (Schedule, f64),
+}
+
+/// What the variational refinement of the finest level did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefinementInfo {
+    pub seconds: f64,
+    /// Errors of the message-passing flow it started from.
+    pub errors_before: Option<FlowErrors>,
 }
 
 impl FlowRun {
@@ -283,7 +387,9 @@ impl FlowRun {
         cancel: &CancelFlag,
     ) -> Result<Self> {
         let level = pyramid.levels.len() - 1;
-        let (mrf, engine, info) = build_level(algorithm, config, pyramid, level, None, cancel)?;
+        let schedule = config.schedule_at(1);
+        let (mrf, engine, info) =
+            build_level(algorithm, config, pyramid, level, None, schedule, cancel)?;
         let mut run = FlowRun {
             algorithm,
             level,
@@ -301,6 +407,8 @@ impl FlowRun {
             fallbacks: 0,
             flow_change: f64::INFINITY,
             level_done: false,
+            refinement: None,
+            schedule,
         };
         run.read_out(config, pyramid, gt);
         Ok(run)
@@ -328,13 +436,14 @@ impl FlowRun {
         // Free the coarse level's messages before the fine level allocates its own (peak
         // memory is the fine level's, not both); on failure the next step retries from the
         // kept coarse flow.
-        self.engine = Box::new(Vacant);
+        self.engine = FlowEngine::Vacant;
         let (mrf, engine, info) = build_level(
             self.algorithm,
             config,
             pyramid,
             fine,
             Some((&u, &v)),
+            self.schedule,
             cancel,
         )?;
         self.mrf = mrf;
@@ -417,6 +526,16 @@ impl FlowRun {
             && self.level_iteration >= config::MIN_LEVEL_ITERS
             && self.flow_change * scale < config.stop_change;
         self.level_done = converged || self.level_iteration >= config.iters;
+        if self.level == 0 && self.level_done && config.variational_iters > 0 {
+            self.refine(config, pyramid, gt)?;
+            if let Some(e) = self.errors {
+                // The iteration's record shows the refined flow.
+                self.epe.pop();
+                self.aae.pop();
+                self.epe.push(e.epe);
+                self.aae.push(e.aae);
+            }
+        }
         if self.level_done || config.snapshots.contains(&self.level_iteration) {
             self.snapshots.push(FlowSnapshot {
                 iteration: self.iteration,
@@ -437,6 +556,44 @@ impl FlowRun {
             info.stopped_early = converged && self.level_iteration < config.iters;
         }
         Ok(Some((seconds, report.residual)))
+    }
+
+    /// Replaces the finest level's flow by its variational refinement
+    /// ([`crate::inference::flow_variational`]), started from it.
+    fn refine(
+        &mut self,
+        config: &FlowConfig,
+        pyramid: &Pyramid,
+        gt: Option<&FlowField>,
+    ) -> Result<()> {
+        let start = Instant::now();
+        let (f1, f2) = &pyramid.levels[0];
+        let mut flow = (*self.level_flow).clone();
+        refine_flow(f1, f2, &mut flow.u, &mut flow.v, &config.variational())?;
+        let errors_before = self.errors;
+        self.level_flow = Arc::new(flow);
+        self.flow = self.level_flow.clone();
+        self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
+        self.refinement = Some(RefinementInfo {
+            seconds: start.elapsed().as_secs_f64(),
+            errors_before,
+        });
+        Ok(())
+    }
+
+    /// Switches the schedule and damping from the next iteration on (this level and the next).
+    fn reschedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
+        if self.algorithm == FlowAlgorithm::Sosmp {
+            return refuse_sosmp_switch(schedule, damping);
+        }
+        self.engine.reschedule(schedule, damping)?;
+        self.schedule = (schedule, damping);
+        Ok(())
+    }
+
+    /// The variational refinement, once the finest level has run it.
+    pub fn refinement(&self) -> Option<RefinementInfo> {
+        self.refinement
     }
 
     /// The finest level is done.
@@ -551,34 +708,6 @@ pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
 /// caused every fallback to β measured on RubberWhale).
 pub const SOSMP_MAX_STEP: f64 = 1.0;
 
-/// The engine slot between two levels (nothing to step or read out).
-struct Vacant;
-
-impl Inference for Vacant {
-    fn step(&mut self) -> Result<crate::inference::StepReport> {
-        Err(Error::param("pyramid", "the next level is not set up"))
-    }
-
-    fn iteration(&self) -> usize {
-        0
-    }
-
-    fn belief(&self, _node: usize) -> Belief {
-        Belief::Grid2 {
-            xs: Vec::new(),
-            ys: Vec::new(),
-            values: Vec::new(),
-        }
-    }
-
-    fn estimates(&self, _kind: crate::inference::EstimateKind) -> crate::inference::Estimates {
-        crate::inference::Estimates {
-            dim: 2,
-            values: Vec::new(),
-        }
-    }
-}
-
 /// Sets an algorithm up on one level. SOSMP errors only on bad settings; discrete BP also when
 /// its messages would not fit in memory.
 fn build_level(
@@ -587,6 +716,7 @@ fn build_level(
     pyramid: &Pyramid,
     level: usize,
     base: Option<(&[f64], &[f64])>,
+    schedule: (Schedule, f64),
     cancel: &CancelFlag,
 ) -> Result<(Arc<FlowMrf>, FlowEngine, LevelInfo)> {
     let start = Instant::now();
@@ -608,12 +738,13 @@ fn build_level(
             let start = uniform_start(&problem);
             let mut sosmp = Sosmp::with_start(problem, config.sosmp_params(), &start)?;
             sosmp.set_max_step(SOSMP_MAX_STEP)?;
-            Box::new(sosmp) as FlowEngine
+            FlowEngine::Sosmp(Box::new(sosmp))
         }
         FlowAlgorithm::Discrete => {
-            let mut bp = FlowBp::new(mrf.clone(), config.damping)?;
-            bp.set_schedule(config.schedule, config.damping)?;
-            Box::new(bp)
+            let (schedule, damping) = schedule;
+            let mut bp = FlowBp::new(mrf.clone(), damping)?;
+            bp.set_schedule(schedule, damping)?;
+            FlowEngine::Discrete(Box::new(bp))
         }
     };
     let info = LevelInfo {
@@ -711,6 +842,11 @@ pub struct FlowScenario {
     runs: Vec<FlowRun>,
     log: RunLog,
     cancel: CancelFlag,
+    /// Per-message residuals and oscillation of the primary run at its current level (the
+    /// convergence debugger; a new level starts a new record, its grid is the level's).
+    convergence: ConvergenceTracker,
+    /// The level the tracker records.
+    convergence_level: usize,
 }
 
 impl FlowScenario {
@@ -746,6 +882,8 @@ impl FlowScenario {
             let z = vec![0.0; g.len()];
             flow_errors(&z, &z, g)
         });
+        let levels = pyramid.levels.len();
+        let pyramid_top = pyramid.size(levels - 1);
         let runs = config
             .algorithms()
             .into_iter()
@@ -760,6 +898,8 @@ impl FlowScenario {
             pyramid,
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
+            convergence: ConvergenceTracker::new(0, Some(pyramid_top)),
+            convergence_level: levels - 1,
             config,
             cancel: cancel.clone(),
         })
@@ -833,6 +973,16 @@ impl FlowScenario {
         w
     }
 
+    /// Switches every run to the config's schedule change for `iteration`, if there is one.
+    fn apply_schedule_change(&mut self, iteration: usize) -> Result<()> {
+        if let Some(change) = ScheduleChange::at(&self.config.schedule_changes, iteration) {
+            for run in &mut self.runs {
+                run.reschedule(change.schedule, change.damping)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Per-iteration EPE and AAE of every run as CSV.
     pub fn errors_csv(&self) -> String {
         let mut out = String::from("iter");
@@ -890,6 +1040,8 @@ impl Scenario for FlowScenario {
         let mut metrics = BTreeMap::new();
         let mut primary = (0.0, 0.0);
         let gt = self.ground_truth.clone();
+        let next = self.log.history().len() + 1;
+        self.apply_schedule_change(next)?;
         for (i, run) in self.runs.iter_mut().enumerate() {
             let Some((seconds, residual)) =
                 run.step(&self.config, &self.pyramid, gt.as_deref(), &self.cancel)?
@@ -899,6 +1051,17 @@ impl Scenario for FlowScenario {
             let suffix = if i == 0 {
                 primary = (seconds, residual);
                 metrics.insert("level".to_string(), run.level as f64);
+                if let Some(changes) = run.engine.message_changes() {
+                    if run.level != self.convergence_level {
+                        let size = self.pyramid.size(run.level);
+                        self.convergence = ConvergenceTracker::new(0, Some(size));
+                        self.convergence_level = run.level;
+                    }
+                    let stats = self.convergence.observe(next, &changes);
+                    for (key, value) in stats.metrics() {
+                        metrics.insert(key.to_string(), value);
+                    }
+                }
                 String::new()
             } else {
                 metrics.insert(format!("seconds_{}", run.algorithm.label()), seconds);
@@ -924,6 +1087,46 @@ impl Scenario for FlowScenario {
 
     fn finished(&self) -> bool {
         self.runs.iter().all(FlowRun::finished)
+    }
+
+    fn convergence(&self) -> Option<ConvergenceView> {
+        let run = &self.runs[0];
+        if run.algorithm == FlowAlgorithm::Sosmp {
+            return None;
+        }
+        let (schedule, damping) = run.schedule;
+        Some(self.convergence.view(
+            schedule.label(),
+            damping,
+            self.config.stop_change,
+            self.config.total_iters(),
+        ))
+    }
+
+    /// Switches discrete BP's schedule and damping from the next iteration on (recorded in
+    /// `schedule_changes`, so the echoed config replays it); refused, with the reason, when a
+    /// SOSMP run is on.
+    fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
+        crate::error::check_range("damping", damping, 0.0, 0.99)?;
+        if self
+            .runs
+            .iter()
+            .any(|r| r.algorithm == FlowAlgorithm::Sosmp)
+        {
+            return refuse_sosmp_switch(schedule, damping);
+        }
+        let from_iteration = self.log.history().len() + 1;
+        ScheduleChange::record(
+            &mut self.config.schedule_changes,
+            ScheduleChange {
+                from_iteration,
+                schedule,
+                damping,
+            },
+        );
+        // Applied now (a refusal shows at once) and again, identically, before the iteration,
+        // as a replay of the config does.
+        self.apply_schedule_change(from_iteration)
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {

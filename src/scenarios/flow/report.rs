@@ -74,8 +74,26 @@ pub struct RunReport {
     pub epe: Vec<f64>,
     pub aae: Vec<f64>,
     pub snapshots: Vec<SnapshotReport>,
+    /// The variational refinement of the finest level's flow, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variational_refinement: Option<RefinementReport>,
     #[serde(flatten)]
     pub settings: Settings,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RefinementReport {
+    pub method: &'static str,
+    pub warps: usize,
+    pub fixed_point_iterations: usize,
+    pub sor_iterations: usize,
+    pub alpha: f64,
+    pub delta: f64,
+    pub gamma: f64,
+    pub seconds: f64,
+    /// Errors of the message-passing flow before the refinement.
+    pub epe_before: Option<f64>,
+    pub aae_before: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,6 +249,21 @@ impl RunReport {
                     aae: x.errors.map(|e| e.aae),
                 })
                 .collect(),
+            variational_refinement: r.refinement().map(|info| {
+                let p = c.variational();
+                RefinementReport {
+                    method: "Charbonnier brightness + gradient constancy (normalised) and Charbonnier smoothness, linearised at the message-passing flow, lagged non-linearity with red-black SOR (Brox et al. 2004; DIS, Kroeger et al. 2016)",
+                    warps: p.warps,
+                    fixed_point_iterations: p.iterations,
+                    sor_iterations: p.sor_iterations,
+                    alpha: p.alpha,
+                    delta: p.delta,
+                    gamma: p.gamma,
+                    seconds: info.seconds,
+                    epe_before: info.errors_before.map(|e| e.epe),
+                    aae_before: info.errors_before.map(|e| e.aae),
+                }
+            }),
             settings: match r.algorithm {
                 FlowAlgorithm::Sosmp => Settings::Sosmp {
                     basis: Basis {

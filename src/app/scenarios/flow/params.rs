@@ -244,6 +244,10 @@ pub fn ui(
                 ("smooth_outlier", 0.0, 0.2),
                 ("gradient_weight", 0.0, 10.0),
                 ("presmooth", 0.0, 3.0),
+                ("variational_iters", 0.0, 50.0),
+                ("variational_warps", 1.0, 20.0),
+                ("variational_alpha", 0.0, 100.0),
+                ("variational_gamma", 0.0, 50.0),
             ] {
                 param_row(ui, c, PARAMS, key, lo, hi);
                 ui.end_row();
