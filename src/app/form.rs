@@ -110,6 +110,16 @@ pub fn bounded_count(
     response
 }
 
+/// Adds `slider` as wide as the row allows less room for its value box, so the value never
+/// runs past the panel's edge (for sliders drawn outside [`param_row`]).
+pub fn fitted_slider(ui: &mut egui::Ui, slider: egui::Slider<'_>) -> egui::Response {
+    ui.scope(|ui| {
+        ui.spacing_mut().slider_width = (ui.available_width() - VALUE_BOX_WIDTH).max(60.0);
+        ui.add(slider)
+    })
+    .inner
+}
+
 /// Shows the note left by [`remember_clamp`] for this field, if any.
 fn clamp_note(ui: &mut egui::Ui, note_id: egui::Id) {
     if let Some(note) = ui.data(|d| d.get_temp::<String>(note_id)) {
