@@ -27,30 +27,15 @@ pub fn show(
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            // The form is laid out in the panel's width and reports no more than that: a row
-            // wider than the panel is clipped instead of widening the panel, which would widen
-            // every slider sized from the room left (a loop that ends at the panel's largest
-            // size and takes that width from the central view).
-            let rect = ui.available_rect_before_wrap();
-            let mut form = ui.new_child(
-                egui::UiBuilder::new()
-                    .max_rect(rect)
-                    .layout(egui::Layout::top_down(egui::Align::Min)),
-            );
             let shown = config.name();
-            scenario_selector(&mut form, config, &mut cx.state.configs);
+            scenario_selector(ui, config, &mut cx.state.configs);
             // A new choice gets its own room from the next frame on.
             if config.name() == shown {
-                room.params(&mut form, config, cx);
+                room.params(ui, config, cx);
             }
-            form.add_space(4.0);
-            form.weak("Edits apply when a slider is released or Enter is pressed.");
-            form.add_space(8.0);
-            let height = form.min_rect().height();
-            ui.advance_cursor_after_rect(egui::Rect::from_min_size(
-                rect.min,
-                egui::vec2(rect.width(), height),
-            ));
+            ui.add_space(4.0);
+            ui.weak("Edits apply when a slider is released or Enter is pressed.");
+            ui.add_space(8.0);
         });
 }
 
