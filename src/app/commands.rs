@@ -115,7 +115,9 @@ impl UiCommand {
             UiCommand::ZoomIn => "Enlarge the image panes",
             UiCommand::ZoomOut => "Shrink the image panes",
             UiCommand::ZoomFit => "Fit the image panes to the window",
-            UiCommand::ClearSelection => "Stop inspecting the selected pixel",
+            UiCommand::ClearSelection => {
+                "Close the dialog on top, else stop inspecting the selected pixel"
+            }
             UiCommand::Apply(_) => "Rebuild the scenario with the edited parameters",
             UiCommand::OpenImage(_) => "Load this image",
             UiCommand::Select(_) => "Inspect this pixel",

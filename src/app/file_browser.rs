@@ -51,6 +51,8 @@ pub struct FileBrowser {
     /// The file name (save mode).
     file_name: String,
     show_all: bool,
+    /// Escape was pressed: the next `show` answers Cancelled.
+    cancelled: bool,
 }
 
 impl FileBrowser {
@@ -66,9 +68,15 @@ impl FileBrowser {
             location: String::new(),
             file_name,
             show_all: false,
+            cancelled: false,
         };
         browser.enter(&start);
         browser
+    }
+
+    /// Closes the browser without a pick (Escape).
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
     }
 
     /// The folder shown.
@@ -142,6 +150,9 @@ impl FileBrowser {
 
     /// Draws the browser as a window; `Some` once the user has picked or cancelled.
     pub fn show(&mut self, ctx: &egui::Context) -> Option<BrowserOutcome> {
+        if self.cancelled {
+            return Some(BrowserOutcome::Cancelled);
+        }
         let mut outcome = None;
         let mut open = true;
         egui::Window::new(self.request.title.clone())

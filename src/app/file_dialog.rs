@@ -130,6 +130,18 @@ impl FileDialog {
         self.pending.is_some() || self.browser.is_some()
     }
 
+    /// Cancels the in-window browser, if it is open (Escape); its answer comes from the next
+    /// [`FileDialog::update`].
+    pub fn cancel_browser(&mut self) -> bool {
+        match &mut self.browser {
+            Some((_, browser)) => {
+                browser.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Asks for a file for `purpose`, starting in `start` (does nothing if a dialog is open).
     pub fn ask(&mut self, ctx: &egui::Context, purpose: Purpose, start: PathBuf) {
         if self.is_open() {

@@ -53,7 +53,7 @@ pub fn param_row<C: Serialize + DeserializeOwned>(
     let note_id = id.with("clamped");
     let response = ui
         .vertical(|ui| {
-            ui.spacing_mut().slider_width = (ui.available_width() - VALUE_BOX_WIDTH).max(60.0);
+            ui.spacing_mut().slider_width = slider_room(ui, VALUE_BOX_WIDTH);
             let response = ui.add(slider).labelled_by(id);
             clamp_note(ui, note_id);
             response
@@ -108,6 +108,35 @@ pub fn bounded_count(
         *value = clamped as usize;
     }
     response
+}
+
+/// The width a slider can take at the cursor: up to the visible right edge (the panel's, not a
+/// grid column's, which may have grown), less room for its value box.
+fn slider_room(ui: &egui::Ui, value_box: f32) -> f32 {
+    let right = ui
+        .clip_rect()
+        .right()
+        .min(ui.available_rect_before_wrap().right());
+    (right - ui.cursor().left() - value_box).max(60.0)
+}
+
+/// Adds `slider` as wide as the row allows less room for its value box, so the value never
+/// runs past the panel's edge (for sliders drawn outside [`param_row`]).
+pub fn fitted_slider(ui: &mut egui::Ui, slider: egui::Slider<'_>) -> egui::Response {
+    fitted_slider_reserving(ui, slider, VALUE_BOX_WIDTH)
+}
+
+/// [`fitted_slider`] whose value box needs `value_box` points (a long custom value).
+pub fn fitted_slider_reserving(
+    ui: &mut egui::Ui,
+    slider: egui::Slider<'_>,
+    value_box: f32,
+) -> egui::Response {
+    ui.scope(|ui| {
+        ui.spacing_mut().slider_width = slider_room(ui, value_box);
+        ui.add(slider)
+    })
+    .inner
 }
 
 /// Shows the note left by [`remember_clamp`] for this field, if any.

@@ -9,6 +9,7 @@
 pub mod colors;
 pub mod commands;
 pub mod debugger;
+pub mod dialogs;
 pub mod export;
 pub mod file_browser;
 pub mod file_dialog;
@@ -155,6 +156,8 @@ pub struct App {
     screenshot_crop: Option<(egui::Rect, f32)>,
     /// The convergence debugger panel.
     debugger: debugger::Debugger,
+    /// Which dialogs are open, in the order they opened (Escape closes the last).
+    dialogs: dialogs::OpenOrder,
 }
 
 impl App {
@@ -231,6 +234,7 @@ impl App {
             panes: pane_export::PaneExport::default(),
             screenshot_crop: None,
             debugger: debugger::Debugger::default(),
+            dialogs: dialogs::OpenOrder::default(),
         }
     }
 
@@ -260,6 +264,11 @@ impl App {
     /// the window keeps what it has and can start a new run.
     pub fn inject_fault(&mut self, fault: crate::runner::Fault) {
         self.runner.send(Command::InjectFault(fault));
+    }
+
+    /// The node or message being inspected.
+    pub fn selection(&self) -> Option<Probe> {
+        self.selection
     }
 
     /// The Paper figures window (Help > Paper figures).
@@ -746,6 +755,36 @@ impl App {
         );
     }
 
+    /// Records which dialogs are open (after the menus and windows have drawn).
+    fn sync_dialogs(&mut self) {
+        use dialogs::Dialog;
+        self.dialogs.sync(&[
+            (Dialog::Shortcuts, self.help.shortcuts),
+            (Dialog::About, self.help.about),
+            (Dialog::Explain, self.help.explain),
+            (Dialog::PaperFigures, self.figures.open),
+        ]);
+    }
+
+    /// Closes the dialog on top (Escape): the file browser first, else the window opened last.
+    /// False when none is open.
+    fn close_top_dialog(&mut self) -> bool {
+        use dialogs::Dialog;
+        if self.dialog.cancel_browser() {
+            return true;
+        }
+        self.sync_dialogs();
+        match self.dialogs.top() {
+            Some(Dialog::Shortcuts) => self.help.shortcuts = false,
+            Some(Dialog::About) => self.help.about = false,
+            Some(Dialog::Explain) => self.help.explain = false,
+            Some(Dialog::PaperFigures) => self.figures.open = false,
+            None => return false,
+        }
+        self.sync_dialogs();
+        true
+    }
+
     fn drop_overlay(&mut self, ctx: &egui::Context) {
         let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
         if !hovering {
@@ -803,6 +842,10 @@ impl eframe::App for App {
         if !dropped.is_empty() {
             // Files dropped together are opened together (e.g. two frames and a .flo).
             self.open_paths(&dropped);
+        }
+        if ctx.input(|i| i.key_pressed(egui::Key::Escape)) && self.close_top_dialog() {
+            // Escape went to the dialog, not to the selection.
+            ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
         }
         self.commands.extend(commands::pressed_shortcuts(ctx));
     }
@@ -922,6 +965,7 @@ impl eframe::App for App {
         self.help.show(&ctx, (name, explanation));
         self.figures.open |= std::mem::take(&mut self.help.figures);
         self.figures.show(&ctx);
+        self.sync_dialogs();
         if let Some(rect) = self.panes.show(&ctx) {
             self.save_pane(&ctx, rect);
         }

@@ -557,3 +557,60 @@ fn a_pane_saved_from_its_right_click_menu_is_the_window_cropped_to_it() {
     );
     assert!(pane.width() < 1000.0, "a pane, not the whole window");
 }
+
+#[test]
+fn escape_closes_the_dialog_on_top_before_it_clears_the_selection() {
+    use beliefscope::scenarios::Probe;
+    let mut h = app(small_config());
+    h.state_mut().select(Probe::Node(5));
+    h.run_steps(2);
+    click(&mut h, "Help");
+    click(&mut h, "Keyboard shortcuts");
+    click(&mut h, "Help");
+    click(&mut h, "About beliefscope");
+    assert!(has_text(&h, "Run one iteration, then pause"));
+    assert!(has_text(&h, "Kernel Belief Propagation. AISTATS 2011."));
+
+    // The last opened closes first; the selection stays while dialogs close.
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert!(!has_text(&h, "Kernel Belief Propagation. AISTATS 2011."));
+    assert!(has_text(&h, "Run one iteration, then pause"));
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert!(!has_text(&h, "Run one iteration, then pause"));
+
+    click(&mut h, "Help");
+    click(&mut h, "What am I looking at?");
+    assert!(
+        h.query_by_label_contains("What am I looking at? (")
+            .is_some()
+    );
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("What am I looking at? (")
+            .is_none()
+    );
+
+    click(&mut h, "Help");
+    click(&mut h, "Paper figures");
+    assert!(h.state_mut().paper_figures().open);
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert!(!h.state_mut().paper_figures().open);
+
+    // The in-window file browser: Escape cancels it.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    wait_for(&mut h, "the browser", |h| h.state().file_dialog_open());
+    h.key_press(Key::Escape);
+    wait_for(&mut h, "the browser to close", |h| {
+        !h.state().file_dialog_open()
+    });
+    assert_eq!(h.state().selection(), Some(Probe::Node(5)));
+
+    // With no dialog open, Escape clears the selection as before.
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert_eq!(h.state().selection(), None);
+}

@@ -46,3 +46,4 @@ mod tree_app_ui;
 mod tree_cli;
 mod tree_kbp;
 mod tree_scenario;
+mod window_layout;

@@ -2,7 +2,7 @@
 //! the message residual on a log scale (log10 values, ticks labelled as powers of ten).
 
 use eframe::egui::{self, Color32};
-use egui_plot::{HLine, HoverPosition, Legend, Line, LineStyle, PlotPoint, PlotPoints};
+use egui_plot::{HLine, HoverPosition, Line, LineStyle, PlotPoint, PlotPoints};
 
 use super::ticks::{self, Scale};
 use crate::scenarios::IterationRecord;
@@ -72,6 +72,9 @@ fn series_color(series: &Series, k: usize) -> Color32 {
         .map_or_else(|| crate::app::colors::series(k), crate::app::colors::method)
 }
 
+/// Reference lines (noisy input, tolerance) are drawn in this gray, no method's colour.
+const REFERENCE_GRAY: Color32 = Color32::from_rgb(158, 158, 158);
+
 /// Up to this many planned iterations the x axis spans them all from the start (a stable axis
 /// to watch a run fill); beyond, it follows the run.
 const FIXED_AXIS_ITERS: usize = 100;
@@ -132,44 +135,47 @@ pub fn metrics_plot_over(
         .iter()
         .map(|s| (s.name.clone(), s.points(history)))
         .collect();
-    // Headroom above the highest line for the legend.
-    let top = curves
+    let x_range = [0.0, x_end(history, max_iters)];
+    // The legend where the curves are not (reference lines count as curves across the plot).
+    let mut shapes: Vec<Vec<[f64; 2]>> = curves.iter().map(|(_, p)| p.clone()).collect();
+    shapes.extend(
+        references
+            .iter()
+            .map(|r| vec![[x_range[0], r.value], [x_range[1], r.value]]),
+    );
+    let mut entries: Vec<(String, Color32)> = curves
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p[1]))
-        .chain(references.iter().map(|r| r.value))
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    ticks::plot(id, Scale::Integer, Scale::Real)
+        .enumerate()
+        .map(|(k, (name, _))| (name.clone(), series_color(&series[k], k)))
+        .collect();
+    entries.extend(references.iter().map(|r| (r.name.clone(), REFERENCE_GRAY)));
+    let mut height = height;
+    let legend = super::legend::for_plot(ui, &shapes, &x_range, &[0.0], &entries, &mut height);
+    let mut plot = ticks::plot(id, Scale::Integer, Scale::Real)
         .x_axis_label(step_name.to_string())
         .height(height)
-        .legend(
-            Legend::default()
-                .follow_insertion_order(true)
-                .text_style(egui::TextStyle::Small)
-                .background_alpha(0.7)
-                .position(egui_plot::Corner::RightTop),
-        )
-        .include_x(0.0)
-        .include_x(x_end(history, max_iters))
-        .include_y(0.0)
-        .include_y(top * 1.3)
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            for (k, (name, points)) in curves.into_iter().enumerate() {
-                plot.line(
-                    Line::new(name, PlotPoints::from(points))
-                        .color(series_color(&series[k], k))
-                        .width(2.0),
-                );
-            }
-            for r in references {
-                plot.hline(
-                    HLine::new(r.name.clone(), r.value)
-                        .color(Color32::from_rgb(158, 158, 158))
-                        .style(LineStyle::dashed_loose()),
-                );
-            }
-        });
+        .include_x(x_range[0])
+        .include_x(x_range[1])
+        .include_y(0.0);
+    if let Some(legend) = legend {
+        plot = plot.legend(legend);
+    }
+    plot.allow_scroll(false).show(ui, |plot| {
+        for (k, (name, points)) in curves.into_iter().enumerate() {
+            plot.line(
+                Line::new(name, PlotPoints::from(points))
+                    .color(series_color(&series[k], k))
+                    .width(2.0),
+            );
+        }
+        for r in references {
+            plot.hline(
+                HLine::new(r.name.clone(), r.value)
+                    .color(REFERENCE_GRAY)
+                    .style(LineStyle::dashed_loose()),
+            );
+        }
+    });
 }
 
 /// A hover's first line (the curve's name, when the pointer is near one) and its position.
@@ -211,13 +217,6 @@ pub fn residual_plot(
         .x_axis_label("iteration")
         .y_axis_label("residual")
         .height(height)
-        .legend(
-            Legend::default()
-                .follow_insertion_order(true)
-                .text_style(egui::TextStyle::Small)
-                .background_alpha(0.7)
-                .position(egui_plot::Corner::LeftBottom),
-        )
         .include_x(0.0)
         .include_x(x_end(history, max_iters))
         .allow_scroll(false)
@@ -246,6 +245,32 @@ pub fn residual_plot(
         .filter(|t| *t > 0.0)
         .map(f64::log10)
         .filter(|t| range.is_some_and(|(lo, _)| lo - t <= 3.0));
+    let x_range = [0.0, x_end(history, max_iters)];
+    let mut shapes: Vec<Vec<[f64; 2]>> = curves.iter().map(|(_, p)| p.clone()).collect();
+    let mut entries: Vec<(String, Color32)> = curves
+        .iter()
+        .enumerate()
+        .map(|(k, (name, _))| (name.clone(), series_color(&series[k], k)))
+        .collect();
+    if let Some(t) = tolerance {
+        shapes.push(vec![[x_range[0], t], [x_range[1], t]]);
+        entries.push(("tolerance".into(), REFERENCE_GRAY));
+    }
+    let include_y: Vec<f64> = range
+        .map(|(lo, hi)| vec![lo.floor(), hi.ceil().max(lo.floor() + 1.0)])
+        .unwrap_or_default();
+    let mut plot_height = height;
+    if let Some(legend) = super::legend::for_plot(
+        ui,
+        &shapes,
+        &x_range,
+        &include_y,
+        &entries,
+        &mut plot_height,
+    ) {
+        plot = plot.legend(legend);
+    }
+    plot = plot.height(plot_height);
     plot.show(ui, |plot| {
         for (k, (name, points)) in curves.into_iter().enumerate() {
             plot.line(
@@ -257,7 +282,7 @@ pub fn residual_plot(
         if let Some(t) = tolerance {
             plot.hline(
                 HLine::new("tolerance", t)
-                    .color(Color32::from_rgb(158, 158, 158))
+                    .color(REFERENCE_GRAY)
                     .style(LineStyle::dashed_loose()),
             );
         }

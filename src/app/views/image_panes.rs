@@ -175,7 +175,16 @@ pub fn show(
                         if has_legend {
                             title_with_legend(ui, pane, size.x);
                         } else {
-                            ui.label(RichText::new(&pane.title).strong());
+                            // One line (truncated, full on hover): the layout counts one line
+                            // of title per pane, and panes of a row stay aligned.
+                            ui.scope(|ui| {
+                                ui.set_max_width(size.x);
+                                ui.add(
+                                    egui::Label::new(RichText::new(&pane.title).strong())
+                                        .truncate(),
+                                )
+                                .on_hover_text(&pane.title);
+                            });
                         }
                         let (rect, response) = ui.allocate_exact_size(size, Sense::click());
                         response.widget_info(|| {

@@ -5,4 +5,5 @@
 pub mod belief;
 pub mod curves;
 pub mod image_panes;
+pub mod legend;
 pub mod ticks;

@@ -6,7 +6,7 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{bounded_count, param_row, row_label, section};
+use crate::app::form::{bounded_count, fitted_slider, param_row, row_label, section};
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
@@ -214,7 +214,8 @@ pub fn ui(
             bounded_count(ui, &mut c.max_iters, 1, 100_000, "", id, "");
             ui.end_row();
             let id = row_label(ui, "Tolerance", "Stop once the residual (largest L1 change of a message) falls below this; 0 never stops early");
-            ui.add(
+            fitted_slider(
+                ui,
                 egui::Slider::new(&mut c.tolerance, 0.0..=1.0)
                     .logarithmic(true)
                     .smallest_positive(1e-10)
@@ -342,16 +343,14 @@ fn kbp_section(
                 "λ",
                 "Regularisation in Gram form: L + λ·m·I (m training pairs)",
             );
-            ui.add(log_slider(&mut k.lambda, 1e-6, 10.0))
-                .labelled_by(id);
+            fitted_slider(ui, log_slider(&mut k.lambda, 1e-6, 10.0)).labelled_by(id);
             ui.end_row();
             let id = row_label(
                 ui,
                 "Bandwidth ×",
                 "Multiplier of the median-heuristic bandwidths (used where a bandwidth is auto)",
             );
-            ui.add(log_slider(&mut k.multiplier, 1e-3, 100.0))
-                .labelled_by(id);
+            fitted_slider(ui, log_slider(&mut k.multiplier, 1e-3, 100.0)).labelled_by(id);
             ui.end_row();
             bandwidth_row(
                 ui,
@@ -374,8 +373,7 @@ fn kbp_section(
                 "ε",
                 "Incomplete-Cholesky tolerance of the low-rank features",
             );
-            ui.add(log_slider(&mut k.epsilon, 1e-8, 0.5))
-                .labelled_by(id);
+            fitted_slider(ui, log_slider(&mut k.epsilon, 1e-8, 0.5)).labelled_by(id);
             ui.end_row();
             let id = row_label(ui, "Max rank", "Largest feature rank");
             bounded_count(ui, &mut k.max_rank, 1, 2000, "", id, "");

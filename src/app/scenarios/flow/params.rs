@@ -6,7 +6,7 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{param_row, row_label, section};
+use crate::app::form::{fitted_slider, fitted_slider_reserving, param_row, row_label, section};
 use crate::inference::EstimateKind;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView, PARAMS};
 
@@ -151,12 +151,13 @@ pub fn ui(
                     "r = m × m tensor Fourier functions per message (the paper: 3 × 3 = 9)",
                 );
                 let mut m = (c.coefficients as f64).sqrt().round() as usize;
-                if ui
-                    .add(
-                        egui::Slider::new(&mut m, 1..=7)
-                            .custom_formatter(|v, _| format!("{0} × {0} = {1}", v, v * v)),
-                    )
-                    .labelled_by(id)
+                if fitted_slider_reserving(
+                    ui,
+                    egui::Slider::new(&mut m, 1..=7)
+                        .custom_formatter(|v, _| format!("{0} × {0} = {1}", v, v * v)),
+                    100.0,
+                )
+                .labelled_by(id)
                     .changed()
                 {
                     c.coefficients = m * m;
@@ -205,8 +206,7 @@ pub fn ui(
                 "Window d",
                 "Displacements x in [−d, d]² around the base flow at the coarsest level (the only level without a pyramid), pixels of that level",
             );
-            if ui
-                .add(egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step))
+            if fitted_slider(ui, egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step))
                 .labelled_by(id)
                 .changed()
             {
@@ -218,8 +218,7 @@ pub fn ui(
                 "Finest window d_r",
                 "Window at the finest level of a pyramid, around the upsampled coarse flow (0 = d): it holds 3/4 of the pixels and sets time and memory; the coarser levels give the reach",
             );
-            if ui
-                .add(egui::Slider::new(&mut c.refine_displacement, 0.0..=8.0).step_by(step))
+            if fitted_slider(ui, egui::Slider::new(&mut c.refine_displacement, 0.0..=8.0).step_by(step))
                 .labelled_by(id)
                 .changed()
             {
@@ -227,8 +226,7 @@ pub fn ui(
             }
             ui.end_row();
             let id = row_label(ui, "Labels per px", "Lattice nodes per pixel (step 1/N px)");
-            if ui
-                .add(egui::Slider::new(&mut c.subpixel, 1..=4))
+            if fitted_slider(ui, egui::Slider::new(&mut c.subpixel, 1..=4))
                 .labelled_by(id)
                 .changed()
             {

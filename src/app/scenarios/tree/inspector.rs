@@ -6,7 +6,7 @@ use egui_plot::{Bar, BarChart, Legend, Line, LineStyle, PlotPoints, Points, VLin
 
 use super::view::*;
 use crate::app::commands::UiCommand;
-use crate::app::views::curves::{Series, metrics_plot};
+use crate::app::views::curves::{Series, metrics_plot_over};
 use crate::app::views::ticks::{self, Scale};
 use crate::runner::Snapshot;
 use crate::scenarios::tree::{TreeControl, TreeView};
@@ -388,8 +388,10 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, view: &TreeView, height
     } else {
         "messages computed, per step"
     });
-    metrics_plot(
+    // One step computes one message (the schedule's next), so the axis counts message steps.
+    metrics_plot_over(
         ui,
+        "message step",
         "tree_curves",
         &snapshot.history,
         &series,
