@@ -201,6 +201,31 @@ pub fn residual_plot(
     max_iters: Option<usize>,
     height: f32,
 ) {
+    residual_plot_over(
+        ui,
+        "iteration",
+        id,
+        history,
+        series,
+        tolerance,
+        max_iters,
+        height,
+    );
+}
+
+/// `residual_plot` for a run whose steps are not iterations (e.g. teaching mode's messages):
+/// the x axis and the hover read-out say `step_name`.
+#[allow(clippy::too_many_arguments)]
+pub fn residual_plot_over(
+    ui: &mut egui::Ui,
+    step_name: &str,
+    id: &str,
+    history: &[IterationRecord],
+    series: &[Series],
+    tolerance: Option<f64>,
+    max_iters: Option<usize>,
+    height: f32,
+) {
     let curves: Vec<(String, Vec<[f64; 2]>)> = series
         .iter()
         .map(|s| {
@@ -214,7 +239,7 @@ pub fn residual_plot(
         })
         .collect();
     let mut plot = ticks::plot(id, Scale::Integer, Scale::Log10)
-        .x_axis_label("iteration")
+        .x_axis_label(step_name.to_string())
         .y_axis_label("residual")
         .height(height)
         .include_x(0.0)
@@ -224,7 +249,7 @@ pub fn residual_plot(
         .label_formatter(|hover| {
             let (head, point) = hover_head(hover);
             Some(format!(
-                "{head}iteration {:.0}\n{:.3e}",
+                "{head}{step_name} {:.0}\n{:.3e}",
                 point.x,
                 10f64.powf(point.y)
             ))

@@ -61,8 +61,9 @@ pub fn inspector(
         }
     }
     ui.label(RichText::new("Per message").strong());
-    curves::residual_plot(
+    curves::residual_plot_over(
         ui,
+        "message",
         "teach_curves",
         history,
         &[
