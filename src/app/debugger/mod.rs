@@ -600,7 +600,7 @@ fn curve_plots(
     with_legend(
         ticks::plot("debugger quantiles", Scale::Integer, Scale::Log10)
             .x_axis_label("iteration")
-            .y_axis_label("message change")
+            .y_axis_label(fitting_label(ui, "message change", "change", height))
             .width(width)
             .height(height),
         width,
@@ -653,7 +653,12 @@ fn curve_plots(
     with_legend(
         ticks::plot("debugger oscillating", Scale::Integer, Scale::Real)
             .x_axis_label("iteration")
-            .y_axis_label("fraction of messages")
+            .y_axis_label(fitting_label(
+                ui,
+                "fraction of messages",
+                "oscillating",
+                height,
+            ))
             .width(width)
             .height(height),
         width,
@@ -673,6 +678,23 @@ fn curve_plots(
         );
         mark(plot);
     });
+}
+
+/// The long y-axis label when it fits along a plot `height` points tall, else the short one:
+/// stacked plots are short, and egui_plot would run a long label into the next plot's.
+fn fitting_label(ui: &egui::Ui, long: &str, short: &str, height: f32) -> String {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width = ui
+        .painter()
+        .layout_no_wrap(long.to_string(), font, Color32::WHITE)
+        .size()
+        .x;
+    // The axis label sits beside the plot area, which loses the x axis's band below it.
+    if width <= height - 40.0 {
+        long.to_string()
+    } else {
+        short.to_string()
+    }
 }
 
 #[cfg(test)]
