@@ -335,3 +335,105 @@ fn every_window_plot_uses_the_readable_ticks() {
         offenders.join("\n")
     );
 }
+
+/// The builder expression that starts at `start` (a `ticks::plot(` call): up to the `;` that ends
+/// its statement, the `.show(` that draws it, or the bracket that closes the expression around
+/// it, whichever comes first. String literals are skipped so a `;` or `)` in a label is no end.
+fn builder_expression(source: &str, start: usize) -> &str {
+    let bytes = source.as_bytes();
+    let mut depth = 0i32;
+    let mut i = start;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    break;
+                }
+            }
+            b';' if depth == 0 => break,
+            b'.' if depth == 0 && source[i..].starts_with(".show(") => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    &source[start..i.min(bytes.len())]
+}
+
+/// The `ticks::plot(` chains of `source` that set no y-axis or no x-axis label, as
+/// (line, missing labels).
+fn unlabelled_plots(source: &str) -> Vec<(usize, String)> {
+    let source = without_comments(source);
+    let mut found = Vec::new();
+    for (offset, _) in source.match_indices("ticks::plot(") {
+        let chain = builder_expression(&source, offset);
+        let missing: Vec<&str> = ["x_axis_label", "y_axis_label"]
+            .into_iter()
+            .filter(|label| !chain.contains(&format!(".{label}(")))
+            .collect();
+        if !missing.is_empty() {
+            found.push((line_of(&source, offset), missing.join(", ")));
+        }
+    }
+    found
+}
+
+/// Every axis labelled with its quantity (issue 17): each `ticks::plot(` chain of the window
+/// sets both `.x_axis_label(` and `.y_axis_label(` before it is shown.
+#[test]
+fn every_window_plot_labels_both_axes() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("app"), &mut files);
+    files.sort();
+    let mut plots = 0;
+    let mut offenders = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(&src).expect("below src/");
+        let source = std::fs::read_to_string(path).expect("readable");
+        plots += without_comments(&source).matches("ticks::plot(").count();
+        for (line, missing) in unlabelled_plots(&source) {
+            offenders.push(format!("{}:{line}: no {missing}", relative.display()));
+        }
+    }
+    assert!(
+        plots >= 30,
+        "only {plots} ticks::plot calls found under src/app"
+    );
+    assert!(
+        offenders.is_empty(),
+        "plots without an axis label:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_label_check_sees_the_chain_only() {
+    let labelled = "let p = ticks::plot(\"a;b)\", X, Y)\n    .x_axis_label(\"t (s)\")\n    .y_axis_label(format!(\"{}\", u))\n    .show(ui, |p| {});";
+    assert!(unlabelled_plots(labelled).is_empty());
+    // A label set on a later statement or inside the closure is another expression.
+    let later =
+        "let p = ticks::plot(\"a\", X, Y).x_axis_label(\"t\");\nlet q = p.y_axis_label(\"v\");";
+    assert_eq!(
+        unlabelled_plots(later),
+        vec![(1, "y_axis_label".to_string())]
+    );
+    let in_closure =
+        "f(ticks::plot(\"a\", X, Y).show(ui, |p| p.x_axis_label(\"t\").y_axis_label(\"v\")));";
+    assert_eq!(
+        unlabelled_plots(in_closure),
+        vec![(1, "x_axis_label, y_axis_label".to_string())]
+    );
+    let commented = "ticks::plot(\"a\", X, Y) // .x_axis_label(\"t\")\n    .y_axis_label(\"v\");";
+    assert_eq!(
+        unlabelled_plots(commented),
+        vec![(1, "x_axis_label".to_string())]
+    );
+}

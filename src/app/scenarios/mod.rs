@@ -217,7 +217,17 @@ impl ScenarioUi for GenericRoom {
             shown.iter().map(|m| curves::Series::metric(m, m)).collect();
         let h = ui.available_height() - 8.0;
         let (history, max) = (&snapshot.history, snapshot.config.max_iters());
-        curves::metrics_plot(ui, "generic_curves", history, &series, &[], max, h);
+        let quantity = curves::quantity_of(&series);
+        curves::metrics_plot(
+            ui,
+            "generic_curves",
+            &quantity,
+            history,
+            &series,
+            &[],
+            max,
+            h,
+        );
     }
 
     fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>) {

@@ -49,6 +49,10 @@ pub fn belief_plot(
     } else {
         egui_plot::Corner::LeftTop
     };
+    let y_label = match belief {
+        Belief::Discrete { .. } => "probability",
+        _ => "belief (scaled to max |value| 1)",
+    };
     let mut plot = ticks::plot(id, Scale::Real, Scale::Real)
         .height(height)
         .legend(
@@ -60,15 +64,11 @@ pub fn belief_plot(
         )
         .include_y(0.0)
         .allow_scroll(false)
-        .x_axis_label("state");
+        .x_axis_label("state")
+        .y_axis_label(y_label);
     if let Some([lo, hi]) = x_range {
         plot = plot.include_x(lo).include_x(hi);
     }
-    let y_label = match belief {
-        Belief::Discrete { .. } => "probability",
-        _ => "belief (scaled to max |value| 1)",
-    };
-    plot = plot.y_axis_label(y_label);
     plot.show(ui, |plot| {
         match belief {
             Belief::Discrete { states, probs } => {

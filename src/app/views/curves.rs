@@ -88,6 +88,14 @@ fn x_end(history: &[IterationRecord], max_iters: Option<usize>) -> f64 {
     }
 }
 
+/// The y label of a plot of `series`: the metric's name when there is one, else "value".
+pub fn quantity_of(series: &[Series]) -> String {
+    match series {
+        [one] => one.name.clone(),
+        _ => "value".to_string(),
+    }
+}
+
 /// Every metric of the last record as a series named by its key.
 pub fn all_metrics(history: &[IterationRecord]) -> Vec<Series> {
     history
@@ -96,10 +104,13 @@ pub fn all_metrics(history: &[IterationRecord]) -> Vec<Series> {
         .unwrap_or_default()
 }
 
-/// A plot of `series` per iteration on a linear scale, with reference lines.
+/// A plot of `series` per iteration on a linear scale, with reference lines; `quantity` labels
+/// the y axis (what the series measure, with their unit).
+#[allow(clippy::too_many_arguments)]
 pub fn metrics_plot(
     ui: &mut egui::Ui,
     id: &str,
+    quantity: &str,
     history: &[IterationRecord],
     series: &[Series],
     references: &[Reference],
@@ -110,6 +121,7 @@ pub fn metrics_plot(
         ui,
         "iteration",
         id,
+        quantity,
         history,
         series,
         references,
@@ -125,6 +137,7 @@ pub fn metrics_plot_over(
     ui: &mut egui::Ui,
     step_name: &str,
     id: &str,
+    quantity: &str,
     history: &[IterationRecord],
     series: &[Series],
     references: &[Reference],
@@ -153,6 +166,7 @@ pub fn metrics_plot_over(
     let legend = super::legend::for_plot(ui, &shapes, &x_range, &[0.0], &entries, &mut height);
     let mut plot = ticks::plot(id, Scale::Integer, Scale::Real)
         .x_axis_label(step_name.to_string())
+        .y_axis_label(quantity.to_string())
         .height(height)
         .include_x(x_range[0])
         .include_x(x_range[1])

@@ -254,6 +254,7 @@ pub fn curves(
     metrics_plot(
         ui,
         "denoise_rmse",
+        "RMSE (gray levels)",
         &snapshot.history,
         &rmse,
         &[Reference {

@@ -491,6 +491,7 @@ pub fn inspector(
         metrics_plot(
             ui,
             "flow_epe",
+            "EPE (px)",
             history,
             &series,
             &[Reference {
@@ -509,6 +510,7 @@ pub fn inspector(
         metrics_plot(
             ui,
             "flow_aae",
+            "AAE (°)",
             history,
             &series,
             &[Reference {

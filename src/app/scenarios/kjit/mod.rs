@@ -82,6 +82,7 @@ impl ScenarioUi for KjitRoom {
                 ui,
                 step_name,
                 "kjit_side",
+                side_quantity(v.experiment),
                 &snapshot.history,
                 &series,
                 &[],
@@ -99,6 +100,7 @@ impl ScenarioUi for KjitRoom {
                 ui,
                 step_name,
                 "kjit_seconds",
+                "seconds",
                 &snapshot.history,
                 &seconds,
                 &[],
@@ -160,4 +162,16 @@ fn selection_table(ui: &mut egui::Ui, v: &KjitView) {
                 ui.end_row();
             }
         });
+}
+
+/// The y label of the side plot of `experiment`'s per-step metrics (all unitless: fractions,
+/// 0/1 oracle flags, a distance in w's coordinates).
+fn side_quantity(experiment: Experiment) -> &'static str {
+    match experiment {
+        // The oracle's share of calls and a difference of classification error rates.
+        Experiment::Logistic | Experiment::Uci => "fraction",
+        Experiment::CompoundGamma => "oracle consulted (1 = yes)",
+        Experiment::Teaching => "distance in w / oracle (1 = yes)",
+        _ => "value",
+    }
 }

@@ -100,7 +100,8 @@ fn posterior_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
     ticks::plot("kjit_w", Scale::Integer, Scale::Real)
         .height(h - 4.0)
         .legend(legend().position(egui_plot::Corner::RightTop))
-        .x_axis_label("coordinate")
+        .x_axis_label("coordinate i of w")
+        .y_axis_label("posterior mean of w_i")
         .allow_scroll(false)
         .show(ui, |plot| {
             if !view.w_true.is_empty() {
@@ -474,6 +475,7 @@ pub fn inspected_call(ui: &mut egui::Ui, view: &KjitView, height: f32) {
         .height(height)
         .legend(legend().position(egui_plot::Corner::RightTop))
         .x_axis_label("z")
+        .y_axis_label("density of z")
         .include_y(0.0)
         .allow_scroll(false)
         .show(ui, |plot| {
@@ -824,6 +826,8 @@ fn teaching(ui: &mut egui::Ui, view: &KjitView) {
                     .flat_map(|p| p.iter().map(|v| v.abs()))
                     .fold(1.0, f64::max);
             ticks::plot("kjit_teach_data", Scale::Real, Scale::Real)
+                .x_axis_label("input x_1")
+                .y_axis_label("input x_2")
                 .height(h - 20.0)
                 .width(w)
                 .data_aspect(1.0)
@@ -877,6 +881,8 @@ fn teaching(ui: &mut egui::Ui, view: &KjitView) {
             ui.set_width(w);
             ui.label("Posterior of w: mean and 2-s.d. ellipse");
             ticks::plot("kjit_teach_w", Scale::Real, Scale::Real)
+                .x_axis_label("w_1")
+                .y_axis_label("w_2")
                 .height(h - 20.0)
                 .width(w)
                 .data_aspect(1.0)

@@ -53,6 +53,7 @@ impl ScenarioUi for RetrievalRoom {
             ui,
             "repeat",
             "retrieval_curves",
+            "recall@10",
             history,
             &all,
             &[],

@@ -29,13 +29,17 @@ pub(super) fn curve(xs: &[f64], ys: &[f64]) -> PlotPoints<'static> {
     PlotPoints::from(xs.iter().zip(ys).map(|(&x, &y)| [x, y]).collect::<Vec<_>>())
 }
 
+/// A plot over the state space, its axes labelled `x_label` and `y_label`.
 pub(super) fn x_plot(
     id: &str,
     view: &SosmpView,
     height: f32,
     corner: egui_plot::Corner,
+    [x_label, y_label]: [&str; 2],
 ) -> Plot<'static> {
     ticks::plot(id.to_string(), Scale::Real, Scale::Real)
+        .x_axis_label(x_label.to_string())
+        .y_axis_label(y_label.to_string())
         .height(height)
         .legend(legend(corner))
         .allow_scroll(false)
@@ -62,44 +66,43 @@ pub(super) fn edge_inspector(ui: &mut egui::Ui, view: &SosmpView, e: &EdgeInspec
     let h = ((height - 110.0) / 3.0).max(110.0);
     ui.strong(format!("Message {} → {}", e.from, e.to))
         .on_hover_text("Path 0's message against the grid-BP fixed point m*");
-    x_plot("sosmp_message", view, h, away_from(xs, &e.reference))
-        .x_axis_label("x (state of the receiver)")
-        .show(ui, |plot| {
-            plot.line(
-                Line::new("m* (grid BP)", curve(xs, &e.reference))
-                    .color(REFERENCE_COLOR)
-                    .width(2.5),
-            );
-            plot.line(
-                Line::new("normalised m̂_t", curve(xs, &e.normalised))
-                    .color(MEAN_COLOR)
-                    .width(2.0),
-            );
-            plot.line(
-                Line::new("clipped max(0, Σ a φ)", curve(xs, &e.clipped))
-                    .color(MEAN_COLOR.gamma_multiply(0.6))
-                    .style(LineStyle::dotted_dense())
-                    .width(1.5),
-            );
-            plot.line(
-                Line::new("raw Σ a_t φ", curve(xs, &e.raw))
-                    .color(PATH_COLOR)
-                    .style(LineStyle::dashed_loose())
-                    .width(1.0),
-            );
-            plot.line(
-                Line::new("Σ a∞ φ (limit)", curve(xs, &e.floor_message))
-                    .color(FLOOR_COLOR)
-                    .style(LineStyle::dashed_dense())
-                    .width(1.2),
-            );
-            plot.line(
-                Line::new("Σ a* φ (best r terms)", curve(xs, &e.reference_projection))
-                    .color(REFERENCE_COLOR.gamma_multiply(0.7))
-                    .style(LineStyle::dotted_loose())
-                    .width(1.2),
-            );
-        });
+    let axes = ["x (state of the receiver)", "message (normalised)"];
+    x_plot("sosmp_message", view, h, away_from(xs, &e.reference), axes).show(ui, |plot| {
+        plot.line(
+            Line::new("m* (grid BP)", curve(xs, &e.reference))
+                .color(REFERENCE_COLOR)
+                .width(2.5),
+        );
+        plot.line(
+            Line::new("normalised m̂_t", curve(xs, &e.normalised))
+                .color(MEAN_COLOR)
+                .width(2.0),
+        );
+        plot.line(
+            Line::new("clipped max(0, Σ a φ)", curve(xs, &e.clipped))
+                .color(MEAN_COLOR.gamma_multiply(0.6))
+                .style(LineStyle::dotted_dense())
+                .width(1.5),
+        );
+        plot.line(
+            Line::new("raw Σ a_t φ", curve(xs, &e.raw))
+                .color(PATH_COLOR)
+                .style(LineStyle::dashed_loose())
+                .width(1.0),
+        );
+        plot.line(
+            Line::new("Σ a∞ φ (limit)", curve(xs, &e.floor_message))
+                .color(FLOOR_COLOR)
+                .style(LineStyle::dashed_dense())
+                .width(1.2),
+        );
+        plot.line(
+            Line::new("Σ a* φ (best r terms)", curve(xs, &e.reference_projection))
+                .color(REFERENCE_COLOR.gamma_multiply(0.7))
+                .style(LineStyle::dotted_loose())
+                .width(1.2),
+        );
+    });
     ui.add_space(4.0);
     ui.strong("Coefficients a_j");
     let r = e.coefficients.len();
@@ -117,7 +120,8 @@ pub(super) fn edge_inspector(ui: &mut egui::Ui, view: &SosmpView, e: &EdgeInspec
         .include_x(0.5)
         .include_x(r as f64 + 0.5)
         .include_y(0.0)
-        .x_axis_label("j")
+        .x_axis_label("basis function j")
+        .y_axis_label("coefficient a_j")
         .show(ui, |plot| {
             plot.bar_chart(
                 BarChart::new("a_t (path 0)", bars(&e.coefficients, -0.28)).color(MEAN_COLOR),
@@ -157,27 +161,32 @@ pub(super) fn edge_inspector(ui: &mut egui::Ui, view: &SosmpView, e: &EdgeInspec
             .width(width * 0.95)
         })
         .collect();
-    x_plot("sosmp_samples", view, h, away_from(xs, &e.sampling_density))
-        .x_axis_label("y (state of the sender)")
-        .show(ui, |plot| {
-            plot.bar_chart(
-                BarChart::new("histogram of the samples", hist)
-                    .color(SAMPLE_COLOR.gamma_multiply(0.5)),
-            );
-            plot.line(
-                Line::new("sampling density", curve(xs, &e.sampling_density))
-                    .color(FLOOR_COLOR)
-                    .width(2.0),
-            );
-            plot.points(
-                Points::new(
-                    "samples",
-                    PlotPoints::from(e.samples.iter().map(|&s| [s, 0.0]).collect::<Vec<_>>()),
-                )
-                .color(SAMPLE_COLOR)
-                .radius(4.0),
-            );
-        });
+    let axes = ["y (state of the sender)", "density of y"];
+    x_plot(
+        "sosmp_samples",
+        view,
+        h,
+        away_from(xs, &e.sampling_density),
+        axes,
+    )
+    .show(ui, |plot| {
+        plot.bar_chart(
+            BarChart::new("histogram of the samples", hist).color(SAMPLE_COLOR.gamma_multiply(0.5)),
+        );
+        plot.line(
+            Line::new("sampling density", curve(xs, &e.sampling_density))
+                .color(FLOOR_COLOR)
+                .width(2.0),
+        );
+        plot.points(
+            Points::new(
+                "samples",
+                PlotPoints::from(e.samples.iter().map(|&s| [s, 0.0]).collect::<Vec<_>>()),
+            )
+            .color(SAMPLE_COLOR)
+            .radius(4.0),
+        );
+    });
 }
 
 pub(super) fn node_inspector(ui: &mut egui::Ui, view: &SosmpView, n: &NodeInspection, height: f32) {
@@ -185,20 +194,19 @@ pub(super) fn node_inspector(ui: &mut egui::Ui, view: &SosmpView, n: &NodeInspec
     let h = ((height - 80.0) / 2.0).max(140.0);
     ui.strong(format!("Belief at node {}", n.node))
         .on_hover_text("ψ_u Π m̂_{w→u} of path 0 against the grid-BP belief, both normalised");
-    x_plot("sosmp_belief", view, h, away_from(xs, &n.reference))
-        .x_axis_label("x")
-        .show(ui, |plot| {
-            plot.line(
-                Line::new("grid BP", curve(xs, &n.reference))
-                    .color(REFERENCE_COLOR)
-                    .width(2.5),
-            );
-            plot.line(
-                Line::new("SOSMP (path 0)", curve(xs, &n.belief))
-                    .color(MEAN_COLOR)
-                    .width(2.0),
-            );
-        });
+    let axes = ["x", "belief (normalised)"];
+    x_plot("sosmp_belief", view, h, away_from(xs, &n.reference), axes).show(ui, |plot| {
+        plot.line(
+            Line::new("grid BP", curve(xs, &n.reference))
+                .color(REFERENCE_COLOR)
+                .width(2.5),
+        );
+        plot.line(
+            Line::new("SOSMP (path 0)", curve(xs, &n.belief))
+                .color(MEAN_COLOR)
+                .width(2.0),
+        );
+    });
     ui.add_space(4.0);
     potentials_plot(ui, view, n.node, h);
 }
@@ -213,29 +221,28 @@ pub(super) fn potentials_plot(ui: &mut egui::Ui, view: &SosmpView, u: usize, hei
     ui.strong(format!("Potentials at node {u}"))
         .on_hover_text("ψ_u, and each incident edge's ψ_uv(x_a = middle of the domain, x_b)");
     let node = &view.node_potentials[u * n..(u + 1) * n];
-    x_plot("sosmp_potentials", view, height, away_from(xs, node))
-        .x_axis_label("x")
-        .show(ui, |plot| {
-            plot.line(
-                Line::new(format!("ψ_{u}"), curve(xs, node))
-                    .color(MEAN_COLOR)
-                    .width(2.0),
-            );
-            let mut k = 0;
-            for (e, &(a, b)) in view.edges_undirected.iter().enumerate() {
-                if (a == u || b == u) && (e + 1) * n <= view.edge_potential_slices.len() {
-                    let slice = &view.edge_potential_slices[e * n..(e + 1) * n];
-                    plot.line(
-                        Line::new(format!("ψ_({a},{b})(x_{a} = mid, ·)"), curve(xs, slice))
-                            .color(SWEEP_COLORS[k % SWEEP_COLORS.len()])
-                            .style(LineStyle::dashed_loose())
-                            .width(1.2),
-                    );
-                    k += 1;
-                    if k >= 4 {
-                        break;
-                    }
+    let axes = ["x", "potential ψ"];
+    x_plot("sosmp_potentials", view, height, away_from(xs, node), axes).show(ui, |plot| {
+        plot.line(
+            Line::new(format!("ψ_{u}"), curve(xs, node))
+                .color(MEAN_COLOR)
+                .width(2.0),
+        );
+        let mut k = 0;
+        for (e, &(a, b)) in view.edges_undirected.iter().enumerate() {
+            if (a == u || b == u) && (e + 1) * n <= view.edge_potential_slices.len() {
+                let slice = &view.edge_potential_slices[e * n..(e + 1) * n];
+                plot.line(
+                    Line::new(format!("ψ_({a},{b})(x_{a} = mid, ·)"), curve(xs, slice))
+                        .color(SWEEP_COLORS[k % SWEEP_COLORS.len()])
+                        .style(LineStyle::dashed_loose())
+                        .width(1.2),
+                );
+                k += 1;
+                if k >= 4 {
+                    break;
                 }
             }
-        });
+        }
+    });
 }

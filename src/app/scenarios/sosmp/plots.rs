@@ -30,6 +30,11 @@ pub(super) fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, h
         .include_x(0.0)
         .include_x(iters.log10())
         .x_axis_label("iteration t")
+        .y_axis_label(if l2 {
+            "normalised error (L2)"
+        } else {
+            "normalised error e_t / e_0"
+        })
         .y_axis_min_width(36.0)
         .label_formatter(|hover| {
             let (head, p) = hover_head(hover);
@@ -179,7 +184,12 @@ pub(super) fn final_against_r(ui: &mut egui::Ui, sweep: &SweepResult, l2: bool, 
         .height(height)
         .legend(legend(egui_plot::Corner::RightTop))
         .allow_scroll(false)
-        .x_axis_label("r")
+        .x_axis_label("r (basis functions)")
+        .y_axis_label(if l2 {
+            "final error (L2, raw)"
+        } else {
+            "final error e_T (raw)"
+        })
         .include_x(0.0)
         .show(ui, |plot| {
             plot.line(
@@ -223,6 +233,7 @@ pub(super) fn slope_against_depth(ui: &mut egui::Ui, sweep: &SweepResult, height
         .allow_scroll(false)
         .x_axis_formatter(|m, _| format!("{:.0}", 10f64.powf(m.value)))
         .x_axis_label("nodes n")
+        .y_axis_label("slope of log error vs log t")
         .include_y(-1.5)
         .include_y(0.0)
         .show(ui, |plot| {

@@ -157,7 +157,21 @@ pub(super) fn node_panel(
 /// coordinates shaded by the Parzen belief (multi-dimensional).
 pub(super) fn belief_plot(ui: &mut egui::Ui, view: &TreeView, i: usize, height: f32) {
     let n = &view.nodes[i];
+    // 1-D: the density over the node's variable; more: the candidates' first two coordinates.
+    let (x_label, y_label) = if n.dim == 1 {
+        (
+            n.name.clone(),
+            "density (normalised on the grid)".to_string(),
+        )
+    } else {
+        (
+            n.columns.first().cloned().unwrap_or_default(),
+            n.columns.get(1).cloned().unwrap_or_default(),
+        )
+    };
     let mut plot = ticks::plot(("tree_belief", i), Scale::Real, Scale::Real)
+        .x_axis_label(x_label)
+        .y_axis_label(y_label)
         .height(height.max(120.0))
         .legend(
             Legend::default()
@@ -169,17 +183,9 @@ pub(super) fn belief_plot(ui: &mut egui::Ui, view: &TreeView, i: usize, height: 
     if n.dim == 1 {
         let (lo, hi) = n.range[0];
         let pad = 0.1 * (hi - lo);
-        plot = plot
-            .include_x(lo - pad)
-            .include_x(hi + pad)
-            .include_y(0.0)
-            .x_axis_label(n.name.clone())
-            .y_axis_label("density (normalised on the grid)");
+        plot = plot.include_x(lo - pad).include_x(hi + pad).include_y(0.0);
     } else {
-        plot = plot
-            .x_axis_label(n.columns.first().cloned().unwrap_or_default())
-            .y_axis_label(n.columns.get(1).cloned().unwrap_or_default())
-            .data_aspect(1.0);
+        plot = plot.data_aspect(1.0);
     }
     plot.show(ui, |p| {
         if let Some(c) = &n.curves {
@@ -393,6 +399,11 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, view: &TreeView, height
         ui,
         "message step",
         "tree_curves",
+        if has_reference {
+            "L1 distance"
+        } else {
+            "messages computed"
+        },
         &snapshot.history,
         &series,
         &[],
