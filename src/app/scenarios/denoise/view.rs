@@ -195,7 +195,10 @@ pub fn images(
             );
             let compare_pane = Pane {
                 title: titled(
-                    format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                    match cmp.rmse.is_finite() {
+                        true => format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                        false => format!("{} ({kind}) · RMSE not available", cmp.label),
+                    },
                     cmp.kept,
                 ),
                 name: "compare image".into(),
@@ -271,10 +274,11 @@ pub fn curves(
         "denoise_rmse",
         &snapshot.history,
         &rmse,
+        // No clean image: no RMSE curve and no noisy-input reference line.
         &[Reference {
             name: format!("noisy input ({:.1})", view.noisy_rmse),
             value: view.noisy_rmse,
-        }],
+        }][..usize::from(view.noisy_rmse.is_finite())],
         config.map(|c| c.max_iters),
         height,
     );
