@@ -307,3 +307,28 @@ fn bad_images_show_an_error_and_the_running_scenario_keeps_going() {
         h.state().notices().len() == before - 1
     });
 }
+
+/// Issue 15: a noisy image with no clean version shows where the RMSE would be that there is
+/// none, and the sigma estimated from the image with its rule.
+#[test]
+fn a_noisy_image_without_a_clean_version_says_rmse_not_available() {
+    use beliefscope::scenarios::denoise::sunset::add_noise;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("noisy.png");
+    let (w, h) = (24, 16);
+    let clean: Vec<f64> = (0..w * h).map(|i| 60.0 + 5.0 * (i % w) as f64).collect();
+    beliefscope::io::save_gray_png(&path, w, h, &add_noise(&clean, 20.0, 3)).unwrap();
+    let config = ScenarioConfig::Denoise(DenoiseConfig {
+        noisy_image: Some(path),
+        estimate_sigma: true,
+        ..small_denoise()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, config, false));
+    wait_for(&mut harness, "the no-clean note", |h| {
+        has_text(h, "RMSE not available; sigma estimated")
+    });
+    assert!(has_text(&harness, "(MAD)"));
+    assert!(!has_text(&harness, "RMSE NaN"));
+}

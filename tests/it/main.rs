@@ -12,6 +12,7 @@ mod convergence;
 mod debugger_app;
 mod debugger_graph;
 mod denoise;
+mod denoise_noisy;
 mod discrete_bp;
 mod flow_app;
 mod flow_cli;

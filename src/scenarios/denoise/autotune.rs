@@ -80,17 +80,21 @@ pub fn autotune(
         ));
     }
     let mut data = DenoiseData::generate(config)?;
+    let mut config = config.clone();
+    data.resolve_sigma(&mut config)?;
+    let config = &config;
     // Score on the training image (never the test image): it becomes the "test" here.
     data.width = data.train.width;
     data.height = data.train.height;
-    data.clean = data.train.clean.clone();
+    let clean = data.train.clean.clone();
     data.indices = data.train.indices.clone();
+    data.clean = Some(clean.clone());
     data.noisy = sunset::add_noise(
-        &data.clean,
+        &clean,
         config.noise,
         config.seed.wrapping_add(VALIDATION_SEED_OFFSET),
     );
-    let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
+    let noisy_rmse = sunset::rmse(&data.noisy, &clean);
     let total = spec.lambdas.len() * spec.multipliers.len();
     let mut rmse = vec![vec![f64::NAN; spec.multipliers.len()]; spec.lambdas.len()];
     let mut best: Option<(f64, f64, f64)> = None;
@@ -109,7 +113,7 @@ pub fn autotune(
                     engine.step()?;
                 }
                 let estimate = engine.estimates(candidate.estimate).values;
-                Ok(sunset::rmse(&estimate, &data.clean))
+                Ok(sunset::rmse(&estimate, &clean))
             })();
             match score {
                 Ok(r) => {

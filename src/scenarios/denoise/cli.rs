@@ -31,6 +31,14 @@ pub struct DenoiseArgs {
     /// Use this image (any common format, converted to gray) as the clean image.
     #[arg(long, value_name = "PATH")]
     pub image: Option<PathBuf>,
+    /// Denoise this image (any common format, converted to gray) as it is: it already is the
+    /// noisy observation, with no clean version (no RMSE is reported).
+    #[arg(long, value_name = "PATH", conflicts_with = "image")]
+    pub noisy_image: Option<PathBuf>,
+    /// Noise sigma of --noisy-image in gray levels [default: estimated from the image, MAD of
+    /// its finest diagonal db4 wavelet coefficients / 0.6745].
+    #[arg(long, requires = "noisy_image", conflicts_with = "noise")]
+    pub sigma: Option<f64>,
     /// Learn the potentials from this clean image (converted to gray, quantised like the test
     /// image) [default: the built-in sunset for a loaded image; the sunset generator for the
     /// sunset].
@@ -121,7 +129,12 @@ impl RunFlags for DenoiseArgs {
             width: self.width.unwrap_or(d.width),
             height: self.height.unwrap_or(d.height),
             colors: self.colors.unwrap_or(d.colors),
-            noise: self.noise.unwrap_or(d.noise),
+            noise: self.sigma.or(self.noise).unwrap_or(d.noise),
+            estimate_sigma: self.noisy_image.is_some()
+                && self.sigma.is_none()
+                && self.noise.is_none(),
+            noisy_image: self.noisy_image,
+            sigma_rule: None,
             seed: self.seed.unwrap_or(d.seed),
             image: self.image,
             quantize: !self.no_quantize,

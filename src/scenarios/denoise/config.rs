@@ -186,6 +186,14 @@ pub struct DenoiseConfig {
     pub seed: u64,
     /// An image file to use as the clean image instead of the sunset.
     pub image: Option<PathBuf>,
+    /// An image file that already is the noisy observation y (a user's own noisy photograph):
+    /// no noise is added, and there is no clean image, so no RMSE is reported.
+    pub noisy_image: Option<PathBuf>,
+    /// With `noisy_image`: estimate `noise` from y (`noise_estimate.rs`) instead of taking it
+    /// as given. The estimate that ran is echoed in `noise`, the rule in `sigma_rule`.
+    pub estimate_sigma: bool,
+    /// How `noise` was estimated (echo only; None: it was given).
+    pub sigma_rule: Option<String>,
     /// Quantise a loaded image to the C levels (the sunset is always on them).
     pub quantize: bool,
     /// The clean image the potentials are learned from (quantised like the test image). None:
@@ -239,6 +247,9 @@ impl Default for DenoiseConfig {
             noise: 30.0,
             seed: 0,
             image: None,
+            noisy_image: None,
+            estimate_sigma: false,
+            sigma_rule: None,
             quantize: true,
             train_image: None,
             oracle: false,
@@ -324,6 +335,27 @@ impl ScenarioParams for DenoiseConfig {
                 "choose one: a training image (--train-image) or the oracle (--oracle-training)",
             ));
         }
+        if self.noisy_image.is_some() {
+            if self.image.is_some() {
+                return Err(Error::param(
+                    "image",
+                    "choose one: a clean image to add noise to (--image) or an already noisy \
+                     image (--noisy-image)",
+                ));
+            }
+            if self.oracle {
+                return Err(Error::param(
+                    "training",
+                    "--oracle-training needs the test image's clean version, and a noisy image \
+                     (--noisy-image) has none: train on the sunset or --train-image",
+                ));
+            }
+        } else if self.estimate_sigma {
+            return Err(Error::param(
+                "sigma",
+                "sigma is only estimated for a noisy image (--noisy-image); give --noise",
+            ));
+        }
         if self.algorithm == DenoiseAlgorithm::Kbp
             || self
                 .compare
@@ -339,7 +371,7 @@ impl ScenarioParams for DenoiseConfig {
     /// the evidence embedding, the template pairs and the images) plus 16 bytes per level
     /// (candidate scores). Fitted to the peak RSS of 100² to 400² runs (see the memory test).
     fn memory_need(&self) -> Option<MemoryNeed> {
-        let (w, h) = match &self.image {
+        let (w, h) = match self.image.as_ref().or(self.noisy_image.as_ref()) {
             Some(path) => crate::io::image_size(path).unwrap_or((self.width, self.height)),
             None => (self.width, self.height),
         };

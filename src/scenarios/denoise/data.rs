@@ -24,8 +24,9 @@ pub struct DenoiseData {
     pub height: usize,
     /// The C gray levels.
     pub levels: Vec<f64>,
-    pub clean: Vec<f64>,
-    /// Index of the level nearest to each clean pixel.
+    /// The clean image; None for a noisy image loaded as it is (`noisy_image`), which has none.
+    pub clean: Option<Vec<f64>>,
+    /// Index of the level nearest to each clean pixel (empty without a clean image).
     pub indices: Vec<usize>,
     pub noisy: Vec<f64>,
     /// The clean image the potentials are learned from.
@@ -93,6 +94,9 @@ impl DenoiseData {
     pub fn generate(config: &DenoiseConfig) -> Result<DenoiseData> {
         config.check()?;
         let levels = sunset::gray_levels(config.colors);
+        if let Some(path) = &config.noisy_image {
+            return Self::from_noisy(config, path, levels);
+        }
         let (width, height, clean, indices) = match &config.image {
             None => sunset_clean(config.width, config.height, &levels),
             Some(path) => file_clean(path, &levels, config.quantize)?,
@@ -124,7 +128,7 @@ impl DenoiseData {
             width,
             height,
             levels,
-            clean,
+            clean: Some(clean),
             indices,
             noisy,
             train: TrainingImage {
@@ -135,6 +139,66 @@ impl DenoiseData {
                 source,
             },
         })
+    }
+
+    /// A noisy image taken as it is (the observation y, never quantised), with no clean
+    /// version; the potentials learn from `train_image` or the built-in sunset of its size.
+    fn from_noisy(
+        config: &DenoiseConfig,
+        path: &std::path::Path,
+        levels: Vec<f64>,
+    ) -> Result<DenoiseData> {
+        let img = io::load_gray(path)?;
+        if img.width < 2 || img.height < 2 {
+            return Err(Error::Image {
+                path: path.display().to_string(),
+                reason: format!(
+                    "image is {} x {}; denoising needs at least 2 x 2 pixels (neighbouring pairs)",
+                    img.width, img.height
+                ),
+            });
+        }
+        let (width, height) = (img.width, img.height);
+        let ((tw, th, tclean, tidx), source) = match &config.train_image {
+            Some(p) => (
+                file_clean(p, &levels, config.quantize)?,
+                format!(
+                    "{} (another image)",
+                    p.file_name()
+                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+                ),
+            ),
+            None => (
+                sunset_clean(width, height, &levels),
+                format!("the built-in sunset, {width} x {height} (another image)"),
+            ),
+        };
+        Ok(DenoiseData {
+            width,
+            height,
+            levels,
+            clean: None,
+            indices: Vec::new(),
+            noisy: img.pixels,
+            train: TrainingImage {
+                width: tw,
+                height: th,
+                clean: tclean,
+                indices: tidx,
+                source,
+            },
+        })
+    }
+
+    /// With `estimate_sigma`, sets `config.noise` to the sigma estimated from the noisy image
+    /// and records the rule in `config.sigma_rule`, so the echoed config reproduces the run.
+    pub fn resolve_sigma(&self, config: &mut DenoiseConfig) -> Result<()> {
+        if config.noisy_image.is_some() && config.estimate_sigma {
+            config.noise =
+                super::noise_estimate::estimate_sigma_mad(&self.noisy, self.width, self.height)?;
+            config.sigma_rule = Some(super::noise_estimate::MAD_RULE.to_string());
+        }
+        Ok(())
     }
 
     pub fn graph(&self) -> Result<Graph> {

@@ -16,6 +16,7 @@ pub mod baselines;
 pub mod cli;
 pub mod config;
 pub mod data;
+pub mod noise_estimate;
 pub mod potentials;
 pub mod report;
 pub mod sunset;
@@ -259,9 +260,9 @@ pub struct Denoise {
     width: usize,
     height: usize,
     levels: Arc<Vec<f64>>,
-    clean: Arc<Vec<f64>>,
+    /// None for a noisy image loaded as it is: then no RMSE exists and none is reported.
+    clean: Option<Arc<Vec<f64>>>,
     noisy: Arc<Vec<f64>>,
-    noisy_rmse: f64,
     /// Reference baselines (not message passing): (label, estimate), RMSE computed on demand.
     baselines: Vec<(String, Arc<Vec<f64>>)>,
     /// What the potentials were learned from, and its size.
@@ -278,6 +279,7 @@ impl Denoise {
     pub fn new(mut config: DenoiseConfig, cancel: &CancelFlag) -> Result<Self> {
         let start = Instant::now();
         let data = DenoiseData::generate(&config)?;
+        data.resolve_sigma(&mut config)?;
         // Echo the size that runs: a loaded image fixes it, whatever the fields said.
         (config.width, config.height) = (data.width, data.height);
         cancel.check()?;
@@ -291,7 +293,6 @@ impl Denoise {
                 attach_sure_probe(run, &data, &config)?;
             }
         }
-        let noisy_rmse = sunset::rmse(&data.noisy, &data.clean);
         let (w, h) = (data.width, data.height);
         let tv = baselines::tv_chambolle(&data.noisy, w, h, baselines::TV_WEIGHT * 255.0);
         let (blur_sigma, blur) = baselines::blur_by_sure(&data.noisy, w, h, config.noise);
@@ -306,9 +307,8 @@ impl Denoise {
             width: data.width,
             height: data.height,
             levels: Arc::new(data.levels),
-            clean: Arc::new(data.clean),
+            clean: data.clean.map(Arc::new),
             noisy: Arc::new(data.noisy),
-            noisy_rmse,
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             convergence: ConvergenceTracker::new(0, Some((w, h))),
@@ -320,13 +320,25 @@ impl Denoise {
         (self.width, self.height)
     }
 
-    /// RMSE of the primary algorithm's current estimate.
+    /// RMSE of the primary algorithm's current estimate (NaN without a clean image; see
+    /// [`Self::rmse_of`]).
     pub fn rmse(&self) -> f64 {
-        sunset::rmse(&self.runs[0].estimate, &self.clean)
+        self.rmse_of(&self.runs[0].estimate).unwrap_or(f64::NAN)
     }
 
+    /// RMSE of the noisy image (NaN without a clean image).
     pub fn noisy_rmse(&self) -> f64 {
-        self.noisy_rmse
+        self.rmse_of(&self.noisy).unwrap_or(f64::NAN)
+    }
+
+    /// RMSE of `estimate` against the clean image; None for a noisy image with no clean one.
+    pub fn rmse_of(&self, estimate: &[f64]) -> Option<f64> {
+        self.clean.as_ref().map(|c| sunset::rmse(estimate, c))
+    }
+
+    /// The config that ran (the estimated sigma and its rule included).
+    pub fn config_ran(&self) -> &DenoiseConfig {
+        &self.config
     }
 
     pub fn runs(&self) -> &[AlgorithmRun] {
@@ -378,12 +390,15 @@ impl Denoise {
         })
     }
 
-    fn error_image(&self) -> Vec<f64> {
-        self.estimate()
-            .iter()
-            .zip(self.clean.iter())
-            .map(|(e, c)| (e - c).abs())
-            .collect()
+    fn error_image(&self) -> Option<Vec<f64>> {
+        let clean = self.clean.as_ref()?;
+        Some(
+            self.estimate()
+                .iter()
+                .zip(clean.iter())
+                .map(|(e, c)| (e - c).abs())
+                .collect(),
+        )
     }
 }
 
@@ -521,7 +536,7 @@ impl Scenario for Denoise {
                     }
                 }
             }
-            let rmse = sunset::rmse(&run.estimate, &self.clean);
+            let rmse = self.clean.as_ref().map(|c| sunset::rmse(&run.estimate, c));
             let to_noisy = sunset::rmse(&run.estimate, &self.noisy);
             if self.config.discrepancy_stop && !run.stopped && to_noisy >= self.config.noise {
                 run.stopped = true;
@@ -544,12 +559,16 @@ impl Scenario for Denoise {
                         metrics.insert(key.to_string(), value);
                     }
                 }
-                metrics.insert("rmse".to_string(), rmse);
+                if let Some(rmse) = rmse {
+                    metrics.insert("rmse".to_string(), rmse);
+                }
                 metrics.insert("rms_to_noisy".to_string(), to_noisy);
                 primary = Some(report);
             } else {
                 let label = run.choice.label();
-                metrics.insert(format!("rmse_{label}"), rmse);
+                if let Some(rmse) = rmse {
+                    metrics.insert(format!("rmse_{label}"), rmse);
+                }
                 metrics.insert(format!("seconds_{label}"), report.seconds);
                 metrics.insert(format!("residual_{label}"), report.residual);
             }
@@ -578,7 +597,7 @@ impl Scenario for Denoise {
                 Some(PixelProbe {
                     x: node % self.width,
                     y: node / self.width,
-                    clean: self.clean[node],
+                    clean: self.clean.as_ref().map_or(f64::NAN, |c| c[node]),
                     noisy: self.noisy[node],
                     estimate: run.estimate[node],
                     belief: run.engine.inference().belief(node),
@@ -593,23 +612,24 @@ impl Scenario for Denoise {
         let compare = self.runs.get(1).map(|r| CompareView {
             label: r.choice.label(),
             estimate: r.estimate.clone(),
-            rmse: sunset::rmse(&r.estimate, &self.clean),
+            rmse: self.rmse_of(&r.estimate).unwrap_or(f64::NAN),
             kept: r.kept(),
         });
         ScenarioView::Denoise(DenoiseView {
             width: self.width,
             height: self.height,
             levels: self.levels.clone(),
-            clean: self.clean.clone(),
+            clean: self.clean.clone().unwrap_or_else(|| self.noisy.clone()),
             noisy: self.noisy.clone(),
             estimate: self.runs[0].estimate.clone(),
-            noisy_rmse: self.noisy_rmse,
+            noisy_rmse: self.noisy_rmse(),
             rmse: self.rmse(),
+            no_clean: self.no_clean_note(),
             training: self.training.clone(),
             baselines: self
                 .baselines
                 .iter()
-                .map(|(l, e)| (l.clone(), sunset::rmse(e, &self.clean)))
+                .map(|(l, e)| (l.clone(), self.rmse_of(e).unwrap_or(f64::NAN)))
                 .collect(),
             label: self.runs[0].choice.label(),
             compare,
@@ -620,22 +640,23 @@ impl Scenario for Denoise {
     }
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
-        let mut m = BTreeMap::from([
-            ("rmse".to_string(), self.rmse()),
-            ("noisy_rmse".to_string(), self.noisy_rmse),
-        ]);
+        let mut m = BTreeMap::new();
+        // A noisy image with no clean version has no RMSE: the keys are absent, not NaN.
+        if self.clean.is_none() {
+            return m;
+        }
+        m.insert("rmse".to_string(), self.rmse());
+        m.insert("noisy_rmse".to_string(), self.noisy_rmse());
         for run in self.runs.iter().skip(1) {
-            m.insert(
-                format!("rmse_{}", run.choice.label()),
-                sunset::rmse(&run.estimate, &self.clean),
-            );
+            if let Some(r) = self.rmse_of(&run.estimate) {
+                m.insert(format!("rmse_{}", run.choice.label()), r);
+            }
         }
         for (label, est) in &self.baselines {
             let kind = label.split('_').next().unwrap_or(label);
-            m.insert(
-                format!("baseline_rmse_{kind}"),
-                sunset::rmse(est, &self.clean),
-            );
+            if let Some(r) = self.rmse_of(est) {
+                m.insert(format!("baseline_rmse_{kind}"), r);
+            }
         }
         m
     }
@@ -646,17 +667,24 @@ impl Scenario for Denoise {
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
         let (w, h) = (self.width, self.height);
-        io::save_gray_png(&dir.join("clean.png"), w, h, &self.clean)?;
+        if let Some(clean) = &self.clean {
+            io::save_gray_png(&dir.join("clean.png"), w, h, clean)?;
+        }
         io::save_gray_png(&dir.join("noisy.png"), w, h, &self.noisy)?;
         io::save_gray_png(&dir.join("estimate.png"), w, h, self.estimate())?;
         if let Some(run) = self.runs.get(1) {
             let name = format!("estimate_{}.png", run.choice.label());
             io::save_gray_png(&dir.join(name), w, h, &run.estimate)?;
         }
-        let error = viz::heat_rgba(w, h, &self.error_image(), 255.0);
-        let error =
-            viz::scale_bar::heat_map_with_scale(&error, 255.0, "|estimate - clean| (gray levels)")?;
-        io::save_rgba_png(&dir.join("error.png"), &error)?;
+        if let Some(error) = self.error_image() {
+            let error = viz::heat_rgba(w, h, &error, 255.0);
+            let error = viz::scale_bar::heat_map_with_scale(
+                &error,
+                255.0,
+                "|estimate - clean| (gray levels)",
+            )?;
+            io::save_rgba_png(&dir.join("error.png"), &error)?;
+        }
         io::write_atomic(
             &dir.join("curves.csv"),
             curves_csv(self.log.history()).as_bytes(),
@@ -711,6 +739,21 @@ impl ScenarioDef for Denoise {
 }
 
 impl Denoise {
+    /// For a noisy image with no clean version: what stands where the RMSE would, e.g.
+    /// "noisy image (no clean version): RMSE not available; sigma estimated 23.4 (MAD)".
+    pub fn no_clean_note(&self) -> Option<String> {
+        if self.clean.is_some() {
+            return None;
+        }
+        let sigma = match &self.config.sigma_rule {
+            Some(_) => format!("sigma estimated {:.1} (MAD)", self.config.noise),
+            None => format!("sigma given {}", self.config.noise),
+        };
+        Some(format!(
+            "noisy image (no clean version): RMSE not available; {sigma}"
+        ))
+    }
+
     /// The scenario's fields of results.json.
     fn report(&self) -> report::DenoiseReport {
         let runs: Vec<report::RunReport> = self.runs.iter().map(report::RunReport::of).collect();
@@ -722,8 +765,10 @@ impl Denoise {
             baselines: self
                 .baselines
                 .iter()
-                .map(|(l, e)| (l.clone(), sunset::rmse(e, &self.clean)))
+                .filter_map(|(l, e)| Some((l.clone(), self.rmse_of(e)?)))
                 .collect(),
+            baseline_parameters: self.baselines.iter().map(|(l, _)| l.clone()).collect(),
+            no_clean: self.no_clean_note(),
             training_seed: self.config.seed.wrapping_add(TRAINING_SEED_OFFSET),
             update: self.runs[0].choice.label(),
             ranks: first.map(|k| k.ranks.clone()),

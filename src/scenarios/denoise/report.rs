@@ -17,7 +17,14 @@ pub struct DenoiseReport {
     pub training_size: [usize; 2],
     /// Reference baselines, not message passing: (what, RMSE): TV (Chambolle, weight 0.1 on
     /// the 0..1 scale) and a Gaussian blur with sigma by SURE (no clean image).
+    /// Empty for a noisy image with no clean version (no RMSE exists).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub baselines: Vec<(String, f64)>,
+    /// The baselines run, with the parameters they chose (without the clean image).
+    pub baseline_parameters: Vec<String>,
+    /// For a noisy image with no clean version: why no RMSE is reported, and sigma.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_clean: Option<String>,
     pub training_seed: u64,
     pub update: String,
     /// The primary run's kernel read-outs, also at top level where scripts look first.

@@ -85,8 +85,12 @@ pub struct DenoiseView {
     pub noisy: Arc<Vec<f64>>,
     /// The primary algorithm's estimate.
     pub estimate: Arc<Vec<f64>>,
+    /// NaN (with `no_clean` set) for a noisy image with no clean version.
     pub noisy_rmse: f64,
     pub rmse: f64,
+    /// For a noisy image with no clean version (`clean` then holds the noisy image): what to
+    /// show where the RMSE would be.
+    pub no_clean: Option<String>,
     /// What the potentials were learned from.
     pub training: String,
     /// Reference baselines (not message passing): (label, RMSE).

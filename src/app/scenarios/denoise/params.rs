@@ -87,7 +87,11 @@ pub fn ui(
         let text: Vec<String> = v
             .baselines
             .iter()
-            .map(|(l, r)| format!("{l}: RMSE {r:.2}"))
+            // NaN: a noisy image with no clean version, so no RMSE exists.
+            .map(|(l, r)| match r.is_finite() {
+                true => format!("{l}: RMSE {r:.2}"),
+                false => format!("{l}: RMSE not available"),
+            })
             .collect();
         ui.weak(format!(
             "baselines, not message passing: {}",

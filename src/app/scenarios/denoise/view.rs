@@ -129,14 +129,22 @@ pub fn images(
     };
     let kind = estimate_kind(config);
     let clean_pane = Pane {
-        title: "clean".into(),
+        // Without a clean version the view carries the noisy image in its place.
+        title: if view.no_clean.is_some() {
+            "no clean version (noisy shown)".into()
+        } else {
+            "clean".into()
+        },
         name: "clean image".into(),
         texture: clean,
         colorbar: None,
         legend: None,
     };
     let noisy_pane = Pane {
-        title: format!("noisy · RMSE {:.2}", view.noisy_rmse),
+        title: match &view.no_clean {
+            Some(note) => format!("noisy · {note}"),
+            None => format!("noisy · RMSE {:.2}", view.noisy_rmse),
+        },
         name: "noisy image".into(),
         texture: noisy,
         colorbar: None,
@@ -144,7 +152,10 @@ pub fn images(
     };
     let estimate_pane = Pane {
         title: titled(
-            format!("{} ({kind}) · RMSE {:.2}", view.label, view.rmse),
+            match &view.no_clean {
+                Some(_) => format!("{} ({kind}) · RMSE not available", view.label),
+                None => format!("{} ({kind}) · RMSE {:.2}", view.label, view.rmse),
+            },
             view.kept,
         ),
         name: "estimate image".into(),
@@ -153,7 +164,11 @@ pub fn images(
         legend: None,
     };
     let error_pane = Pane {
-        title: format!("|{} − clean|", view.label),
+        title: if view.no_clean.is_some() {
+            format!("|{} − noisy| (no clean image)", view.label)
+        } else {
+            format!("|{} − clean|", view.label)
+        },
         name: "error image".into(),
         texture: error,
         colorbar: Some(bar()),
@@ -180,7 +195,10 @@ pub fn images(
             );
             let compare_pane = Pane {
                 title: titled(
-                    format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                    match cmp.rmse.is_finite() {
+                        true => format!("{} ({kind}) · RMSE {:.2}", cmp.label, cmp.rmse),
+                        false => format!("{} ({kind}) · RMSE not available", cmp.label),
+                    },
                     cmp.kept,
                 ),
                 name: "compare image".into(),
@@ -257,10 +275,11 @@ pub fn curves(
         "RMSE (gray levels)",
         &snapshot.history,
         &rmse,
+        // No clean image: no RMSE curve and no noisy-input reference line.
         &[Reference {
             name: format!("noisy input ({:.1})", view.noisy_rmse),
             value: view.noisy_rmse,
-        }],
+        }][..usize::from(view.noisy_rmse.is_finite())],
         config.map(|c| c.max_iters),
         height,
     );
@@ -496,6 +515,9 @@ fn titled(title: String, kept: Option<KeptIterate>) -> String {
 
 /// Numbers for the status bar.
 pub fn status(view: &DenoiseView) -> Vec<String> {
+    if let Some(note) = &view.no_clean {
+        return vec![note.clone(), view.label.clone()];
+    }
     let mut out = vec![format!("RMSE {:.2} ({})", view.rmse, view.label)];
     if let Some(cmp) = &view.compare {
         out.push(format!("RMSE {:.2} ({})", cmp.rmse, cmp.label));
