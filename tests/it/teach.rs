@@ -147,4 +147,11 @@ fn run_teach_writes_every_message() {
             .unwrap();
     assert_eq!(json["messages"].as_array().unwrap().len(), 4);
     assert_eq!(json["config"]["graph"], "chain");
+    // The figure beside them: a real bitmap with more than the background and axes in it.
+    let figure = image::open(dir.path().join("convergence.png"))
+        .unwrap()
+        .to_rgb8();
+    assert_eq!(figure.dimensions(), (820, 520));
+    let colours: std::collections::HashSet<[u8; 3]> = figure.pixels().map(|p| p.0).collect();
+    assert!(colours.len() > 50, "{} colours", colours.len());
 }

@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod figures;
 pub mod models;
 
 use std::collections::BTreeMap;
@@ -330,7 +331,8 @@ impl Scenario for TeachScenario {
     }
 
     fn write_outputs(&self, dir: &Path) -> Result<()> {
-        write_atomic(&dir.join("messages.csv"), self.messages_csv().as_bytes())
+        write_atomic(&dir.join("messages.csv"), self.messages_csv().as_bytes())?;
+        figures::write_convergence(dir, self.log.history())
     }
 
     fn control(&mut self, control: &ScenarioControl) -> Result<()> {
