@@ -119,4 +119,24 @@ impl ScheduleChange {
         changes.retain(|c| c.from_iteration < change.from_iteration);
         changes.push(change);
     }
+
+    /// Records a live switch that takes effect at the iteration after the `done` ones already
+    /// run, and returns that iteration (where the caller applies it, as a replay will).
+    pub fn record_next(
+        changes: &mut Vec<ScheduleChange>,
+        done: usize,
+        schedule: Schedule,
+        damping: f64,
+    ) -> usize {
+        let from_iteration = done + 1;
+        Self::record(
+            changes,
+            ScheduleChange {
+                from_iteration,
+                schedule,
+                damping,
+            },
+        );
+        from_iteration
+    }
 }

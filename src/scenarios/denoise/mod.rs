@@ -462,14 +462,11 @@ impl Scenario for Denoise {
 
     fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
         Damping(damping).check()?;
-        let from_iteration = self.log.history().len() + 1;
-        ScheduleChange::record(
+        let from_iteration = ScheduleChange::record_next(
             &mut self.config.schedule_changes,
-            ScheduleChange {
-                from_iteration,
-                schedule,
-                damping,
-            },
+            self.log.history().len(),
+            schedule,
+            damping,
         );
         // Applied now (so a refusal is reported at once) and again, identically, before the
         // iteration, as a replay of the config does.

@@ -49,9 +49,11 @@
 
 pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod memory;
 pub mod metrics;
 pub mod open;
+pub mod pyramid;
 pub mod report;
 pub mod synthetic;
 
@@ -64,7 +66,11 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 pub use self::config::{FlowAlgorithm, FlowConfig, PARAMS};
+pub use self::engine::FlowEngine;
+use self::engine::refuse_sosmp_switch;
 use self::metrics::{FlowErrors, flow_errors};
+use self::pyramid::mean_change;
+pub use self::pyramid::{Pyramid, median3};
 use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
     ScenarioDef, ScenarioView, report_fields,
@@ -74,11 +80,10 @@ use crate::inference::flow_bp::FlowBp;
 use crate::inference::flow_variational::refine_flow;
 use crate::inference::schedule::ScheduleChange;
 use crate::inference::sosmp::Sosmp;
-use crate::inference::sosmp::box_grid::BoxGrid;
 use crate::inference::sosmp::flow::{flow_problem, uniform_start};
 use crate::inference::{Belief, Inference, Schedule};
 use crate::io::{self, FlowField, GrayImage, flo};
-use crate::model::flow::{FlowEvidence, FlowMrf, downsample2, gaussian_blur, upsample_flow};
+use crate::model::flow::{FlowEvidence, FlowMrf, upsample_flow};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::scenarios::ScenarioParams;
 use crate::viz::flow_color::{FlowColoring, flow_rgba, legend_rgba};
@@ -150,146 +155,6 @@ impl FlowData {
 
     pub fn size(&self) -> (usize, usize) {
         (self.frame1.width, self.frame1.height)
-    }
-}
-
-/// The pre-smoothed frames of every level, finest first.
-#[derive(Debug, Clone)]
-pub struct Pyramid {
-    pub levels: Vec<(GrayImage, GrayImage)>,
-}
-
-impl Pyramid {
-    /// Halves the frames `levels - 1` times (2 x 2 means), then smooths each level with the
-    /// pre-smoothing Gaussian. Errors if the coarsest level would be under 4 px on a side.
-    pub fn new(data: &FlowData, levels: usize, presmooth: f64) -> Result<Self> {
-        let mut raw = vec![(data.frame1.clone(), data.frame2.clone())];
-        for l in 1..levels {
-            let (a, b) = raw.last().expect("one level");
-            let next = (downsample2(a), downsample2(b));
-            if next.0.width < 4 || next.0.height < 4 {
-                return Err(Error::param(
-                    "levels",
-                    format!(
-                        "{levels} levels would make level {l} {} x {} px; use fewer levels",
-                        next.0.width, next.0.height
-                    ),
-                ));
-            }
-            raw.push(next);
-        }
-        Ok(Pyramid {
-            levels: raw
-                .iter()
-                .map(|(a, b)| (gaussian_blur(a, presmooth), gaussian_blur(b, presmooth)))
-                .collect(),
-        })
-    }
-
-    pub fn size(&self, level: usize) -> (usize, usize) {
-        (self.levels[level].0.width, self.levels[level].0.height)
-    }
-
-    /// A flow of level `level` brought to full resolution (upsampled and scaled level by level).
-    pub fn to_full(&self, level: usize, u: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let (mut uu, mut vv) = (u.to_vec(), v.to_vec());
-        for l in (0..level).rev() {
-            let (a, b) = upsample_flow(&uu, &vv, self.size(l + 1), self.size(l));
-            uu = a;
-            vv = b;
-        }
-        (uu, vv)
-    }
-}
-
-/// An algorithm set up on one level (2-D SOSMP or discrete flow BP), or nothing between two
-/// levels.
-pub enum FlowEngine {
-    Sosmp(Box<Sosmp<BoxGrid>>),
-    Discrete(Box<FlowBp>),
-    /// Between two levels (nothing to step or read out).
-    Vacant,
-}
-
-impl FlowEngine {
-    /// Switches discrete BP's schedule and damping from its next iteration on (keeping its
-    /// messages); SOSMP refuses with the reason ([`crate::inference::sosmp::check_schedule`]).
-    pub fn reschedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
-        match self {
-            FlowEngine::Discrete(bp) => bp.set_schedule(schedule, damping),
-            FlowEngine::Sosmp(_) => refuse_sosmp_switch(schedule, damping),
-            FlowEngine::Vacant => Ok(()),
-        }
-    }
-}
-
-/// SOSMP's answer to a schedule switch: it runs only the synchronous schedule, and its step
-/// size `1/(γ(t+1))` is its damping.
-fn refuse_sosmp_switch(schedule: Schedule, damping: f64) -> Result<()> {
-    crate::inference::sosmp::check_schedule(schedule)?;
-    Err(Error::param(
-        "damping",
-        format!(
-            "SOSMP has no damping to switch to {damping}: its step size 1/(γ(t+1)) averages the \
-             messages, and it runs only the synchronous schedule (switch the discrete-BP run)"
-        ),
-    ))
-}
-
-impl Inference for FlowEngine {
-    fn step(&mut self) -> Result<crate::inference::StepReport> {
-        match self {
-            FlowEngine::Sosmp(e) => e.step(),
-            FlowEngine::Discrete(e) => e.step(),
-            FlowEngine::Vacant => Err(Error::param("pyramid", "the next level is not set up")),
-        }
-    }
-
-    fn iteration(&self) -> usize {
-        match self {
-            FlowEngine::Sosmp(e) => e.iteration(),
-            FlowEngine::Discrete(e) => e.iteration(),
-            FlowEngine::Vacant => 0,
-        }
-    }
-
-    fn belief(&self, node: usize) -> Belief {
-        match self {
-            FlowEngine::Sosmp(e) => e.belief(node),
-            FlowEngine::Discrete(e) => e.belief(node),
-            FlowEngine::Vacant => Belief::Grid2 {
-                xs: Vec::new(),
-                ys: Vec::new(),
-                values: Vec::new(),
-            },
-        }
-    }
-
-    fn estimates(&self, kind: crate::inference::EstimateKind) -> crate::inference::Estimates {
-        match self {
-            FlowEngine::Sosmp(e) => e.estimates(kind),
-            FlowEngine::Discrete(e) => e.estimates(kind),
-            FlowEngine::Vacant => crate::inference::Estimates {
-                dim: 2,
-                values: Vec::new(),
-            },
-        }
-    }
-
-    fn fallbacks(&self) -> u64 {
-        match self {
-            FlowEngine::Sosmp(e) => e.fallbacks(),
-            FlowEngine::Discrete(e) => e.fallbacks(),
-            FlowEngine::Vacant => 0,
-        }
-    }
-
-    fn message_changes(&self) -> Option<crate::inference::MessageChanges<'_>> {
-        match self {
-            FlowEngine::Sosmp(e) => e.message_changes(),
-            FlowEngine::Discrete(e) => e.message_changes(),
-            FlowEngine::Vacant => None,
-        }
     }
 }
 
@@ -662,46 +527,6 @@ impl FlowRun {
             estimate: [self.flow.u[idx], self.flow.v[idx]],
         }
     }
-}
-
-/// Mean Euclidean distance between two flows of one level, `∞` when their sizes differ (the
-/// first iteration of a level, compared with the level above). O(pixels).
-fn mean_change(old: &FlowField, new: (&[f64], &[f64])) -> f64 {
-    let n = new.0.len();
-    if old.u.len() != n || n == 0 {
-        return f64::INFINITY;
-    }
-    let sum: f64 = (0..n)
-        .map(|i| (new.0[i] - old.u[i]).hypot(new.1[i] - old.v[i]))
-        .sum();
-    sum / n as f64
-}
-
-/// The 3 x 3 median of a `w x h` field (the border uses the pixels inside the frame). Removes
-/// isolated wrong vectors of a coarse level before they become the next level's search centres
-/// (Sun, Roth & Black 2010). O(pixels).
-pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
-    let mut out = Vec::with_capacity(f.len());
-    let mut window = [0.0f64; 9];
-    for y in 0..h {
-        for x in 0..w {
-            let mut k = 0;
-            for yy in y.saturating_sub(1)..(y + 2).min(h) {
-                for xx in x.saturating_sub(1)..(x + 2).min(w) {
-                    window[k] = f[yy * w + xx];
-                    k += 1;
-                }
-            }
-            let win = &mut window[..k];
-            win.sort_unstable_by(f64::total_cmp);
-            out.push(if k % 2 == 1 {
-                win[k / 2]
-            } else {
-                0.5 * (win[k / 2 - 1] + win[k / 2])
-            });
-        }
-    }
-    out
 }
 
 /// SOSMP's step cap: `η_t = min(1, 1 / (γ (t + 1)))` (see [`Sosmp::set_max_step`]; steps above 1
@@ -1115,14 +940,11 @@ impl Scenario for FlowScenario {
         {
             return refuse_sosmp_switch(schedule, damping);
         }
-        let from_iteration = self.log.history().len() + 1;
-        ScheduleChange::record(
+        let from_iteration = ScheduleChange::record_next(
             &mut self.config.schedule_changes,
-            ScheduleChange {
-                from_iteration,
-                schedule,
-                damping,
-            },
+            self.log.history().len(),
+            schedule,
+            damping,
         );
         // Applied now (a refusal shows at once) and again, identically, before the iteration,
         // as a replay of the config does.

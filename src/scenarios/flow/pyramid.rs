@@ -1,0 +1,99 @@
+//! The image pyramid of a flow run (Noorshams & Wainwright 2013 solve one level; levels are
+//! beyond the paper): 2 x 2 means halve the frames, each level is pre-smoothed, and a level's flow
+//! is brought to full resolution by upsampling and scaling level by level; a 3 x 3 median hands
+//! a level's flow to the next, and the mean change of a level's flow decides its early stop.
+//! Cost: O(pixels).
+
+use super::FlowData;
+use crate::error::{Error, Result};
+use crate::io::{FlowField, GrayImage};
+use crate::model::flow::{downsample2, gaussian_blur, upsample_flow};
+
+/// The pre-smoothed frames of every level, finest first.
+#[derive(Debug, Clone)]
+pub struct Pyramid {
+    pub levels: Vec<(GrayImage, GrayImage)>,
+}
+
+impl Pyramid {
+    /// Halves the frames `levels - 1` times (2 x 2 means), then smooths each level with the
+    /// pre-smoothing Gaussian. Errors if the coarsest level would be under 4 px on a side.
+    pub fn new(data: &FlowData, levels: usize, presmooth: f64) -> Result<Self> {
+        let mut raw = vec![(data.frame1.clone(), data.frame2.clone())];
+        for l in 1..levels {
+            let (a, b) = raw.last().expect("one level");
+            let next = (downsample2(a), downsample2(b));
+            if next.0.width < 4 || next.0.height < 4 {
+                return Err(Error::param(
+                    "levels",
+                    format!(
+                        "{levels} levels would make level {l} {} x {} px; use fewer levels",
+                        next.0.width, next.0.height
+                    ),
+                ));
+            }
+            raw.push(next);
+        }
+        Ok(Pyramid {
+            levels: raw
+                .iter()
+                .map(|(a, b)| (gaussian_blur(a, presmooth), gaussian_blur(b, presmooth)))
+                .collect(),
+        })
+    }
+
+    pub fn size(&self, level: usize) -> (usize, usize) {
+        (self.levels[level].0.width, self.levels[level].0.height)
+    }
+
+    /// A flow of level `level` brought to full resolution (upsampled and scaled level by level).
+    pub fn to_full(&self, level: usize, u: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let (mut uu, mut vv) = (u.to_vec(), v.to_vec());
+        for l in (0..level).rev() {
+            let (a, b) = upsample_flow(&uu, &vv, self.size(l + 1), self.size(l));
+            uu = a;
+            vv = b;
+        }
+        (uu, vv)
+    }
+}
+
+/// Mean Euclidean distance between two flows of one level, `∞` when their sizes differ (the
+/// first iteration of a level, compared with the level above). O(pixels).
+pub fn mean_change(old: &FlowField, new: (&[f64], &[f64])) -> f64 {
+    let n = new.0.len();
+    if old.u.len() != n || n == 0 {
+        return f64::INFINITY;
+    }
+    let sum: f64 = (0..n)
+        .map(|i| (new.0[i] - old.u[i]).hypot(new.1[i] - old.v[i]))
+        .sum();
+    sum / n as f64
+}
+
+/// The 3 x 3 median of a `w x h` field (the border uses the pixels inside the frame). Removes
+/// isolated wrong vectors of a coarse level before they become the next level's search centres
+/// (Sun, Roth & Black 2010). O(pixels).
+pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
+    let mut out = Vec::with_capacity(f.len());
+    let mut window = [0.0f64; 9];
+    for y in 0..h {
+        for x in 0..w {
+            let mut k = 0;
+            for yy in y.saturating_sub(1)..(y + 2).min(h) {
+                for xx in x.saturating_sub(1)..(x + 2).min(w) {
+                    window[k] = f[yy * w + xx];
+                    k += 1;
+                }
+            }
+            let win = &mut window[..k];
+            win.sort_unstable_by(f64::total_cmp);
+            out.push(if k % 2 == 1 {
+                win[k / 2]
+            } else {
+                0.5 * (win[k / 2 - 1] + win[k / 2])
+            });
+        }
+    }
+    out
+}
