@@ -100,6 +100,28 @@ fn the_retrieval_pool_no_longer_holds_a_pool_by_pool_gram() {
 }
 
 #[test]
+fn sosmp_counts_the_debuggers_stored_frames_up_to_their_budget() {
+    use beliefscope::run::residuals::EDGE_BUDGET_BYTES;
+    use beliefscope::scenarios::{ScenarioParams, sosmp::SosmpConfig};
+    let with_iters = |iters| {
+        SosmpConfig {
+            iters,
+            ..SosmpConfig::default()
+        }
+        .memory_need()
+        .expect("sosmp has an estimate")
+        .total() as f64
+    };
+    // A long run stores frames up to the budget, not one per iteration.
+    let extra = with_iters(1_000_000) - with_iters(1);
+    let budget = EDGE_BUDGET_BYTES as f64;
+    assert!(
+        extra > 0.95 * budget && extra < 1.1 * budget,
+        "a million iterations add {extra} bytes (budget {budget})"
+    );
+}
+
+#[test]
 fn every_scenario_estimates_its_default_run_within_the_default_budget() {
     for kind in beliefscope::scenarios::KINDS {
         let config = (kind.default_config)();

@@ -474,7 +474,20 @@ impl ScenarioParams for SosmpConfig {
                 messages * n * (8.0 + 0.65 * r),
             )
             .doubles("node potentials", nodes * n)
-            .doubles("sample paths", self.paths as f64 * messages * (2.0 * r + k)),
+            .doubles("sample paths", self.paths as f64 * messages * (2.0 * r + k))
+            .bytes(
+                "the debugger's stored message frames (capped)",
+                stored_frames_bytes(self.iters as f64, messages, r),
+            ),
         )
     }
+}
+
+/// Bytes of the convergence debugger's per-iteration message frames (each message's change, its
+/// oscillation flag and its r coefficients as f32, `run::edge_frames`), which thin out past
+/// [`EDGE_BUDGET_BYTES`](crate::run::residuals::EDGE_BUDGET_BYTES): at most the budget plus the
+/// frame that crosses it.
+fn stored_frames_bytes(iterations: f64, messages: f64, r: f64) -> f64 {
+    let frame = messages * (4.0 + 1.0 + 4.0 * r);
+    (iterations * frame).min(crate::run::residuals::EDGE_BUDGET_BYTES as f64 + frame)
 }
