@@ -25,6 +25,10 @@ pub struct Curve {
     /// Reference curves (slopes, floors) are dashed.
     pub dashed: bool,
     pub width: u32,
+    /// Drawn as bars from 0 instead of a line: `(slot, slots)` places this curve's bar in
+    /// slot `slot` of `slots` side by side within each whole-number x (a distribution over
+    /// states). A dashed curve's bars are outlined, not filled.
+    pub bars: Option<(usize, usize)>,
 }
 
 impl Curve {
@@ -35,7 +39,14 @@ impl Curve {
             color,
             dashed: false,
             width: 2,
+            bars: None,
         }
+    }
+
+    /// Bars in slot `slot` of `slots` per whole-number x (see [`Curve::bars`]).
+    pub fn as_bars(mut self, slot: usize, slots: usize) -> Curve {
+        self.bars = Some((slot, slots.max(1)));
+        self
     }
 
     pub fn dashed(mut self) -> Curve {
@@ -155,8 +166,13 @@ fn ranges(panel: &Panel) -> Option<((f64, f64), (f64, f64))> {
             Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
         })
     };
-    let (x0, x1) = span(&mut xs.into_iter())?;
-    let (y0, y1) = span(&mut ys.into_iter())?;
+    let (mut x0, mut x1) = span(&mut xs.into_iter())?;
+    let (mut y0, mut y1) = span(&mut ys.into_iter())?;
+    if panel.curves.iter().any(|c| c.bars.is_some()) && !panel.log_x && !panel.log_y {
+        // A bar covers x ± half a unit and rises from 0.
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+        (y0, y1) = (y0.min(0.0), y1.max(0.0));
+    }
     let pad = |lo: f64, hi: f64, log: bool| {
         let w = if hi > lo {
             hi - lo
@@ -276,6 +292,27 @@ where
     for c in &panel.curves {
         let style = ShapeStyle::from(&color(c.color)).stroke_width(c.width);
         let points = plot(c);
+        if let Some((slot, slots)) = c.bars.filter(|_| !log_x && !log_y) {
+            // Bars side by side within [x - 0.4, x + 0.4]; outlined when dashed (a reference).
+            let width = 0.8 / slots as f64;
+            let bar_style = if c.dashed {
+                ShapeStyle::from(&color(c.color)).stroke_width(2)
+            } else {
+                ShapeStyle::from(&color(c.color)).filled()
+            };
+            let rects = points.iter().map(move |&(x, y)| {
+                let left = x - 0.4 + slot as f64 * width;
+                Rectangle::new([(left, 0.0), (left + width, y)], bar_style)
+            });
+            let drawn = chart.draw_series(rects).map_err(|e| fail(&e))?;
+            if !c.name.is_empty() {
+                legend = true;
+                drawn
+                    .label(&c.name)
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], bar_style));
+            }
+            continue;
+        }
         let drawn = if c.dashed {
             chart.draw_series(DashedLineSeries::new(points, 8, 5, style))
         } else {
@@ -381,6 +418,38 @@ mod tests {
         assert!(pixels_of(&rgb, floor) > 100, "the floor is drawn");
         // Not everything: most of the image is background.
         assert!(pixels_of(&rgb, [255, 255, 255]) > 480 * 320 / 2);
+    }
+
+    #[test]
+    fn bars_fill_their_slot_and_a_dashed_reference_is_only_outlined() {
+        let (purple, grey) = ([94, 53, 177], [158, 158, 158]);
+        let dist = vec![(0.0, 0.3), (1.0, 0.5), (2.0, 0.2)];
+        let panel = |reference: bool| Panel {
+            title: "P(D | evidence)".into(),
+            integer_x: true,
+            include_y: vec![0.0, 1.0],
+            curves: vec![
+                Curve::new("exact", dist.clone(), grey)
+                    .as_bars(0, 2)
+                    .dashed(),
+                Curve::new("pbp", dist.clone(), purple).as_bars(1, 2),
+            ]
+            .into_iter()
+            .filter(|c| reference || c.name != "exact")
+            .collect(),
+            ..Panel::default()
+        };
+        let rgb = render(&[panel(true)], 1, 480, 320).unwrap();
+        let (filled, outlined) = (pixels_of(&rgb, purple), pixels_of(&rgb, grey));
+        // Three filled bars about 0.4 units wide over a 3-unit axis cover far more than lines.
+        assert!(filled > 4000, "filled bars: {filled} pixels");
+        assert!(
+            outlined > 300 && outlined < filled / 3,
+            "outline {outlined}, fill {filled}"
+        );
+        // The x range includes each bar's half unit, so the leftmost bar is not clipped.
+        let (xr, _) = ranges(&panel(false)).unwrap();
+        assert!(xr.0 < -0.4 && xr.1 > 2.4, "{xr:?}");
     }
 
     #[test]

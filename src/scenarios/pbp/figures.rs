@@ -1,7 +1,7 @@
 //! Headless figures of predictive BP, drawn with `viz::figures` in the pbp room's colours
 //! (`viz::palette::PBP`, `EM`, `ONLINE_EM`, `PBP_EXACT`): `posterior.png` beside `run pbp`'s
-//! results (P(query | evidence) of every method over the query's values against the exact
-//! posterior) and `kl.png` beside `sweep pbp`'s summary (P-E1: average KL to the exact
+//! results (P(query | evidence) of every method over the query's values as grouped bars, the
+//! exact posterior outlined) and `kl.png` beside `sweep pbp`'s summary (P-E1: average KL to the exact
 //! posterior against the training size on log-log axes, Wang & Gordon 2020, Fig. 5).
 //! Cost: O(values x methods) or O(sizes x methods) plus the bitmap.
 
@@ -34,7 +34,9 @@ pub fn posterior_panel(query: &str, answers: &[MethodAnswer]) -> Panel {
         include_y: vec![0.0, 1.0],
         ..Panel::default()
     };
-    for a in answers {
+    // A distribution over a few states reads as grouped bars, one slot per method; the exact
+    // posterior is outlined.
+    for (slot, a) in answers.iter().enumerate() {
         let (color, name) = method_style(a.name);
         let points = a
             .dist
@@ -42,7 +44,7 @@ pub fn posterior_panel(query: &str, answers: &[MethodAnswer]) -> Panel {
             .enumerate()
             .map(|(x, &y)| (x as f64, y))
             .collect();
-        let curve = Curve::new(name, points, color);
+        let curve = Curve::new(name, points, color).as_bars(slot, answers.len());
         p.curves.push(if a.name == "exact" {
             curve.dashed()
         } else {
