@@ -17,7 +17,7 @@ use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
 
 use super::commands::UiCommand;
-use super::textures::{CachedTexture, Source};
+use super::textures::{AsyncTexture, Source};
 use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
@@ -62,7 +62,8 @@ pub struct Debugger {
     actions: Vec<DebuggerAction>,
     /// Index into the stored maps the scrubber shows; None: follow the newest.
     pub scrub: Option<usize>,
-    texture: CachedTexture,
+    /// Redrawn off the window's thread (a new map every iteration while live).
+    texture: AsyncTexture,
     /// The map drawn in the last frame.
     shown: Option<Arc<ResidualMap>>,
     /// The run the scrubber belongs to (a new run follows the newest again).
@@ -233,8 +234,9 @@ impl Debugger {
             .map(|m| map_max(m))
             .fold(0.0, f64::max);
         let source = Source::shared(vec![map.clone()], &[hi]);
-        let texture = self.texture.get(ui.ctx(), "residual map", source, || {
-            residual_map_rgba(&map, hi, DECADES, CELL_PIXELS)
+        let texture = self.texture.get(ui.ctx(), "residual map", source, {
+            let map = map.clone();
+            move || residual_map_rgba(&map, hi, DECADES, CELL_PIXELS)
         });
         let aspect = map.width as f32 / map.height.max(1) as f32;
         let size = egui::vec2(width, width / aspect);
