@@ -21,6 +21,7 @@ use super::textures::{AsyncTexture, Source};
 use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
+use crate::run::level_maps::span_of;
 use crate::run::residuals::{ConvergenceView, EdgeFrame, ResidualMap};
 use crate::runner::Snapshot;
 use crate::scenarios::what_if::{WhatIfRequest, WhatIfRun};
@@ -421,11 +422,7 @@ impl Debugger {
             return;
         }
         let map = &view.maps[index.min(last)];
-        ui.label(format!(
-            "residual map of iteration {} (largest change {:.3e})",
-            map.iteration,
-            map_max(map)
-        ));
+        ui.label(map_label(view, map));
     }
 
     /// What the stored maps (or message changes) cost.
@@ -444,15 +441,37 @@ impl Debugger {
         let Some(map) = view.maps.last().filter(|_| view.grid.is_some()) else {
             return;
         };
+        let cells = if view.levels.len() > 1 {
+            format!("over {} pyramid levels", view.levels.len())
+        } else {
+            format!("of {}x{} cells", map.width, map.height)
+        };
         ui.label(format!(
-            "stored maps: {} of {}x{} cells, {:.1} MB of a {:.0} MB budget",
+            "stored maps: {} {cells}, {:.1} MB of a {:.0} MB budget",
             view.maps.len(),
-            map.width,
-            map.height,
             view.map_bytes as f64 / 1e6,
             view.map_budget_bytes as f64 / 1e6
         ))
         .on_hover_text("Maps are max-pooled to at most 128 cells a side; past the budget every other stored iteration is dropped, so the maps span the whole run.");
+    }
+}
+
+/// What the scrubbed map is: its iteration, and in a coarse-to-fine run its level and the
+/// iteration within the level (the map is that level's, drawn at the image's size).
+pub fn map_label(view: &ConvergenceView, map: &ResidualMap) -> String {
+    match span_of(&view.levels, map.iteration) {
+        Some(span) => format!(
+            "residual map of {}, iteration {} (run iteration {}, largest change {:.3e})",
+            span.label(),
+            map.iteration + 1 - span.first_iteration,
+            map.iteration,
+            map_max(map)
+        ),
+        None => format!(
+            "residual map of iteration {} (largest change {:.3e})",
+            map.iteration,
+            map_max(map)
+        ),
     }
 }
 
