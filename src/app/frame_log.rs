@@ -37,7 +37,7 @@ pub fn thread_cpu_seconds() -> Option<f64> {
         };
         // SAFETY: clock_gettime writes one timespec we own; the clock id is a constant.
         let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
-        ok.then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+        ok.then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
     }
     #[cfg(not(unix))]
     {

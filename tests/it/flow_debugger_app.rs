@@ -75,3 +75,46 @@ fn scrubbing_back_to_a_coarse_level_shows_that_levels_map() {
     );
     assert!(has_text(&h, "over 3 pyramid levels"));
 }
+
+/// "What if" on flow: discrete BP continued from the finest level's messages on a copy, within
+/// the level's budget, numbered in the run's iterations and overlaid on the residual curve;
+/// a finished flow run gets no automatic what-ifs (its levels stop by flow change, not by a
+/// residual tolerance).
+#[test]
+fn a_what_if_on_flow_overlays_its_curve_from_the_current_level() {
+    let mut h = Harness::builder()
+        .with_size([1360.0, 900.0])
+        .build_eframe(|cc| App::with_config(cc, ScenarioConfig::Flow(three_levels()), true));
+    wait_for(&mut h, "the finished run", |h| {
+        h.state().snapshot().is_some_and(|s| s.finished)
+    });
+    h.run_steps(4);
+    assert!(
+        h.state().debugger().what_ifs.is_empty(),
+        "none started alone"
+    );
+    h.get_by_label("What if").click();
+    wait_for(&mut h, "the what-if run", |h| {
+        h.state().debugger().what_ifs.len() == 1
+    });
+    let run = h.state().debugger().what_ifs[0].clone();
+    assert_eq!(run.start_iteration, 12, "from the run's last iteration");
+    assert!(
+        !run.residuals.is_empty() && run.residuals.len() <= 4,
+        "the level's budget"
+    );
+    assert_eq!(
+        run.residuals[0].0, 13,
+        "continues the run's iteration numbers"
+    );
+    // Its first iteration continues the finest level's messages: the same schedule and damping
+    // give the residual the run would have had next, far below a fresh level's first.
+    let history = h.state().snapshot().unwrap().history.clone();
+    let level_first = history[8].residual;
+    assert!(
+        run.residuals[0].1 < level_first,
+        "{} vs the level's first {level_first}",
+        run.residuals[0].1
+    );
+    assert!(has_text(&h, &run.hint()));
+}

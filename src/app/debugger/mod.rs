@@ -263,8 +263,12 @@ impl Debugger {
             return;
         };
         let tolerance = effective_tolerance(view.tolerance);
+        // A coarse-to-fine run stops its levels by the change of its flow, not by a residual
+        // tolerance, so "ended above its tolerance" says nothing there: no automatic what-ifs
+        // (each would copy the finest level's messages); the button still runs one.
         if self.auto_asked
             || view.fixed_schedule.is_some()
+            || !view.levels.is_empty()
             || !snapshot.finished
             || last.residual < tolerance
         {

@@ -56,6 +56,7 @@ pub mod open;
 pub mod pyramid;
 pub mod report;
 pub mod synthetic;
+pub mod what_if;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -944,11 +945,12 @@ impl Scenario for FlowScenario {
             return None;
         }
         let (schedule, damping) = run.schedule;
+        // A what-if stays on its level: the level's budget is its length.
         let mut view = self.convergence.view(
             schedule.label(),
             damping,
             self.config.stop_change,
-            self.config.total_iters(),
+            self.config.iters,
         );
         self.level_maps.compose(&mut view, self.size());
         Some(view)
@@ -957,6 +959,22 @@ impl Scenario for FlowScenario {
     /// Switches discrete BP's schedule and damping from the next iteration on (recorded in
     /// `schedule_changes`, so the echoed config replays it); refused, with the reason, when a
     /// SOSMP run is on.
+    /// Discrete BP from the current level's messages, within the level (`what_if.rs`).
+    fn what_if(
+        &self,
+        request: crate::scenarios::what_if::WhatIfRequest,
+        cancel: &CancelFlag,
+    ) -> Result<crate::scenarios::what_if::WhatIfRun> {
+        let run = &self.runs[0];
+        what_if::flow_what_if(
+            &run.engine,
+            request,
+            run.iteration - run.level_iteration,
+            self.config.iters,
+            cancel,
+        )
+    }
+
     fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
         crate::error::check_range("damping", damping, 0.0, 0.99)?;
         if self
