@@ -4,6 +4,7 @@
 
 pub mod budget;
 pub mod edge_frames;
+pub mod level_maps;
 pub mod residuals;
 
 use std::collections::BTreeMap;

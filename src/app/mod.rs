@@ -14,6 +14,7 @@ pub mod export;
 pub mod file_browser;
 pub mod file_dialog;
 pub mod form;
+pub mod frame_log;
 pub mod frame_timer;
 pub mod help;
 pub mod notices;
@@ -48,7 +49,8 @@ use state::State;
 
 /// Set (to anything) to start with continuous repainting on (View → Repaint continuously).
 pub const CONTINUOUS_ENV: &str = "BELIEFSCOPE_CONTINUOUS_REPAINT";
-/// Set (to anything) to print the window's frame statistics to stderr once a second.
+/// Set to print the window's frame statistics to stderr once a second (`all`: also one line per
+/// frame; see `app/frame_log.rs`).
 pub const FRAME_LOG_ENV: &str = "BELIEFSCOPE_FRAME_LOG";
 
 /// The window icon, drawn by `viz::app_icon` (see `examples/make_icon.rs`).
@@ -133,8 +135,8 @@ pub struct App {
     frames: FrameTimer,
     /// Paint frames back to back (to measure the frame rate).
     continuous: bool,
-    /// When the frame statistics were last printed (only with [`FRAME_LOG_ENV`]).
-    frame_log: Option<Instant>,
+    /// Frame statistics printed to stderr (only with [`FRAME_LOG_ENV`]).
+    frame_log: Option<frame_log::FrameLog>,
     /// Recorded while drawing, applied at the end of the frame.
     commands: Vec<UiCommand>,
     /// Screenshots arrive here (taken by the integration after the frame is painted).
@@ -168,12 +170,7 @@ impl App {
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
             .unwrap_or_default();
         let fallback = (state.config != ScenarioConfig::default()).then(ScenarioConfig::default);
-        let mut app = Self::start(cc, state, true, true, fallback);
-        // Diagnostics for measuring the window (e.g. under Xvfb in CI): repaint back to back and
-        // print the frame statistics to stderr once a second.
-        app.continuous = std::env::var_os(CONTINUOUS_ENV).is_some();
-        app.frame_log = std::env::var_os(FRAME_LOG_ENV).map(|_| Instant::now());
-        app
+        Self::start(cc, state, true, true, fallback)
     }
 
     /// An app on `config`, running at once if `autoplay`, that never touches saved state (for
@@ -223,8 +220,15 @@ impl App {
             dialog: FileDialog::default(),
             rooms: Rooms::default(),
             frames: FrameTimer::default(),
-            continuous: false,
-            frame_log: None,
+            // Diagnostics for measuring the window (e.g. under Xvfb in CI): repaint back to back
+            // and print the frame statistics to stderr.
+            continuous: std::env::var_os(CONTINUOUS_ENV).is_some(),
+            frame_log: std::env::var(FRAME_LOG_ENV).ok().map(|v| {
+                frame_log::FrameLog::new(
+                    frame_log::FrameLogMode::from_env_value(&v),
+                    Instant::now(),
+                )
+            }),
             commands: Vec::new(),
             screenshots: channel(),
             screenshot_to: None,
@@ -730,29 +734,19 @@ impl App {
         }
     }
 
-    /// One line of frame statistics a second on stderr, when asked for with [`FRAME_LOG_ENV`].
+    /// Frame statistics on stderr, when asked for with [`FRAME_LOG_ENV`].
     fn log_frame_stats(&mut self, now: Instant) {
-        let Some(last) = self.frame_log else {
+        let Some(log) = &mut self.frame_log else {
             return;
         };
-        if now.duration_since(last).as_secs_f64() < 1.0 {
-            return;
-        }
-        self.frame_log = Some(now);
-        let f = self.frames.stats(now);
-        let ms = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.1}", s * 1e3));
         let (iteration, playing) = self
             .snapshot
             .as_ref()
             .map_or((0, false), |s| (s.iteration, s.playing));
-        eprintln!(
-            "frame-stats fps={} mean_ms={} worst_ms={} cpu_ms={} engine_playing={playing} iteration={iteration}",
-            f.frame_seconds
-                .map_or("-".to_string(), |dt| format!("{:.1}", 1.0 / dt.max(1e-6))),
-            ms(f.frame_seconds),
-            ms(f.worst_seconds),
-            ms(f.cpu_seconds.map(f64::from)),
-        );
+        let context = format!("engine_playing={playing} iteration={iteration}");
+        for line in log.tick(now, frame_log::thread_cpu_seconds(), &context) {
+            eprintln!("{line}");
+        }
     }
 
     /// Records which dialogs are open (after the menus and windows have drawn).

@@ -53,7 +53,8 @@ pub const MAX_MESSAGE_BYTES: usize = 6 << 30;
 /// Smallest stored value.
 const FLOOR: f64 = 1.2e-38;
 
-/// Checkerboard sum-product BP on a flow MRF.
+/// Checkerboard sum-product BP on a flow MRF. Clone copies the messages (a what-if run).
+#[derive(Clone)]
 pub struct FlowBp {
     mrf: Arc<FlowMrf>,
     layout: SlotLayout,

@@ -358,9 +358,19 @@ pub struct ConvergenceTracker {
 impl ConvergenceTracker {
     /// A tracker for `num_messages`; `grid` (width, height) when the nodes are pixels.
     pub fn new(num_messages: usize, grid: Option<(usize, usize)>) -> Self {
+        Self::with_map_budget(num_messages, grid, MAP_BUDGET_BYTES)
+    }
+
+    /// [`ConvergenceTracker::new`] whose maps hold at most `map_budget_bytes` (a pyramid
+    /// level's share, `run/level_maps.rs`).
+    pub fn with_map_budget(
+        num_messages: usize,
+        grid: Option<(usize, usize)>,
+        map_budget_bytes: usize,
+    ) -> Self {
         ConvergenceTracker {
             detector: OscillationDetector::new(num_messages),
-            maps: grid.map(|g| ResidualMaps::new(g, MAP_BUDGET_BYTES)),
+            maps: grid.map(|g| ResidualMaps::new(g, map_budget_bytes)),
             edges: None,
             graph: None,
             last_change: Vec::new(),
@@ -475,6 +485,9 @@ pub struct ConvergenceView {
     pub max_iters: usize,
     /// Why the engine cannot be copied for what-if runs or re-scheduled (None: it can).
     pub fixed_schedule: Option<String>,
+    /// Coarse-to-fine runs: where each level's iterations (and so its maps) are, coarse first
+    /// (`run/level_maps.rs`); empty for single-grid runs.
+    pub levels: Vec<crate::run::level_maps::LevelSpan>,
 }
 
 impl ConvergenceTracker {
@@ -509,6 +522,7 @@ impl ConvergenceTracker {
             tolerance,
             max_iters,
             fixed_schedule: None,
+            levels: Vec::new(),
         }
     }
 }

@@ -112,9 +112,13 @@ fn residual_map_is_recorded_by_the_update_and_matches_the_engine_residual() {
         let view = s
             .convergence()
             .expect("discrete flow has a convergence view");
-        assert_eq!(view.grid, Some(s.pyramid().size(run.level())));
+        // (Clicks on any level's map pick full-resolution pixels.)
+        assert_eq!(view.grid, Some(s.size()));
         let map = view.maps.last().unwrap();
         assert_eq!(map.iteration, record.iter);
+        assert_eq!((map.width, map.height), s.pyramid().size(run.level()));
+        let span = beliefscope::run::level_maps::span_of(&view.levels, map.iteration).unwrap();
+        assert_eq!(span.index, run.level());
         let top = map.residual.iter().cloned().fold(0.0f32, f32::max);
         assert_eq!(top, largest as f32);
         for key in [

@@ -17,6 +17,7 @@ mod discrete_bp;
 mod flow_app;
 mod flow_cli;
 mod flow_debugger;
+mod flow_debugger_app;
 mod flow_engine;
 mod flow_io;
 mod flow_reach;

@@ -17,10 +17,11 @@ use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
 
 use super::commands::UiCommand;
-use super::textures::{CachedTexture, Source};
+use super::textures::{AsyncTexture, Source};
 use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
+use crate::run::level_maps::span_of;
 use crate::run::residuals::{ConvergenceView, EdgeFrame, ResidualMap};
 use crate::runner::Snapshot;
 use crate::scenarios::what_if::{WhatIfRequest, WhatIfRun};
@@ -62,7 +63,8 @@ pub struct Debugger {
     actions: Vec<DebuggerAction>,
     /// Index into the stored maps the scrubber shows; None: follow the newest.
     pub scrub: Option<usize>,
-    texture: CachedTexture,
+    /// Redrawn off the window's thread (a new map every iteration while live).
+    texture: AsyncTexture,
     /// The map drawn in the last frame.
     shown: Option<Arc<ResidualMap>>,
     /// The run the scrubber belongs to (a new run follows the newest again).
@@ -233,8 +235,9 @@ impl Debugger {
             .map(|m| map_max(m))
             .fold(0.0, f64::max);
         let source = Source::shared(vec![map.clone()], &[hi]);
-        let texture = self.texture.get(ui.ctx(), "residual map", source, || {
-            residual_map_rgba(&map, hi, DECADES, CELL_PIXELS)
+        let texture = self.texture.get(ui.ctx(), "residual map", source, {
+            let map = map.clone();
+            move || residual_map_rgba(&map, hi, DECADES, CELL_PIXELS)
         });
         let aspect = map.width as f32 / map.height.max(1) as f32;
         let size = egui::vec2(width, width / aspect);
@@ -260,8 +263,12 @@ impl Debugger {
             return;
         };
         let tolerance = effective_tolerance(view.tolerance);
+        // A coarse-to-fine run stops its levels by the change of its flow, not by a residual
+        // tolerance, so "ended above its tolerance" says nothing there: no automatic what-ifs
+        // (each would copy the finest level's messages); the button still runs one.
         if self.auto_asked
             || view.fixed_schedule.is_some()
+            || !view.levels.is_empty()
             || !snapshot.finished
             || last.residual < tolerance
         {
@@ -419,11 +426,7 @@ impl Debugger {
             return;
         }
         let map = &view.maps[index.min(last)];
-        ui.label(format!(
-            "residual map of iteration {} (largest change {:.3e})",
-            map.iteration,
-            map_max(map)
-        ));
+        ui.label(map_label(view, map));
     }
 
     /// What the stored maps (or message changes) cost.
@@ -442,15 +445,37 @@ impl Debugger {
         let Some(map) = view.maps.last().filter(|_| view.grid.is_some()) else {
             return;
         };
+        let cells = if view.levels.len() > 1 {
+            format!("over {} pyramid levels", view.levels.len())
+        } else {
+            format!("of {}x{} cells", map.width, map.height)
+        };
         ui.label(format!(
-            "stored maps: {} of {}x{} cells, {:.1} MB of a {:.0} MB budget",
+            "stored maps: {} {cells}, {:.1} MB of a {:.0} MB budget",
             view.maps.len(),
-            map.width,
-            map.height,
             view.map_bytes as f64 / 1e6,
             view.map_budget_bytes as f64 / 1e6
         ))
         .on_hover_text("Maps are max-pooled to at most 128 cells a side; past the budget every other stored iteration is dropped, so the maps span the whole run.");
+    }
+}
+
+/// What the scrubbed map is: its iteration, and in a coarse-to-fine run its level and the
+/// iteration within the level (the map is that level's, drawn at the image's size).
+pub fn map_label(view: &ConvergenceView, map: &ResidualMap) -> String {
+    match span_of(&view.levels, map.iteration) {
+        Some(span) => format!(
+            "residual map of {}, iteration {} (run iteration {}, largest change {:.3e})",
+            span.label(),
+            map.iteration + 1 - span.first_iteration,
+            map.iteration,
+            map_max(map)
+        ),
+        None => format!(
+            "residual map of iteration {} (largest change {:.3e})",
+            map.iteration,
+            map_max(map)
+        ),
     }
 }
 

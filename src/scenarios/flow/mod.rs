@@ -56,6 +56,7 @@ pub mod open;
 pub mod pyramid;
 pub mod report;
 pub mod synthetic;
+pub mod what_if;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -84,6 +85,7 @@ use crate::inference::sosmp::flow::{flow_problem, uniform_start};
 use crate::inference::{Belief, Inference, Schedule};
 use crate::io::{self, FlowField, GrayImage, flo};
 use crate::model::flow::{FlowEvidence, FlowMrf, upsample_flow};
+use crate::run::level_maps::{LevelSpan, PyramidMaps, RUNNING_LEVEL_BUDGET};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::scenarios::ScenarioParams;
 use crate::viz::flow_color::{FlowColoring, flow_rgba, legend_rgba};
@@ -672,6 +674,8 @@ pub struct FlowScenario {
     convergence: ConvergenceTracker,
     /// The level the tracker records.
     convergence_level: usize,
+    /// The finished levels' maps, so the debugger's scrubber spans the whole run.
+    level_maps: PyramidMaps,
 }
 
 impl FlowScenario {
@@ -723,8 +727,18 @@ impl FlowScenario {
             pyramid,
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
-            convergence: ConvergenceTracker::new(0, Some(pyramid_top)),
+            convergence: ConvergenceTracker::with_map_budget(
+                0,
+                Some(pyramid_top),
+                RUNNING_LEVEL_BUDGET,
+            ),
             convergence_level: levels - 1,
+            level_maps: PyramidMaps::starting(LevelSpan {
+                index: levels - 1,
+                count: levels,
+                first_iteration: 1,
+                grid: pyramid_top,
+            }),
             config,
             cancel: cancel.clone(),
         })
@@ -879,7 +893,18 @@ impl Scenario for FlowScenario {
                 if let Some(changes) = run.engine.message_changes() {
                     if run.level != self.convergence_level {
                         let size = self.pyramid.size(run.level);
-                        self.convergence = ConvergenceTracker::new(0, Some(size));
+                        self.level_maps.finish_level(self.convergence.maps());
+                        self.level_maps.start_level(LevelSpan {
+                            index: run.level,
+                            count: self.pyramid.levels.len(),
+                            first_iteration: next,
+                            grid: size,
+                        });
+                        self.convergence = ConvergenceTracker::with_map_budget(
+                            0,
+                            Some(size),
+                            RUNNING_LEVEL_BUDGET,
+                        );
                         self.convergence_level = run.level;
                     }
                     let stats = self.convergence.observe(next, &changes);
@@ -920,17 +945,36 @@ impl Scenario for FlowScenario {
             return None;
         }
         let (schedule, damping) = run.schedule;
-        Some(self.convergence.view(
+        // A what-if stays on its level: the level's budget is its length.
+        let mut view = self.convergence.view(
             schedule.label(),
             damping,
             self.config.stop_change,
-            self.config.total_iters(),
-        ))
+            self.config.iters,
+        );
+        self.level_maps.compose(&mut view, self.size());
+        Some(view)
     }
 
     /// Switches discrete BP's schedule and damping from the next iteration on (recorded in
     /// `schedule_changes`, so the echoed config replays it); refused, with the reason, when a
     /// SOSMP run is on.
+    /// Discrete BP from the current level's messages, within the level (`what_if.rs`).
+    fn what_if(
+        &self,
+        request: crate::scenarios::what_if::WhatIfRequest,
+        cancel: &CancelFlag,
+    ) -> Result<crate::scenarios::what_if::WhatIfRun> {
+        let run = &self.runs[0];
+        what_if::flow_what_if(
+            &run.engine,
+            request,
+            run.iteration - run.level_iteration,
+            self.config.iters,
+            cancel,
+        )
+    }
+
     fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
         crate::error::check_range("damping", damping, 0.0, 0.99)?;
         if self

@@ -12,13 +12,14 @@ use egui_plot::{HoverPosition, Legend, MarkerShape, PlotImage, PlotPoint, Points
 
 use crate::app::commands::UiCommand;
 use crate::app::state::State;
-use crate::app::textures::{CachedTexture, Source};
+use crate::app::textures::{AsyncTexture, CachedTexture, Source};
 use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
 use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::app::views::ticks::{self, Scale};
 use crate::inference::EstimateKind;
 use crate::io::{FlowField, GrayImage};
 use crate::scenarios::Probe;
+use crate::scenarios::flow::metrics::FlowErrors;
 use crate::scenarios::flow::{FlowAlgorithm, FlowBeliefProbe, FlowRunView, FlowView};
 use crate::viz;
 use crate::viz::flow_color::{
@@ -34,8 +35,9 @@ const FLICKER_SECONDS: f64 = 0.5;
 pub struct Caches {
     frame1: CachedTexture,
     frame2: CachedTexture,
-    flows: [CachedTexture; 2],
-    errors: [CachedTexture; 2],
+    /// Redrawn off the window's thread: they change with every iteration.
+    flows: [AsyncTexture; 2],
+    errors: [AsyncTexture; 2],
     ground_truth: CachedTexture,
     legend: CachedTexture,
     colorbar: CachedTexture,
@@ -76,18 +78,36 @@ fn shared<T: Any + Send + Sync>(a: &Arc<T>) -> Arc<dyn Any + Send + Sync> {
     a.clone()
 }
 
+/// One flow a pane shows and the errors the engine measured on it.
+struct ShownFlow {
+    flow: Arc<FlowField>,
+    /// Measured when the flow was read out (never recomputed per frame: a pass over every
+    /// pixel on the window's thread).
+    errors: Option<FlowErrors>,
+    when: String,
+}
+
 /// The flow each run shows: live, or the reviewed snapshot (the compared run's snapshot of the
 /// same iteration, else its live flow).
-fn shown_flows(view: &FlowView, review: Option<usize>) -> Vec<(Arc<FlowField>, String)> {
+fn shown_flows(view: &FlowView, review: Option<usize>) -> Vec<ShownFlow> {
     let primary = &view.runs[0];
     let chosen = review.and_then(|i| primary.snapshots.get(i));
+    let live = |r: &FlowRunView, when: String| ShownFlow {
+        flow: r.flow.clone(),
+        errors: r.errors,
+        when,
+    };
     view.runs
         .iter()
         .map(|r| match chosen {
-            None => (r.flow.clone(), format!("t {}", r.iteration)),
+            None => live(r, format!("t {}", r.iteration)),
             Some(s) => match r.snapshots.iter().find(|o| o.iteration == s.iteration) {
-                Some(o) => (o.flow.clone(), format!("t {} (L{})", o.iteration, o.level)),
-                None => (r.flow.clone(), format!("t {} live", r.iteration)),
+                Some(o) => ShownFlow {
+                    flow: o.flow.clone(),
+                    errors: o.errors,
+                    when: format!("t {} (L{})", o.iteration, o.level),
+                },
+                None => live(r, format!("t {} live", r.iteration)),
             },
         })
         .collect()
@@ -160,23 +180,23 @@ pub fn central(
     });
     let mut flow_panes = Vec::new();
     let mut error_panes = Vec::new();
-    for (k, ((flow, when), (ft, et))) in flows
+    for (k, (shown, (ft, et))) in flows
         .iter()
         .zip(flow_tex.iter_mut().zip(error_tex.iter_mut()))
         .enumerate()
     {
         let run = &view.runs[k];
         let label = run.algorithm.label();
+        let (flow, when, errors) = (&shown.flow, &shown.when, shown.errors);
         let tex = ft.get(
             &ctx,
             label,
             Source::shared(vec![shared(flow)], &[max, coding as u8 as f64]),
-            || flow_rgba(w, h, &flow.u, &flow.v, coding, Some(max)),
+            {
+                let flow = flow.clone();
+                move || flow_rgba(w, h, &flow.u, &flow.v, coding, Some(max))
+            },
         );
-        let errors = view
-            .ground_truth
-            .as_ref()
-            .map(|g| crate::scenarios::flow::metrics::flow_errors(&flow.u, &flow.v, g));
         let title = match errors {
             Some(e) => format!("{label} · {when} · EPE {:.3}", e.epe),
             None => format!("{label} · {when}"),
@@ -193,9 +213,12 @@ pub fn central(
                 &ctx,
                 &format!("{label} epe"),
                 Source::shared(vec![shared(flow), shared(g)], &[scale]),
-                || {
-                    let e = endpoint_errors(&flow.u, &flow.v, &g.u, &g.v);
-                    error_map_rgba(w, h, &e, scale)
+                {
+                    let (flow, g) = (flow.clone(), g.clone());
+                    move || {
+                        let e = endpoint_errors(&flow.u, &flow.v, &g.u, &g.v);
+                        error_map_rgba(w, h, &e, scale)
+                    }
                 },
             );
             error_panes.push(Pane {
@@ -297,12 +320,12 @@ pub fn central(
             "pixel ({x}, {y})\nframe 1 {:.0} · frame 2 {:.0}",
             view.frame1.pixels[i], view.frame2.pixels[i]
         );
-        for (k, (f, _)) in flows.iter().enumerate() {
+        for (k, shown) in flows.iter().enumerate() {
             text.push_str(&format!(
                 "\n{} ({:.2}, {:.2})",
                 view.runs[k].algorithm.label(),
-                f.u[i],
-                f.v[i]
+                shown.flow.u[i],
+                shown.flow.v[i]
             ));
         }
         if let Some(g) = &view.ground_truth {
@@ -337,9 +360,9 @@ pub fn central(
         } else {
             1.0
         };
-        for (&pi, (flow, _)) in flow_index.iter().zip(&flows) {
+        for (&pi, shown) in flow_index.iter().zip(&flows) {
             if let Some(rect) = response.rects.get(pi) {
-                let arrows = flow_arrows(w, h, &flow.u, &flow.v, step, gain);
+                let arrows = flow_arrows(w, h, &shown.flow.u, &shown.flow.v, step, gain);
                 let painter = ui.painter().with_clip_rect(*rect);
                 let z = response.zoom;
                 let at = |p: [f64; 2]| rect.min + egui::vec2(p[0] as f32 * z, p[1] as f32 * z);
