@@ -10,7 +10,7 @@
 //!   `[-5, 5]` with 20 grid points per unit: node potentials are mixtures of three Gaussian bumps
 //!   (means uniform in `[-3, 3]`, variances uniform in `(0, 0.5]`, raised to 3 grid spacings),
 //!   edge potentials centred mixtures of the same kind in `x_s − x_t`, all drawn from the seed;
-//!   the stand-in's observed variables get one narrow bump (variance 0.05). Fourier basis with
+//!   the stand-in's observed variables get one bump (variance 0.3, wide enough for the default ten Fourier coefficients). Fourier basis with
 //!   `coefficients` terms. The reference is grid BP on the same quadrature grid (the paper's
 //!   "numerical integration" reference, [`grid_bp`]); SOSMP's approximation floor `a_∞` (the
 //!   fixed point of its expected update, [`expected_fixed_point`]) is shown beside it.
@@ -51,7 +51,7 @@ const OBSERVED_PRECISION: f64 = 25.0;
 pub const SERIES_DOMAIN: (f64, f64) = (-5.0, 5.0);
 const SERIES_POINTS_PER_UNIT: f64 = 20.0;
 /// The observed variables' bump (series).
-const OBSERVED_VARIANCE: f64 = 0.05;
+const OBSERVED_VARIANCE: f64 = 0.3;
 
 /// The Gaussian model on `shape`, with its one-line description.
 pub fn gaussian_model(config: &TeachConfig, shape: &Shape) -> (ScalarGaussianMrf, String) {
@@ -175,7 +175,7 @@ pub fn series_model(
         SERIES_DOMAIN.0,
         SERIES_DOMAIN.1,
         if shape.observed.iter().any(|&o| o) {
-            ", observed D..H one narrow bump"
+            ", observed D..H one bump (variance 0.3)"
         } else {
             ""
         },

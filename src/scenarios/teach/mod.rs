@@ -308,6 +308,26 @@ impl TeachScenario {
         }
     }
 
+    /// Series messages: the largest `∫ |belief − floor belief| dx` (the floor `a_∞` is what
+    /// SOSMP's noise averages out to) and the floor's own `∫ |floor − reference| dx`.
+    pub fn floor_errors(&self) -> Option<(f64, f64)> {
+        if self.floor.is_empty() {
+            return None;
+        }
+        let l1 = |a: &[Vec<f64>], b: &[Vec<f64>]| {
+            (a.iter().zip(b))
+                .map(|(x, y)| {
+                    let diff: Vec<f64> = x.iter().zip(y).map(|(p, q)| (p - q).abs()).collect();
+                    integral(&self.xs, &diff)
+                })
+                .fold(0.0, f64::max)
+        };
+        Some((
+            l1(&self.beliefs(), &self.floor),
+            l1(&self.floor, &self.exact),
+        ))
+    }
+
     fn converged(&self) -> bool {
         !self.sent.is_empty() && self.fixed_point_residual <= CONVERGED
     }
@@ -416,6 +436,9 @@ impl Scenario for TeachScenario {
         if let Some(e) = self.mean_error() {
             metrics.insert("mean_error".to_string(), e);
         }
+        if let Some((to_floor, _)) = self.floor_errors() {
+            metrics.insert("floor_distance".to_string(), to_floor);
+        }
         let record = IterationRecord {
             iter: self.messages_sent(),
             seconds: start.elapsed().as_secs_f64(),
@@ -480,6 +503,10 @@ impl Scenario for TeachScenario {
         ]);
         if let Some(e) = self.mean_error() {
             m.insert("max_mean_error".to_string(), e);
+        }
+        if let Some((to_floor, floor)) = self.floor_errors() {
+            m.insert("max_floor_distance".to_string(), to_floor);
+            m.insert("floor_belief_error".to_string(), floor);
         }
         m
     }

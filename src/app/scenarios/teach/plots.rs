@@ -20,7 +20,13 @@ pub fn inspector(
     history: &[IterationRecord],
     heights: InspectorHeights,
 ) {
-    let chart_height = (heights.free / 4.0).clamp(110.0, 200.0);
+    // Series messages add a coefficient strip: five charts share the height instead of four.
+    let charts = if v.kind == MessageKind::Series {
+        5.2
+    } else {
+        4.0
+    };
+    let chart_height = (heights.free / charts).clamp(90.0, 200.0);
     match &v.last {
         None => {
             ui.label("No message sent yet. Press → (Step) to send the schedule's first message.");
@@ -70,7 +76,14 @@ pub fn inspector(
         "teach_curves",
         history,
         &[
-            curves::Series::metric("largest |belief − exact|", "belief_error"),
+            curves::Series::metric(
+                if v.kind.is_continuous() {
+                    "largest ∫|belief − reference|"
+                } else {
+                    "largest |belief − exact|"
+                },
+                "belief_error",
+            ),
             curves::Series::metric("fixed-point residual", "fixed_point_residual"),
             curves::Series::residual("change of the message sent"),
         ],
@@ -141,14 +154,13 @@ fn continuous(ui: &mut egui::Ui, v: &TeachView, m: &SentMessage, height: f32) {
         stats(&m.belief_after),
         stats(&v.exact[m.to])
     ));
-    let mut series = vec![
-        ("before", BEFORE, &m.belief_before),
-        ("after", BELIEF, &m.belief_after),
-        ("reference", EXACT, &v.exact[m.to]),
-    ];
+    // The reference first, so an exact belief's curve is drawn over it, not hidden under it.
+    let mut series = vec![("reference", EXACT, &v.exact[m.to])];
     if let Some(floor) = v.floor.get(m.to) {
         series.push(("floor a∞", FLOOR, floor));
     }
+    series.push(("before", BEFORE, &m.belief_before));
+    series.push(("after", BELIEF, &m.belief_after));
     curves_plot(
         ui,
         "teach_belief_curve",
@@ -184,7 +196,7 @@ fn curves_plot(
                 let points: Vec<[f64; 2]> = (xs.iter().zip(values.iter()))
                     .map(|(&x, &y)| [x, y])
                     .collect();
-                let width = if *name == "reference" { 2.5 } else { 1.8 };
+                let width = if *name == "reference" { 3.0 } else { 1.8 };
                 plot.line(
                     Line::new(*name, PlotPoints::from(points))
                         .color(*color)
@@ -210,6 +222,8 @@ fn grouped_bars(
     y_label: &str,
     height: f32,
 ) {
+    // Probabilities keep the axis at 0..1; coefficients take their own range.
+    let probabilities = y_label != "a_j";
     let k = series.len().max(1) as f64;
     let width = 0.8 / k;
     ticks::plot(id, Scale::Integer, Scale::Real)
@@ -219,7 +233,7 @@ fn grouped_bars(
         .allow_drag(false)
         .allow_zoom(false)
         .include_y(0.0)
-        .include_y(1.0)
+        .include_y(if probabilities { 1.0 } else { 0.0 })
         .x_axis_label(x_label)
         .y_axis_label(y_label)
         .show(ui, |plot| {
