@@ -868,11 +868,14 @@ impl eframe::App for App {
                 (Some(s), Some(name)) => self.rooms.get(name).status(s),
                 _ => Vec::new(),
             };
+            let iteration_noun =
+                running_room.map_or("iteration", |name| self.rooms.get(name).iteration_noun());
             let info = StatusInfo {
                 snapshot: snapshot.as_deref(),
                 busy: self.busy.as_deref(),
                 task: self.task,
                 max_iters: snapshot.as_ref().and_then(|s| s.config.max_iters()),
+                iteration_noun,
                 extras,
                 frame: self.frames.stats(Instant::now()),
                 continuous: self.continuous,

@@ -331,17 +331,15 @@ impl GaussianTree {
                 jhat += msg_j[nb.incoming].as_ref().expect("scheduled before");
                 hhat += msg_h[nb.incoming].as_ref().expect("scheduled before");
             }
-            let chol = jhat.cholesky().ok_or_else(|| {
-                Error::Other(format!(
-                    "Gaussian BP: the precision at node {i} (message to {j}) is not \
+            let (mj, mh) =
+                gaussian_message(jhat, &hhat, &self.block(msg / 2, i)).ok_or_else(|| {
+                    Error::Other(format!(
+                        "Gaussian BP: the precision at node {i} (message to {j}) is not \
                          positive definite"
-                ))
-            })?;
-            let j_ij = self.block(msg / 2, i);
-            let x = chol.solve(&j_ij);
-            let y = chol.solve(&hhat);
-            msg_j[msg] = Some(-(j_ij.transpose() * x));
-            msg_h[msg] = Some(-(j_ij.transpose() * y));
+                    ))
+                })?;
+            msg_j[msg] = Some(mj);
+            msg_h[msg] = Some(mh);
         }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
@@ -371,6 +369,21 @@ impl GaussianTree {
         }
         Ok(out)
     }
+}
+
+/// One Gaussian BP message `i -> j` from the sender's aggregate `Ĵ = J_ii + Σ_{k≠j} J_{k→i}`,
+/// `ĥ = h_i + Σ_{k≠j} h_{k→i}` and the edge block `J_ij` (`d_i x d_j`):
+/// `(J_{i→j}, h_{i→j}) = (-J_ji Ĵ⁻¹ J_ij, -J_ji Ĵ⁻¹ ĥ)`. None when `Ĵ` is not positive definite.
+/// O(d³). Public for teaching mode's one-message stepper.
+pub fn gaussian_message(
+    jhat: DMatrix<f64>,
+    hhat: &DVector<f64>,
+    j_ij: &DMatrix<f64>,
+) -> Option<(DMatrix<f64>, DVector<f64>)> {
+    let chol = jhat.cholesky()?;
+    let x = chol.solve(j_ij);
+    let y = chol.solve(hhat);
+    Some((-(j_ij.transpose() * x), -(j_ij.transpose() * y)))
 }
 
 fn add_ridge(m: &mut DMatrix<f64>, relative: f64) {

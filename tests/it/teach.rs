@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use beliefscope::app::App;
 use beliefscope::scenarios::ScenarioConfig;
-use beliefscope::scenarios::teach::{TeachConfig, TeachGraph};
+use beliefscope::scenarios::teach::{MessageKind, TeachConfig, TeachGraph};
 use eframe::egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
@@ -154,4 +154,142 @@ fn run_teach_writes_every_message() {
     assert_eq!(figure.dimensions(), (820, 520));
     let colours: std::collections::HashSet<[u8; 3]> = figure.pixels().map(|p| p.0).collect();
     assert!(colours.len() > 50, "{} colours", colours.len());
+}
+
+/// "mean 0.123, sd 0.456" after `key` in `text`: (mean, sd).
+fn mean_sd_after(text: &str, key: &str) -> (f64, f64) {
+    let rest = text
+        .split(key)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{key} in {text}"));
+    let part = rest.split(';').next().unwrap();
+    let number = |name: &str| -> f64 {
+        part.split(name)
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {part}"))
+    };
+    (number("mean "), number("sd "))
+}
+
+#[test]
+fn stepping_a_gaussian_message_changes_the_drawn_belief_curve() {
+    let mut h = app(TeachConfig {
+        messages: MessageKind::Gaussian,
+        graph: TeachGraph::Tree,
+        ..TeachConfig::default()
+    });
+    wait_for(&mut h, "the first frame", |h| {
+        has_text(h, "No message sent yet")
+    });
+    for n in 1..=12 {
+        let (from, to) = next_message(&h);
+        h.key_press(Key::ArrowRight);
+        let caption = format!("Message {n}: {from} → {to} ");
+        wait_for(&mut h, &caption, |h| has_text(h, &caption));
+        // The status bar counts messages, not iterations.
+        assert!(has_text(&h, &format!("message {n} / 200")), "{n}");
+        let message = text_containing(&h, &format!("Message {from} → {to} before: ")).unwrap();
+        assert!(message.contains("after: mean "), "{message}");
+        let belief = text_containing(&h, &format!("Belief of {to} before: ")).unwrap();
+        let before = mean_sd_after(&belief, "before: ");
+        let after = mean_sd_after(&belief, "after: ");
+        let moved = (before.0 - after.0).abs() + (before.1 - after.1).abs();
+        assert!(moved > 1e-3, "message {n}: {belief}");
+    }
+    assert!(!texts(&h).iter().any(|t| t.starts_with("iteration ")));
+    // A tree: after the sweep's 12 messages every belief is the exact marginal.
+    let status = text_containing(&h, "Largest ∫|belief − reference|").unwrap();
+    assert!(status.contains("fixed point reached"), "{status}");
+    let belief = text_containing(&h, "; reference: mean ").unwrap();
+    let after = mean_sd_after(&belief, "after: ");
+    let exact = mean_sd_after(&belief, "reference: ");
+    assert!(
+        (after.0 - exact.0).abs() < 2e-3 && (after.1 - exact.1).abs() < 2e-3,
+        "{belief}"
+    );
+}
+
+#[test]
+fn stepping_a_series_message_changes_its_coefficients_and_the_belief() {
+    let mut h = app(TeachConfig {
+        messages: MessageKind::Series,
+        ..TeachConfig::default()
+    });
+    wait_for(&mut h, "the first frame", |h| {
+        has_text(h, "No message sent yet")
+    });
+    for n in 1..=2 {
+        let (from, to) = next_message(&h);
+        h.key_press(Key::ArrowRight);
+        let caption = format!("Message {n}: {from} → {to} ");
+        wait_for(&mut h, &caption, |h| has_text(h, &caption));
+        let message =
+            text_containing(&h, &format!("Message {from} → {to} coefficients before: ")).unwrap();
+        let before = numbers_after(&message, "before: ");
+        let after = numbers_after(&message, "after: ");
+        assert_eq!((before.len(), after.len()), (10, 10), "{message}");
+        // SOSMP starts every coefficient at 1/r; the first update replaces them by b.
+        assert!(before.iter().all(|a| (a - 0.1).abs() < 1e-3), "{message}");
+        assert!(
+            before.iter().zip(&after).any(|(a, b)| (a - b).abs() > 1e-2),
+            "{message}"
+        );
+        let belief = text_containing(&h, &format!("Belief of {to} before: ")).unwrap();
+        let b0 = mean_sd_after(&belief, "before: ");
+        let b1 = mean_sd_after(&belief, "after: ");
+        assert!((b0.0 - b1.0).abs() + (b0.1 - b1.1).abs() > 1e-3, "{belief}");
+    }
+}
+
+#[test]
+fn run_teach_gaussian_is_exact_on_a_tree_and_series_refuses_residual_bp() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_beliefscope"))
+        .args([
+            "run",
+            "teach",
+            "--messages",
+            "gaussian",
+            "--graph",
+            "tree",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["config"]["messages"], "gaussian");
+    // One sweep of 12 messages, then the fixed point stops the run.
+    assert_eq!(json["messages"].as_array().unwrap().len(), 12);
+    assert!(
+        json["max_mean_error"].as_f64().unwrap() < 1e-9,
+        "{}",
+        json["max_mean_error"]
+    );
+    assert!(json["max_belief_error"].as_f64().unwrap() < 1e-6);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_beliefscope"))
+        .args([
+            "run",
+            "teach",
+            "--messages",
+            "series",
+            "--schedule",
+            "residual",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no exact pending residual"), "{err}");
 }

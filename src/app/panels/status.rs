@@ -23,6 +23,8 @@ pub struct StatusInfo<'a> {
     /// A job in progress (shown with a Cancel button).
     pub task: Option<TaskProgress>,
     pub max_iters: Option<usize>,
+    /// What one iteration is ("iteration", teaching mode's "message").
+    pub iteration_noun: &'static str,
     /// Scenario numbers (e.g. "RMSE 3.02").
     pub extras: Vec<String>,
     pub frame: FrameStats,
@@ -118,13 +120,15 @@ fn run_numbers(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCo
         if let Some(s) = info.snapshot {
             ui.separator();
             let of = info.max_iters.map_or(String::new(), |m| format!(" / {m}"));
-            ui.label(format!("iteration {}{of}", s.iteration));
+            let noun = info.iteration_noun;
+            ui.label(format!("{noun} {}{of}", s.iteration));
             ui.separator();
-            let per = median_seconds(&s.history).map_or("– per iteration".to_string(), |t| {
-                format!("{} per iteration", format_seconds(t))
+            let per = median_seconds(&s.history).map_or(format!("– per {noun}"), |t| {
+                format!("{} per {noun}", format_seconds(t))
             });
-            ui.label(per)
-                .on_hover_text("Median wall-clock time of the last ten iterations (engine thread)");
+            ui.label(per).on_hover_text(format!(
+                "Median wall-clock time of the last ten {noun}s (engine thread)"
+            ));
             for extra in &info.extras {
                 ui.separator();
                 ui.label(extra);

@@ -96,6 +96,10 @@ pub trait ScenarioUi {
     fn central(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>);
     /// The right-hand inspector: curves and the selected node or message (`cx.heights`).
     fn inspector(&mut self, ui: &mut egui::Ui, snapshot: &Snapshot, cx: &mut RoomContext<'_>);
+    /// What one iteration is called in the status bar ("message" in teaching mode).
+    fn iteration_noun(&self) -> &'static str {
+        "iteration"
+    }
     /// Numbers for the status bar.
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
         let _ = snapshot;

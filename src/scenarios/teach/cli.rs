@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::config::{PARAMS, TeachConfig, TeachGraph};
+use super::config::{MessageKind, PARAMS, TeachConfig, TeachGraph};
 use crate::error::{Error, Result};
 use crate::inference::Schedule;
 use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
@@ -12,7 +12,11 @@ pub struct TeachArgs {
     /// chain, tree, grid (3 x 3) or pbp (the predictive-BP stand-in) [default: chain].
     #[arg(long)]
     pub graph: Option<String>,
-    /// sweep, synchronous, random or residual [default: sweep].
+    /// What a message is: discrete (bars over labels), gaussian (Gaussian BP) or series
+    /// (SOSMP's orthogonal-series coefficients) [default: discrete].
+    #[arg(long)]
+    pub messages: Option<String>,
+    /// sweep, synchronous, random or residual (not for series) [default: sweep].
     #[arg(long)]
     pub schedule: Option<String>,
     /// Damping in [0, 0.99] [default: 0].
@@ -27,6 +31,12 @@ pub struct TeachArgs {
     /// Potts coupling (negative: neighbours prefer different labels) [default: 1].
     #[arg(long)]
     pub coupling: Option<f64>,
+    /// Series messages: samples per update (SOSMP's k) [default: 50].
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Series messages: Fourier coefficients per message (SOSMP's r) [default: 10].
+    #[arg(long)]
+    pub coefficients: Option<usize>,
     /// Seed of the potentials (and of the stand-in's CPTs and evidence) [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -43,18 +53,25 @@ impl RunFlags for TeachArgs {
             Some(g) => g.parse().map_err(|e: String| Error::param("graph", e))?,
             None => d.graph,
         };
+        let messages: MessageKind = match &self.messages {
+            Some(m) => m.parse().map_err(|e: String| Error::param("messages", e))?,
+            None => d.messages,
+        };
         let schedule: Schedule = match &self.schedule {
             Some(s) => s.parse().map_err(|e: String| Error::param("schedule", e))?,
             None => d.schedule,
         };
         let config = TeachConfig {
             graph,
+            messages,
             schedule,
             damping: self.damping.unwrap_or(d.damping),
             max_messages: self.steps.unwrap_or(d.max_messages),
             states: self.states.unwrap_or(d.states),
             coupling: self.coupling.unwrap_or(d.coupling),
             seed: self.seed.unwrap_or(d.seed),
+            samples: self.samples.unwrap_or(d.samples),
+            coefficients: self.coefficients.unwrap_or(d.coefficients),
             ..d
         };
         let config = self.output.apply_sets(config, PARAMS)?;

@@ -1,5 +1,5 @@
-//! The teaching scenario's config: which small graph, the schedule and damping, the model's
-//! strengths and the seed. Every field is echoed into results.json.
+//! The teaching scenario's config: which small graph, which kind of message, the schedule and
+//! damping, the model's strengths and the seed. Every field is echoed into results.json.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,12 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::real("field", "Field strength", 0.0, 4.0)
         .help("Spread of the random node potentials: phi_t(x) = exp(field x N(0, 1))."),
+    Param::int("samples", "Samples per message", 1.0, 10_000.0)
+        .log()
+        .help("Series messages: SOSMP's k, the samples each update averages (more: less noise)."),
+    Param::int("coefficients", "Coefficients", 2.0, 40.0).help(
+        "Series messages: r, the Fourier coefficients a message keeps (more: closer to grid BP).",
+    ),
     Param::int("max_messages", "Messages", 1.0, 100_000.0)
         .log()
         .help("Messages a run sends at most (Play stops earlier at a fixed point)."),
@@ -82,17 +88,77 @@ impl std::str::FromStr for TeachGraph {
     }
 }
 
+/// What a message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    /// A distribution over a few labels (discrete BP), drawn as bars.
+    #[default]
+    Discrete,
+    /// A Gaussian in information form (Gaussian BP), drawn as a curve with mean and precision.
+    Gaussian,
+    /// Orthogonal-series coefficients updated by SOSMP (Noorshams & Wainwright 2013), drawn as
+    /// the function and its coefficients.
+    Series,
+}
+
+impl MessageKind {
+    pub const ALL: [MessageKind; 3] = [
+        MessageKind::Discrete,
+        MessageKind::Gaussian,
+        MessageKind::Series,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            MessageKind::Discrete => "discrete",
+            MessageKind::Gaussian => "gaussian",
+            MessageKind::Series => "series",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            MessageKind::Discrete => "discrete (bars)",
+            MessageKind::Gaussian => "Gaussian (curves)",
+            MessageKind::Series => "series, SOSMP (coefficients)",
+        }
+    }
+
+    /// Whether messages and beliefs are functions of a continuous variable.
+    pub fn is_continuous(self) -> bool {
+        self != MessageKind::Discrete
+    }
+}
+
+impl std::str::FromStr for MessageKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        MessageKind::ALL
+            .into_iter()
+            .find(|k| k.key() == s)
+            .ok_or_else(|| {
+                format!("unknown message kind '{s}' (expected discrete, gaussian or series)")
+            })
+    }
+}
+
 /// Every parameter of a teaching run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TeachConfig {
     pub graph: TeachGraph,
+    pub messages: MessageKind,
     pub schedule: Schedule,
     pub damping: f64,
     pub states: usize,
     pub coupling: f64,
     pub field: f64,
     pub seed: u64,
+    /// Series messages: samples per update (SOSMP's k).
+    pub samples: usize,
+    /// Series messages: Fourier coefficients per message (SOSMP's r).
+    pub coefficients: usize,
     pub max_messages: usize,
 }
 
@@ -100,6 +166,7 @@ impl Default for TeachConfig {
     fn default() -> Self {
         TeachConfig {
             graph: TeachGraph::Chain,
+            messages: MessageKind::Discrete,
             // Forward-backward: exact on the chain after one round of 10 messages.
             schedule: Schedule::Sweep,
             damping: 0.0,
@@ -107,6 +174,8 @@ impl Default for TeachConfig {
             coupling: 1.0,
             field: 1.0,
             seed: 0,
+            samples: 50,
+            coefficients: 10,
             max_messages: 200,
         }
     }
@@ -120,6 +189,26 @@ impl ScenarioParams for TeachConfig {
         Damping(self.damping).check()?;
         if !self.coupling.is_finite() || !self.field.is_finite() {
             return Err(Error::param("coupling", "must be finite"));
+        }
+        if self.messages == MessageKind::Series {
+            if self.schedule == Schedule::Residual {
+                return Err(Error::param(
+                    "schedule",
+                    "series messages are SOSMP's stochastic updates: a random update has no \
+                     exact pending residual to rank, so residual BP does not apply (use sweep, \
+                     synchronous or random)",
+                ));
+            }
+            if self.damping != 0.0 {
+                return Err(Error::param(
+                    "damping",
+                    format!(
+                        "series messages take SOSMP's step size 1/(t+1), which is their \
+                         damping; set the damping to 0 (got {})",
+                        self.damping
+                    ),
+                ));
+            }
         }
         Ok(())
     }

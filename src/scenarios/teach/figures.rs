@@ -1,7 +1,8 @@
 //! Headless figure of teaching mode, drawn with `viz::figures` in the teach room's colours
 //! (`viz::palette::series`, in the window's order): `convergence.png` beside `run teach`'s
-//! results, per message sent the largest |belief − exact marginal|, the fixed-point residual
-//! and the change of the message sent, on a log y axis. Cost: O(messages) plus the bitmap.
+//! results, per message sent the largest |belief − exact marginal| (continuous messages: the
+//! largest L1 distance to the reference), the fixed-point residual, the change of the message
+//! sent and, for series messages, the distance to SOSMP's floor `a_∞`, on a log y axis. Cost: O(messages) plus the bitmap.
 
 use std::path::Path;
 
@@ -34,10 +35,21 @@ pub fn convergence_panel(history: &[IterationRecord]) -> Panel {
         .map(|r| (r.iter as f64, r.residual))
         .filter(|&(_, v)| v > 0.0 && v.is_finite())
         .collect();
+    // Continuous messages record their mean error; their belief error is an L1 distance.
+    let continuous = history.iter().any(|r| r.metrics.contains_key("mean_error"));
+    let belief = if continuous {
+        "largest ∫|belief − reference|"
+    } else {
+        "largest |belief − exact|"
+    };
     let curves = [
-        ("largest |belief − exact|", metric("belief_error")),
+        (belief, metric("belief_error")),
         ("fixed-point residual", metric("fixed_point_residual")),
         ("change of the message sent", change),
+        (
+            "largest ∫|belief − floor a∞| (series)",
+            metric("floor_distance"),
+        ),
     ];
     for (k, (name, points)) in curves.into_iter().enumerate() {
         if !points.is_empty() {

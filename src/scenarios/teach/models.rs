@@ -34,6 +34,60 @@ pub struct TeachModel {
     pub description: String,
 }
 
+/// A graph with its drawing and which variables are observed (the stand-in's D..H).
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub graph: Graph,
+    pub names: Vec<String>,
+    /// `(x, y)` in `[0, 1]²`, y down.
+    pub positions: Vec<(f64, f64)>,
+    pub observed: Vec<bool>,
+}
+
+/// The graph of `config.graph`, drawn: the same for every kind of message.
+pub fn shape(config: &TeachConfig) -> Result<Shape> {
+    let (graph, positions, names, observed) = match config.graph {
+        TeachGraph::Chain => {
+            let g = Graph::chain(6)?;
+            (
+                g,
+                (0..6).map(|i| (i as f64 / 5.0, 0.5)).collect(),
+                None,
+                None,
+            )
+        }
+        TeachGraph::Tree => {
+            let g = Graph::balanced_tree(2, 2)?;
+            let positions = tree_layout(&g, 0);
+            (g, positions, None, None)
+        }
+        TeachGraph::Grid => {
+            let g = Graph::grid(3, 3)?;
+            let positions = (0..9)
+                .map(|i| ((i % 3) as f64 / 2.0, (i / 3) as f64 / 2.0))
+                .collect();
+            (g, positions, None, None)
+        }
+        TeachGraph::Pbp => {
+            let dag = synthetic_stand_in(true);
+            let n = dag.len();
+            let graph = Graph::from_edges(n, dag.edges())?;
+            let root = (0..n).find(|&v| dag.parents(v).is_empty()).unwrap_or(0);
+            let names = dag.nodes().iter().map(|d| d.name.clone()).collect();
+            let observed = (0..n).map(|v| dag.is_observed(v)).collect();
+            let positions = tree_layout(&graph, root);
+            (graph, positions, Some(names), Some(observed))
+        }
+    };
+    let n = graph.num_nodes();
+    Ok(Shape {
+        names: names.unwrap_or_else(|| (0..n).map(|i| format!("x{i}")).collect()),
+        observed: observed.unwrap_or_else(|| vec![false; n]),
+        graph,
+        positions,
+    })
+}
+
 /// Seed streams, one per purpose.
 const POTENTIALS_KEY: u64 = 0x7eac_0001;
 const CPT_KEY: u64 = 0x7eac_0002;

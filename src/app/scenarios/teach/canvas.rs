@@ -1,6 +1,7 @@
 //! The teaching canvas: the graph, the message in flight travelling along its edge (carrying
-//! its content as small bars), the schedule's next messages as numbered arrows, and under each
-//! node its belief (bars) with the exact marginal (ticks). Cost: O(|V| · S + |E|) shapes.
+//! its content as small bars, or its curve for a continuous message), the schedule's next
+//! messages as numbered arrows, and under each node its belief (bars, or a curve) with the
+//! reference (ticks, or a grey curve). Cost: O(|V| · (S or grid) + |E|) shapes.
 
 use eframe::egui::{self, Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 
@@ -54,11 +55,20 @@ pub fn draw(ui: &mut egui::Ui, v: &TeachView, progress: f32, height: f32) {
         let t = progress.clamp(0.0, 1.0);
         if t < 1.0 {
             let at = pos[m.from] + (pos[m.to] - pos[m.from]) * t;
-            let card =
-                Rect::from_center_size(at, Vec2::new(12.0 * m.after.len() as f32 + 8.0, 26.0));
+            let width = if m.curve_after.is_empty() {
+                12.0 * m.after.len() as f32 + 8.0
+            } else {
+                52.0
+            };
+            let card = Rect::from_center_size(at, Vec2::new(width, 26.0));
             painter.rect_filled(card, 3.0, ui.visuals().panel_fill);
             painter.rect_stroke(card, 3.0, Stroke::new(2.0, SENT), egui::StrokeKind::Outside);
-            bars(&painter, card.shrink(3.0), &m.after, SENT);
+            if m.curve_after.is_empty() {
+                bars(&painter, card.shrink(3.0), &m.after, SENT);
+            } else {
+                let top = peak(&[&m.curve_after]);
+                curve(&painter, card.shrink(3.0), &m.curve_after, top, SENT, 1.5);
+            }
         }
     }
     let receiver = v.last.as_ref().map(|m| m.to);
@@ -88,9 +98,48 @@ pub fn draw(ui: &mut egui::Ui, v: &TeachView, progress: f32, height: f32) {
             Stroke::new(0.5, Color32::from_gray(110)),
             egui::StrokeKind::Inside,
         );
-        bars(&painter, glyph.shrink(2.0), &v.beliefs[t], BELIEF);
-        exact_ticks(&painter, glyph.shrink(2.0), &v.exact[t]);
+        if v.kind.is_continuous() {
+            let top = peak(&[&v.beliefs[t], &v.exact[t]]);
+            curve(&painter, glyph.shrink(2.0), &v.exact[t], top, EXACT, 2.0);
+            curve(&painter, glyph.shrink(2.0), &v.beliefs[t], top, BELIEF, 1.5);
+        } else {
+            bars(&painter, glyph.shrink(2.0), &v.beliefs[t], BELIEF);
+            exact_ticks(&painter, glyph.shrink(2.0), &v.exact[t]);
+        }
     }
+}
+
+/// The largest finite value of the curves (at least a tiny positive number).
+fn peak(curves: &[&Vec<f64>]) -> f64 {
+    (curves.iter().flat_map(|c| c.iter()))
+        .filter(|v| v.is_finite())
+        .fold(1e-12, |a, &b| a.max(b))
+}
+
+/// `values` (sampled evenly across the rect) as a polyline, `top` at the rect's top; values
+/// below 0 (a series expansion can dip) are drawn at the bottom edge.
+fn curve(
+    painter: &egui::Painter,
+    rect: Rect,
+    values: &[f64],
+    top: f64,
+    color: Color32,
+    width: f32,
+) {
+    if values.len() < 2 {
+        return;
+    }
+    let last = (values.len() - 1) as f32;
+    let points = (values.iter().enumerate())
+        .map(|(i, &y)| {
+            let f = (y / top).clamp(0.0, 1.0) as f32;
+            Pos2::new(
+                rect.left() + rect.width() * i as f32 / last,
+                rect.bottom() - rect.height() * f,
+            )
+        })
+        .collect();
+    painter.add(egui::Shape::line(points, Stroke::new(width, color)));
 }
 
 /// `values` (each in [0, 1]) as bars filling `rect`.

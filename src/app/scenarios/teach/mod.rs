@@ -1,7 +1,8 @@
-//! The teaching room (issue 19, item 4): a small graph with one message at a time. The canvas
-//! ([`canvas`]) shows the message travelling along its edge and the schedule's next ones; the
-//! inspector ([`plots`]) shows the message's content before and after and the receiving node's
-//! belief before and after beside the exact marginal. → (Step) sends one message, Space plays
+//! The teaching room (issue 19, item 4): a small graph with one message at a time, the message
+//! discrete (bars), Gaussian (a curve with its mean and precision) or SOSMP's series (the
+//! function and its coefficients). The canvas ([`canvas`]) shows the message travelling along
+//! its edge and the schedule's next ones; the inspector ([`plots`]) shows the message's content
+//! before and after and the receiving node's belief before and after beside the reference. → (Step) sends one message, Space plays
 //! at the speed slider's rate (the worker paces itself, [`crate::scenarios::Scenario::play_interval`]),
 //! R resets.
 
@@ -17,7 +18,8 @@ use crate::app::form;
 use crate::inference::Schedule;
 use crate::runner::Snapshot;
 use crate::scenarios::teach::{
-    DEFAULT_SPEED, PARAMS, SPEED_RANGE, TeachConfig, TeachControl, TeachGraph, TeachView,
+    DEFAULT_SPEED, MessageKind, PARAMS, SPEED_RANGE, TeachConfig, TeachControl, TeachGraph,
+    TeachView,
 };
 use crate::scenarios::{Registered, ScenarioConfig, ScenarioControl};
 use crate::viz::palette::{self, Method};
@@ -25,8 +27,10 @@ use crate::viz::palette::{self, Method};
 /// The message sent and the BP beliefs: discrete BP's colour.
 const SENT: Color32 = colors::method(Method::DiscreteBp);
 const BELIEF: Color32 = colors::method(Method::DiscreteBp);
-/// The exact marginals.
+/// The exact marginals (or grid BP, the series messages' reference).
 const EXACT: Color32 = colors::method(Method::Exact);
+/// SOSMP's approximation floor a_∞.
+const FLOOR: Color32 = colors::rgb(palette::SERIES[2]);
 /// Before the message (the old message, the old belief).
 const BEFORE: Color32 = colors::rgb(palette::SERIES[0]);
 /// The schedule's next messages.
@@ -36,6 +40,7 @@ pub const EXPLANATION: &str = "Teaching mode: sum-product belief propagation on 
 A message t → s is a distribution over s's labels: m_ts(x_s) ∝ Σ_{x_t} ψ(x_t, x_s) φ_t(x_t) Π_{u ≠ s} m_ut(x_t) (Yedidia, Freeman, Weiss 2003, eq. 4), mixed with the old message by the damping. A node's belief is its potential times all its incoming messages.\n\n\
 Canvas: the blue arrow is the message just sent, its content (bars) travelling to the receiving node (blue ring); the yellow numbered arrows are the schedule's next messages, 1 the very next (its sender has a yellow ring). Under each node, its belief (blue bars) and the exact marginal by enumeration (grey ticks). Right: the message before and after, the receiving node's belief before, after and exact, and the belief error and residual per message.\n\n\
 Schedules: sweep sends leaves to root, then root to leaves (on a chain or tree the beliefs are exact after one round); synchronous computes a whole round from the old messages; random uses a fresh order per round; residual BP always sends the message that would change most. On the loopy 3 x 3 grid BP is approximate: the belief error stops above zero.\n\n\
+Messages: discrete messages are bars over labels. Gaussian messages (Gaussian BP, Weiss & Freeman 2001) are exp(−J x²/2 + h x), shown as a curve with their mean h/J and precision J; the model has Gaussian node factors N(μ_t, 1) and edge factors exp(−|c|(x_s − sgn(c) x_t)²/2), so BP converges on every graph with exact means, and on trees exact variances (the reference is the joint's covariance). Series messages are SOSMP's (Noorshams & Wainwright 2013): r Fourier coefficients on [−5, 5]; an update draws k samples from the sender's potential times its other incoming messages (clipped at 0), averages the γ coefficients of the samples and steps a ← (1 − η) a + η b with η = 1/(t + 1), t the message's earlier updates. The model is the paper's eq. 37 (mixtures of three bumps per node and edge); the reference is grid BP on the quadrature grid (grey), and SOSMP's floor a_∞ (green) is where the noise averages out with r coefficients. The paper's schedule is synchronous; sweep and random send the same stochastic updates in another order.\n\n\
 Keys: → sends one message, Space plays at the speed slider's rate, R starts again.";
 
 /// The room's state: the speed it asked for and the message being animated.
@@ -120,25 +125,63 @@ impl ScenarioUi for TeachRoom {
                     .response
                     .labelled_by(id);
                 ui.end_row();
+                let id = form::row_label(
+                    ui,
+                    "Messages",
+                    "What a message is: bars over labels, a Gaussian, or SOSMP's orthogonal series",
+                );
+                let before = c.messages;
+                egui::ComboBox::from_id_salt("teach_messages")
+                    .selected_text(c.messages.label())
+                    .show_ui(ui, |ui| {
+                        for k in MessageKind::ALL {
+                            ui.selectable_value(&mut c.messages, k, k.label());
+                        }
+                    })
+                    .response
+                    .labelled_by(id);
+                if c.messages != before && c.messages == MessageKind::Series {
+                    // SOSMP's step size is its damping, and it has no residual schedule.
+                    c.damping = 0.0;
+                    if c.schedule == Schedule::Residual {
+                        c.schedule = Schedule::Sweep;
+                    }
+                }
+                ui.end_row();
                 let id = form::row_label(ui, "Schedule", "The order in which messages are sent");
+                let series = c.messages == MessageKind::Series;
                 egui::ComboBox::from_id_salt("teach_schedule")
                     .selected_text(c.schedule.label())
                     .show_ui(ui, |ui| {
                         for s in Schedule::ALL {
-                            ui.selectable_value(&mut c.schedule, s, s.label());
+                            if !(series && s == Schedule::Residual) {
+                                ui.selectable_value(&mut c.schedule, s, s.label());
+                            }
                         }
                     })
                     .response
                     .labelled_by(id);
                 ui.end_row();
-                form::param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
-                ui.end_row();
-                if c.graph != TeachGraph::Pbp {
+                if !series {
+                    form::param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
+                    ui.end_row();
+                }
+                if c.messages == MessageKind::Discrete && c.graph != TeachGraph::Pbp {
                     form::param_row(ui, c, PARAMS, "states", 2.0, 5.0);
                     ui.end_row();
+                }
+                if c.messages == MessageKind::Gaussian
+                    || (c.messages == MessageKind::Discrete && c.graph != TeachGraph::Pbp)
+                {
                     form::param_row(ui, c, PARAMS, "coupling", -3.0, 3.0);
                     ui.end_row();
                     form::param_row(ui, c, PARAMS, "field", 0.0, 3.0);
+                    ui.end_row();
+                }
+                if series {
+                    form::param_row(ui, c, PARAMS, "samples", 1.0, 1000.0);
+                    ui.end_row();
+                    form::param_row(ui, c, PARAMS, "coefficients", 2.0, 30.0);
                     ui.end_row();
                 }
                 form::param_row(ui, c, PARAMS, "max_messages", 1.0, 2000.0);
@@ -165,7 +208,8 @@ impl ScenarioUi for TeachRoom {
         let progress = self.progress(ui.ctx(), v);
         ui.label(RichText::new(caption(v)).strong());
         ui.horizontal_wrapped(|ui| {
-            ui.label("Next:");
+            ui.label("Next:")
+                .on_hover_text(format!("The next messages, found from {}", v.upcoming_note));
             for (k, &(_, from, to)) in v.upcoming.iter().enumerate() {
                 let text = format!("{}. {} → {}", k + 1, v.names[from], v.names[to]);
                 let text = if k == 0 {
@@ -189,11 +233,15 @@ impl ScenarioUi for TeachRoom {
         plots::inspector(ui, v, &snapshot.history, cx.heights);
     }
 
+    fn iteration_noun(&self) -> &'static str {
+        "message"
+    }
+
     fn status(&self, snapshot: &Snapshot) -> Vec<String> {
         TeachView::of(&snapshot.view)
             .map(|v| {
                 vec![
-                    format!("message {} (round {})", v.sent, v.round),
+                    format!("round {}", v.round),
                     format!("belief error {:.2e}", v.max_error),
                 ]
             })
@@ -231,18 +279,33 @@ fn caption(v: &TeachView) -> String {
 }
 
 fn status_line(v: &TeachView) -> String {
-    let reference = if v.graph.is_tree() {
-        "BP is exact here at its fixed point"
-    } else {
-        "loopy: BP's fixed point is near, not equal to, the exact marginals"
+    let reference = match (v.kind, v.graph.is_tree()) {
+        (MessageKind::Series, _) => {
+            "SOSMP approaches its floor a∞ like 1/t; the floor differs from grid BP by what r coefficients cannot hold"
+        }
+        (MessageKind::Gaussian, true) => "Gaussian BP is exact here at its fixed point",
+        (MessageKind::Gaussian, false) => {
+            "loopy: Gaussian BP's means are exact at its fixed point, its variances are not"
+        }
+        (MessageKind::Discrete, true) => "BP is exact here at its fixed point",
+        (MessageKind::Discrete, false) => {
+            "loopy: BP's fixed point is near, not equal to, the exact marginals"
+        }
     };
     let state = if v.converged {
         "fixed point reached".to_string()
     } else {
         format!("fixed-point residual {:.2e}", v.fixed_point_residual)
     };
-    format!(
-        "Largest |belief − exact| {:.2e} · {state} · {reference}",
-        v.max_error
-    )
+    if v.kind.is_continuous() {
+        format!(
+            "Largest ∫|belief − reference| {:.2e} · largest |mean − reference mean| {:.2e} · {state} · {reference} (reference: {})",
+            v.max_error, v.mean_error, v.reference
+        )
+    } else {
+        format!(
+            "Largest |belief − exact| {:.2e} · {state} · {reference}",
+            v.max_error
+        )
+    }
 }
