@@ -20,6 +20,8 @@ pub enum UiCommand {
     Reset,
     /// Ask for an image file (a dialog off the UI thread).
     OpenImageDialog,
+    /// Ask for an image that already is noisy (denoise: denoised as it is, no clean version).
+    OpenNoisyImageDialog,
     ZoomIn,
     ZoomOut,
     /// Fit the image panes to the window.
@@ -80,6 +82,7 @@ impl UiCommand {
             UiCommand::Step => "Step",
             UiCommand::Reset => "Reset",
             UiCommand::OpenImageDialog => "Open image…",
+            UiCommand::OpenNoisyImageDialog => "Open noisy image…",
             UiCommand::ZoomIn => "Zoom in",
             UiCommand::ZoomOut => "Zoom out",
             UiCommand::ZoomFit => "Fit to window",
@@ -111,6 +114,11 @@ impl UiCommand {
             UiCommand::OpenImageDialog => {
                 "Pick an image file to use as the clean image (tree scenario: a CSV dataset or an \
                  edge-list file); or drop one on the window"
+            }
+            UiCommand::OpenNoisyImageDialog => {
+                "Pick an image that already is noisy (your own photograph): it is denoised as it \
+                 is, with no clean version (so no RMSE), and its noise sigma is estimated from it \
+                 or given"
             }
             UiCommand::ZoomIn => "Enlarge the image panes",
             UiCommand::ZoomOut => "Shrink the image panes",

@@ -38,6 +38,8 @@ pub enum Picked {
 pub enum OpenWhat {
     /// An image or a flow file (denoise, flow).
     Image,
+    /// An image that already is the noisy observation (denoise).
+    NoisyImage,
     /// A CSV dataset or an edge-list file (tree).
     Data,
     /// A saved session.
@@ -74,6 +76,7 @@ impl Purpose {
     fn title(&self) -> String {
         match self {
             Purpose::Open(OpenWhat::Image) => "Open image".into(),
+            Purpose::Open(OpenWhat::NoisyImage) => "Open a noisy image (no clean version)".into(),
             Purpose::Open(OpenWhat::Data) => "Open a dataset (CSV) or a tree (edge list)".into(),
             Purpose::Open(OpenWhat::Session) => "Open session".into(),
             Purpose::Save(s) => s.title.clone(),
@@ -87,6 +90,7 @@ impl Purpose {
                 ("Images", IMAGE_EXTENSIONS.to_vec()),
                 ("Middlebury flow", vec!["flo"]),
             ],
+            Purpose::Open(OpenWhat::NoisyImage) => vec![("Images", IMAGE_EXTENSIONS.to_vec())],
             Purpose::Open(OpenWhat::Data) => vec![(
                 "CSV datasets and edge lists",
                 vec!["csv", "tsv", "data", "edges", "txt"],

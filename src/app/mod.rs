@@ -454,7 +454,22 @@ impl App {
             return;
         }
         let room = self.rooms.get(self.state.config.name());
-        match room.open_paths(&self.state.config, paths) {
+        let opened = room.open_paths(&self.state.config, paths);
+        self.act_on_opened(opened, paths);
+    }
+
+    /// Opens `path` as an image that already is noisy (the denoise room's "Open noisy image…").
+    fn open_noisy_image(&mut self, path: &Path) {
+        let room = self.rooms.get(self.state.config.name());
+        let opened = room.open_noisy_image(&self.state.config, path);
+        // Not remembered in Open Recent: reopening it from there would take it as a clean
+        // image and add noise to it.
+        self.act_on_opened(opened, &[]);
+    }
+
+    /// Runs, keeps or refuses what opening `paths` gave (`paths` go to Open Recent).
+    fn act_on_opened(&mut self, opened: Opened, paths: &[PathBuf]) {
+        match opened {
             Opened::Apply(config) => {
                 let config = *config;
                 for p in paths {
@@ -526,6 +541,9 @@ impl App {
     fn on_picked(&mut self, ctx: &egui::Context, purpose: Purpose, picked: Picked) {
         match (purpose, picked) {
             (Purpose::Open(OpenWhat::Session), Picked::Path(path)) => self.open_session(&path),
+            (Purpose::Open(OpenWhat::NoisyImage), Picked::Path(path)) => {
+                self.open_noisy_image(&path)
+            }
             (Purpose::Open(_), Picked::Path(path)) => self.open_paths(&[path]),
             (Purpose::Save(request), Picked::Path(path)) => match request.payload {
                 Payload::Bytes(bytes) => match crate::io::write_atomic(&path, &bytes) {
@@ -598,6 +616,11 @@ impl App {
                 };
                 let start = self.dialog_start(&kinds);
                 self.dialog.ask(ctx, Purpose::Open(what), start);
+            }
+            UiCommand::OpenNoisyImageDialog => {
+                let start = self.dialog_start(&[RecentKind::Images]);
+                self.dialog
+                    .ask(ctx, Purpose::Open(OpenWhat::NoisyImage), start);
             }
             UiCommand::OpenSessionDialog => {
                 let start = self.dialog_start(&[RecentKind::Sessions]);
@@ -854,8 +877,13 @@ impl eframe::App for App {
         let playing = self.playing();
         self.panes.detect(&ctx);
         egui::Panel::top("menu").show(ui, |ui| {
+            let offers_noisy = self
+                .rooms
+                .get(self.state.config.name())
+                .opens_noisy_images();
             panels::menu::show(
                 ui,
+                offers_noisy,
                 &mut self.state,
                 &mut self.continuous,
                 &mut self.help,

@@ -175,7 +175,11 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         .final_results
         .metrics
         .iter()
-        .map(|(k, v)| format!("{k} {v:.4}"))
+        // Counts (an iteration number) as integers, measurements to 4 decimals.
+        .map(|(k, v)| match v.fract() == 0.0 && v.abs() < 1e15 {
+            true => format!("{k} {v}"),
+            false => format!("{k} {v:.4}"),
+        })
         .collect();
     eprintln!("final: {}", finals.join("  "));
     Ok(())

@@ -101,10 +101,26 @@ fn a_noisy_image_run_reports_no_rmse_and_its_echoed_config_reproduces_it() {
     for key in ["\"rmse\"", "\"noisy_rmse\"", "baseline_rmse", "NaN"] {
         assert!(!text.contains(key), "{key} in {text}");
     }
+    // What there is instead: the sigma that ran, the kept iteration and SURE's estimate, in
+    // results.json and on the CLI's `final:` line (which was empty).
+    let finals = results["final"]["metrics"].as_object().unwrap();
+    assert_eq!(finals["sigma"].as_f64(), Some(sigma), "{finals:?}");
+    let kept = finals["kept_iteration"].as_f64().unwrap();
+    assert!((1.0..=4.0).contains(&kept), "{finals:?}");
+    let sure = finals["sure_rmse"].as_f64().unwrap();
+    assert!(sure.is_finite() && sure < sigma, "{finals:?}");
+    assert!(finals["rms_to_noisy"].as_f64().unwrap() > 0.0);
+    let final_line = stderr(&out)
+        .lines()
+        .find(|l| l.starts_with("final:"))
+        .unwrap_or_default()
+        .to_string();
+    for key in ["sigma", "sure_rmse"] {
+        assert!(final_line.contains(key), "{final_line}");
+    }
     assert!(
-        results["final"]["metrics"].as_object().unwrap().is_empty(),
-        "{}",
-        results["final"]
+        final_line.contains(&format!("kept_iteration {kept}  ")),
+        "{final_line}"
     );
     for record in results["iterations"].as_array().unwrap() {
         let metrics = record["metrics"].as_object().unwrap();
@@ -166,7 +182,10 @@ fn a_given_sigma_runs_as_given_and_the_denoiser_uses_it() {
         }
         assert_eq!(d.config_ran().noise, sigma);
         assert!(d.config_ran().sigma_rule.is_none());
-        assert!(d.final_metrics().is_empty());
+        let finals = d.final_metrics();
+        assert_eq!(finals.get("sigma"), Some(&sigma));
+        assert_eq!(finals.get("kept_iteration"), Some(&3.0));
+        assert!(!finals.keys().any(|k| k.contains("rmse")), "{finals:?}");
         d.estimate().to_vec()
     };
     assert_ne!(run(5.0), run(40.0), "sigma must reach the model");

@@ -3,6 +3,7 @@
 //! helpers for window tests (egui_kittest) and command-line tests.
 
 mod app_files;
+mod app_noisy_image;
 mod app_ui;
 mod cli;
 mod cli_common;

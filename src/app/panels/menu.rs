@@ -108,6 +108,7 @@ fn memory_budget(ui: &mut egui::Ui, state: &mut State) {
 
 pub fn show(
     ui: &mut egui::Ui,
+    offers_noisy_image: bool,
     state: &mut State,
     continuous: &mut bool,
     help: &mut Help,
@@ -116,6 +117,9 @@ pub fn show(
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
             items(ui, &[UiCommand::OpenImageDialog], commands);
+            if offers_noisy_image {
+                items(ui, &[UiCommand::OpenNoisyImageDialog], commands);
+            }
             open_recent(ui, state, commands);
             ui.separator();
             items(

@@ -14,7 +14,7 @@ pub mod sosmp;
 pub mod teach;
 pub mod tree;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use eframe::egui;
 
@@ -118,6 +118,18 @@ pub trait ScenarioUi {
     fn open_paths(&mut self, config: &ScenarioConfig, paths: &[PathBuf]) -> Opened {
         let _ = (config, paths);
         Opened::Refused(format!("the {} scenario opens no files", self.name()))
+    }
+    /// Whether the room opens an already noisy image (File > Open noisy image…).
+    fn opens_noisy_images(&self) -> bool {
+        false
+    }
+    /// Opening `path` as an image that already is the noisy observation.
+    fn open_noisy_image(&mut self, config: &ScenarioConfig, path: &Path) -> Opened {
+        let _ = (config, path);
+        Opened::Refused(format!(
+            "the {} scenario opens no noisy images",
+            self.name()
+        ))
     }
     /// The text shown while files are dragged over the window.
     fn drop_hint(&self) -> &'static str {

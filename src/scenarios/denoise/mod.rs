@@ -638,9 +638,10 @@ impl Scenario for Denoise {
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
-        // A noisy image with no clean version has no RMSE: the keys are absent, not NaN.
+        // A noisy image with no clean version has no RMSE: the keys are absent, not NaN; what
+        // there is instead is the sigma that ran, the iteration kept and SURE's estimate of it.
         if self.clean.is_none() {
-            return m;
+            return self.no_clean_metrics();
         }
         m.insert("rmse".to_string(), self.rmse());
         m.insert("noisy_rmse".to_string(), self.noisy_rmse());
@@ -749,6 +750,41 @@ impl Denoise {
         Some(format!(
             "noisy image (no clean version): RMSE not available; {sigma}"
         ))
+    }
+
+    /// The final metrics of a run with no clean image: `sigma` (given or estimated), and per
+    /// algorithm the iteration whose estimate is shown (`kept_iteration`), SURE's estimate of
+    /// its RMSE (`sure_rmse`, with SURE stopping) and its RMS distance to the noisy image.
+    fn no_clean_metrics(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        m.insert("sigma".to_string(), self.config.noise);
+        let iterations = self.log.history().len();
+        for (i, run) in self.runs.iter().enumerate() {
+            let key = |name: &str| match i {
+                0 => name.to_string(),
+                _ => format!("{name}_{}", run.choice.label()),
+            };
+            let kept = run.stopped_at.unwrap_or(iterations);
+            m.insert(key("kept_iteration"), kept as f64);
+            if let Some(probe) = &run.sure {
+                let t = &probe.tracker;
+                let mse = if kept == t.best_iteration {
+                    t.best_mse
+                } else if kept == iterations {
+                    t.last_mse
+                } else {
+                    f64::NAN
+                };
+                if mse.is_finite() {
+                    m.insert(key("sure_rmse"), mse.max(0.0).sqrt());
+                }
+            }
+            m.insert(
+                key("rms_to_noisy"),
+                sunset::rmse(&run.estimate, &self.noisy),
+            );
+        }
+        m
     }
 
     /// The scenario's fields of results.json.

@@ -79,6 +79,8 @@ pub struct SureTracker {
     pub best_mse: f64,
     pub best_iteration: usize,
     pub best_estimate: Arc<Vec<f64>>,
+    /// SURE of the latest iterate (NaN before the first).
+    pub last_mse: f64,
     since_best: usize,
 }
 
@@ -99,12 +101,14 @@ impl SureTracker {
             best_mse: f64::INFINITY,
             best_iteration: 0,
             best_estimate: initial,
+            last_mse: f64::NAN,
             since_best: 0,
         }
     }
 
     /// Records the SURE `mse` of `estimate` at `iteration`.
     pub fn observe(&mut self, iteration: usize, mse: f64, estimate: &Arc<Vec<f64>>) -> SureVerdict {
+        self.last_mse = mse;
         if mse < self.best_mse {
             self.best_mse = mse;
             self.best_iteration = iteration;

@@ -4,7 +4,7 @@
 pub mod params;
 pub mod view;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use eframe::egui;
 
@@ -77,6 +77,20 @@ impl ScenarioUi for DenoiseRoom {
         };
         let mut c = c.clone();
         c.image = Some(path.clone());
+        params::forget_noisy_image(&mut c);
+        Opened::Apply(Box::new(ScenarioConfig::Denoise(c)))
+    }
+
+    fn opens_noisy_images(&self) -> bool {
+        true
+    }
+
+    fn open_noisy_image(&mut self, config: &ScenarioConfig, path: &Path) -> Opened {
+        let Some(c) = DenoiseConfig::of(config) else {
+            return Opened::Refused("the denoise scenario is not running".into());
+        };
+        let mut c = c.clone();
+        params::use_noisy_image(&mut c, path.to_path_buf());
         Opened::Apply(Box::new(ScenarioConfig::Denoise(c)))
     }
 

@@ -35,7 +35,7 @@ pub fn ui(
 
     section(ui, "Image");
     ui.horizontal_wrapped(|ui| {
-        match &c.image {
+        match c.noisy_image.as_ref().or(c.image.as_ref()) {
             None => ui.label("built-in sunset"),
             Some(path) => {
                 let name = path.file_name().map_or_else(
@@ -46,29 +46,39 @@ pub fn ui(
                     .on_hover_text(path.display().to_string())
             }
         };
-        if let (Some(_), Some([w, h])) = (&c.image, running_size) {
+        if c.noisy_image.is_some() {
+            ui.weak("noisy, no clean version");
+        }
+        if let (true, Some([w, h])) = (c.image.is_some() || c.noisy_image.is_some(), running_size) {
             ui.weak(format!("{w} × {h}"));
         }
     });
-    ui.horizontal(|ui| {
-        let open = ui
-            .button(UiCommand::OpenImageDialog.label())
-            .on_hover_text(UiCommand::OpenImageDialog.tooltip(ui.ctx()));
-        if open.clicked() {
-            commands.push(UiCommand::OpenImageDialog);
+    ui.horizontal_wrapped(|ui| {
+        for command in [UiCommand::OpenImageDialog, UiCommand::OpenNoisyImageDialog] {
+            let open = ui
+                .button(command.label())
+                .on_hover_text(command.tooltip(ui.ctx()));
+            if open.clicked() {
+                commands.push(command);
+            }
         }
+        let loaded = c.image.is_some() || c.noisy_image.is_some();
         let sunset = ui
-            .add_enabled(c.image.is_some(), egui::Button::new("Use sunset"))
+            .add_enabled(loaded, egui::Button::new("Use sunset"))
             .on_hover_text("Go back to the built-in sunset image");
         if sunset.clicked() {
             c.image = None;
+            forget_noisy_image(c);
         }
     });
     egui::Grid::new("denoise_image")
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            if c.image.is_none() {
+            if c.noisy_image.is_some() {
+                noisy_sigma_row(ui, c);
+                ui.end_row();
+            } else if c.image.is_none() {
                 let id = row_label(ui, "Width", "Width of the sunset in pixels");
                 bounded_count(ui, &mut c.width, 2, MAX_SUNSET_SIDE, " px", id, BEYOND);
                 ui.end_row();
@@ -128,13 +138,17 @@ pub fn ui(
             c.train_image = (!path.is_empty()).then(|| std::path::PathBuf::from(path));
         }
     });
-    ui.checkbox(
-        &mut c.oracle,
-        "oracle: train on the test image's clean version",
+    ui.add_enabled(
+        c.noisy_image.is_none(),
+        egui::Checkbox::new(
+            &mut c.oracle,
+            "oracle: train on the test image's clean version",
+        ),
     )
     .on_hover_text(
         "Not a user's situation (nobody has the clean test image): an upper reference only",
-    );
+    )
+    .on_disabled_hover_text("A noisy image has no clean version to train on");
     if c.oracle {
         c.train_image = None;
     }
@@ -146,8 +160,11 @@ pub fn ui(
         .show(ui, |ui| {
             param_row(ui, c, PARAMS, "colors", 2.0, 256.0);
             ui.end_row();
-            param_row(ui, c, PARAMS, "noise", 1.0, 100.0);
-            ui.end_row();
+            // A noisy image's sigma is set beside the image (estimated or given), not added.
+            if c.noisy_image.is_none() {
+                param_row(ui, c, PARAMS, "noise", 1.0, 100.0);
+                ui.end_row();
+            }
             let id = row_label(
                 ui,
                 "Seed",
@@ -251,6 +268,60 @@ pub fn ui(
         kbp_section(ui, &mut c.kbp, &mut c.candidates, running);
         autotune_section(ui, c, task_running, autotune, commands);
     }
+}
+
+/// Makes `path`, an image that already is noisy, the test image: no clean image, no oracle,
+/// sigma estimated from it until the user gives one.
+pub fn use_noisy_image(c: &mut DenoiseConfig, path: std::path::PathBuf) {
+    c.noisy_image = Some(path);
+    c.image = None;
+    c.oracle = false;
+    c.estimate_sigma = true;
+    c.sigma_rule = None;
+}
+
+/// Back to a clean test image (the sunset or a loaded one): noise is added again, with the
+/// sigma in `noise`.
+pub fn forget_noisy_image(c: &mut DenoiseConfig) {
+    c.noisy_image = None;
+    c.estimate_sigma = false;
+    c.sigma_rule = None;
+}
+
+/// A noisy image's sigma: estimated from the image (the value the run estimated is shown once
+/// it has run) or typed in.
+fn noisy_sigma_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
+    let id = row_label(
+        ui,
+        "Noise σ (gray levels)",
+        "The noise standard deviation of the loaded noisy image: estimated from it by Donoho & \
+         Johnstone's rule (MAD of the finest diagonal db4 wavelet coefficients / 0.6745), or \
+         given if you know it",
+    );
+    ui.vertical(|ui| {
+        let was_estimated = c.estimate_sigma;
+        ui.checkbox(&mut c.estimate_sigma, "estimate from the image");
+        if was_estimated && !c.estimate_sigma {
+            // From now on the number is given: the last estimate is a good start.
+            c.sigma_rule = None;
+        }
+        if c.estimate_sigma {
+            let text = match &c.sigma_rule {
+                Some(_) => format!("estimated σ = {:.2} (MAD)", c.noise),
+                None => "estimated when the run starts".to_string(),
+            };
+            ui.label(text);
+        } else {
+            ui.add(
+                egui::DragValue::new(&mut c.noise)
+                    .range(0.01..=1000.0)
+                    .speed(0.1)
+                    .max_decimals(2)
+                    .suffix(" given"),
+            )
+            .labelled_by(id);
+        }
+    });
 }
 
 /// Auto-tune of λ × bandwidth multiplier (on a held-out noisy copy of the training image, never
