@@ -2,12 +2,14 @@
 //! algorithm's estimate and error in compare mode); the RMSE and residual curves of both; the
 //! selected pixel's belief over the gray levels and, for kernel BP, the messages into it.
 
+use std::sync::Arc;
+
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, PlotPoints, VLine};
 
 use crate::app::commands::UiCommand;
 use crate::app::state::{InspectorTab, State};
-use crate::app::textures::{CachedTexture, Source};
+use crate::app::textures::{AsyncTexture, CachedTexture, Source};
 use crate::app::views::belief::{Marker, belief_plot};
 use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
 use crate::app::views::image_panes::{self, ColorBar, Pane};
@@ -34,10 +36,10 @@ const MESSAGE_COLORS: [Color32; 4] = [
 pub struct Textures {
     clean: CachedTexture,
     noisy: CachedTexture,
-    estimate: CachedTexture,
-    error: CachedTexture,
-    compare: CachedTexture,
-    compare_error: CachedTexture,
+    estimate: AsyncTexture,
+    error: AsyncTexture,
+    compare: AsyncTexture,
+    compare_error: AsyncTexture,
     colorbar: CachedTexture,
 }
 
@@ -105,17 +107,22 @@ pub fn images(
         .get(&ctx, "noisy", Source::new(&[&view.noisy], &[]), || {
             gray(&view.noisy)
         });
-    let estimate = textures.estimate.get(
-        &ctx,
-        "estimate",
-        Source::new(&[&view.estimate], &[]),
-        || gray(&view.estimate),
-    );
+    // The panes that change every iteration are coloured off the window's thread (a 512 x 512
+    // image costs milliseconds per pane), so the window keeps its frame rate while a run goes.
+    let estimate = textures
+        .estimate
+        .get(&ctx, "estimate", Source::new(&[&view.estimate], &[]), {
+            let values = Arc::clone(&view.estimate);
+            move || viz::gray_rgba(w, h, &values, 0.0, 255.0)
+        });
     let error = textures.error.get(
         &ctx,
         "error",
         Source::new(&[&view.estimate, &view.clean], &[scale]),
-        || viz::abs_diff_heat(w, h, &view.estimate, &view.clean, scale),
+        {
+            let (estimate, clean) = (Arc::clone(&view.estimate), Arc::clone(&view.clean));
+            move || viz::abs_diff_heat(w, h, &estimate, &clean, scale)
+        },
     );
     let colorbar = textures
         .colorbar
@@ -184,14 +191,18 @@ pub fn images(
             let compare =
                 textures
                     .compare
-                    .get(&ctx, "compare", Source::new(&[&cmp.estimate], &[]), || {
-                        gray(&cmp.estimate)
+                    .get(&ctx, "compare", Source::new(&[&cmp.estimate], &[]), {
+                        let values = Arc::clone(&cmp.estimate);
+                        move || viz::gray_rgba(w, h, &values, 0.0, 255.0)
                     });
             let compare_error = textures.compare_error.get(
                 &ctx,
                 "compare error",
                 Source::new(&[&cmp.estimate, &view.clean], &[scale]),
-                || viz::abs_diff_heat(w, h, &cmp.estimate, &view.clean, scale),
+                {
+                    let (estimate, clean) = (Arc::clone(&cmp.estimate), Arc::clone(&view.clean));
+                    move || viz::abs_diff_heat(w, h, &estimate, &clean, scale)
+                },
             );
             let compare_pane = Pane {
                 title: titled(
