@@ -30,6 +30,7 @@ mod kernel_lowrank;
 mod kernel_solve;
 mod kjit;
 mod kjit_app;
+mod kjit_sites;
 mod layers;
 mod paper_figures_app;
 mod pbp;
