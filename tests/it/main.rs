@@ -46,6 +46,7 @@ mod sosmp_update;
 mod teach;
 mod tree_app_ui;
 mod tree_cli;
+mod tree_debugger;
 mod tree_kbp;
 mod tree_scenario;
 mod window_layout;
