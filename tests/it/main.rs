@@ -35,6 +35,7 @@ mod layers;
 mod paper_figures_app;
 mod pbp;
 mod pbp_app;
+mod pbp_debugger;
 mod registry;
 mod sosmp_app;
 mod sosmp_diagnostics;
