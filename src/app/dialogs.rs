@@ -1,5 +1,6 @@
 //! Escape closes the dialog on top: the in-window file browser first (it asks for an answer),
-//! then the help and paper-figures windows, the most recently opened first. The order is kept
+//! then the help and paper-figures windows and a room's own window (`ScenarioUi::dialog_open`,
+//! the pbp DAG editor), the most recently opened first. The order is kept
 //! here because a window's open flag lives with its owner (`Help`, `PaperFigures`).
 
 /// A window that Escape can close.
@@ -9,6 +10,8 @@ pub enum Dialog {
     About,
     Explain,
     PaperFigures,
+    /// The running scenario's room's own window (the pbp DAG editor).
+    Room,
 }
 
 /// The open dialogs, oldest first.

@@ -780,6 +780,10 @@ impl App {
             (Dialog::About, self.help.about),
             (Dialog::Explain, self.help.explain),
             (Dialog::PaperFigures, self.figures.open),
+            (
+                Dialog::Room,
+                self.rooms.get(self.state.config.name()).dialog_open(),
+            ),
         ]);
     }
 
@@ -796,6 +800,7 @@ impl App {
             Some(Dialog::About) => self.help.about = false,
             Some(Dialog::Explain) => self.help.explain = false,
             Some(Dialog::PaperFigures) => self.figures.open = false,
+            Some(Dialog::Room) => self.rooms.get(self.state.config.name()).close_dialog(),
             None => return false,
         }
         self.sync_dialogs();

@@ -224,6 +224,20 @@ fn the_dag_editor_refuses_cycles_and_saves_a_model_that_loads_back() {
     });
 }
 
+/// Escape closes the DAG editor like the app's other dialogs (and opens nothing else).
+#[test]
+fn escape_closes_the_dag_editor() {
+    let mut harness = learned_window();
+    harness.get_by_label("Edit model…").click();
+    wait_for(&mut harness, "the editor", |h| {
+        has_text(h, "Derived junction tree")
+    });
+    harness.key_press(egui::Key::Escape);
+    wait_for(&mut harness, "the editor to close", |h| {
+        !has_text(h, "Derived junction tree")
+    });
+}
+
 /// The pendigits room: accuracy table, confusion matrix, and "next ▶" picks the next test digit
 /// (a live control) whose pen points and class scores are shown. Skipped without the data.
 #[test]

@@ -52,8 +52,10 @@ impl CanvasGeometry {
             .iter()
             .filter_map(|&[a, b]| Some(nodes.get(a)?.distance(*nodes.get(b)?)))
             .fold(f32::INFINITY, f32::min);
+        // Nor more than a third of the closest two nodes' distance (many leaves of a star).
+        let closest = closest_pair(&nodes);
         let radius = if shortest.is_finite() {
-            (shortest / 5.0).clamp(2.0, 8.0)
+            (shortest / 5.0).min(closest / 3.0).clamp(2.0, 8.0)
         } else {
             6.0
         };
@@ -102,6 +104,21 @@ impl CanvasGeometry {
             .position(|c| c.distance(pos) <= self.radius + 2.0)
             .map(CanvasPick::Node)
     }
+}
+
+/// The smallest distance between two nodes (infinite for fewer than two; O(n²), only for
+/// graphs of up to a few hundred nodes, larger ones are bounded by their messages' lengths).
+fn closest_pair(nodes: &[Pos2]) -> f32 {
+    if nodes.len() > 400 {
+        return f32::INFINITY;
+    }
+    let mut best = f32::INFINITY;
+    for (i, p) in nodes.iter().enumerate() {
+        for q in &nodes[i + 1..] {
+            best = best.min(p.distance(*q));
+        }
+    }
+    best
 }
 
 fn segment_distance(p: Pos2, a: Pos2, b: Pos2) -> f32 {

@@ -29,7 +29,13 @@ the noise floor as lines (main Figs. 5, 8); the posterior mean of w against the 
 trace to inspect a call: its incoming messages, the oracle's answer and KJIT's prediction.\n\n\
 Exps. 1 and 2: the Supp C table of log KL for five operators, KJIT's predictive variance along \
 two test curves of incoming messages (Fig. 4), and the histogram and scatter of log KL on the test \
-tuples (Fig. 3a, Supp Fig. 10). Exp. 4: KJIT-EP against quadrature-EP posteriors (Fig. 7).";
+tuples (Fig. 3a, Supp Fig. 10). Exp. 4: KJIT-EP against quadrature-EP posteriors (Fig. 7).\n\n\
+EP sites: one problem, one EP sweep per step, under a site schedule (sequential, synchronous = \
+parallel EP, random, residual) and damping. The convergence debugger draws the factor graph, w in \
+the middle and the sites around it, each site's message to w and the cavity sent back coloured by \
+its change in the scrubbed sweep (natural parameters); click a message for its history. Residual \
+scheduling recomputes every site's pending change (a cavity and a projection each) after each \
+update, since every site shares w: n² projections per sweep instead of n.";
 
 pub const PBP: &str = "Predictive belief propagation (Wang & Gordon 2020) learns a latent-variable \
 graphical model without EM: on the latent junction tree every separator's message is a linear map \

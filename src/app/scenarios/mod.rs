@@ -135,6 +135,12 @@ pub trait ScenarioUi {
     fn drop_hint(&self) -> &'static str {
         "This scenario opens no files"
     }
+    /// Whether the room has a window of its own open (Escape closes it like the app's dialogs).
+    fn dialog_open(&self) -> bool {
+        false
+    }
+    /// Closes the room's own window (Escape).
+    fn close_dialog(&mut self) {}
     /// "What am I looking at?": the model, the update (with the paper's equation) and what each
     /// plot shows; paragraphs separated by blank lines.
     fn explanation(&self) -> &'static str {

@@ -136,24 +136,7 @@ impl LogisticEp {
             skipped: 0,
         };
         if self.sweeps == 0 {
-            let cavities: Vec<Option<Gaussian>> = (0..n).map(|i| self.cavity(i)).collect();
-            for (i, cavity) in cavities.into_iter().enumerate() {
-                let site = match cavity {
-                    Some(c) => op
-                        .project_z(&self.tuple(i, c))?
-                        .and_then(|q| self.new_site(i, c, q)),
-                    None => None,
-                };
-                match site {
-                    Some((t, v)) => {
-                        let change = (t - self.tau[i]).abs().max((v - self.nu[i]).abs());
-                        report.max_site_change = report.max_site_change.max(change);
-                        self.tau[i] = t;
-                        self.nu[i] = v;
-                    }
-                    None => report.skipped += 1,
-                }
-            }
+            self.parallel_sites(op, &mut report)?;
         } else {
             for i in 0..n {
                 self.sequential_site(i, op, &mut report)?;
@@ -173,16 +156,27 @@ impl LogisticEp {
         op: &mut dyn ZProjection,
         report: &mut SweepReport,
     ) -> Result<bool> {
-        let site = match self.cavity(i) {
+        let Some((t, v)) = self.proposed_site(i, op)? else {
+            report.skipped += 1;
+            return Ok(false);
+        };
+        Ok(self.apply_site(i, t, v, report))
+    }
+
+    /// Site i's damped new natural parameters `(τ_i, ν_i)` under the current q (cavity and one
+    /// projection; nothing changes), or None when the cavity or the new site is improper.
+    pub fn proposed_site(&self, i: usize, op: &mut dyn ZProjection) -> Result<Option<(f64, f64)>> {
+        Ok(match self.cavity(i) {
             Some(c) => op
                 .project_z(&self.tuple(i, c))?
                 .and_then(|q| self.new_site(i, c, q)),
             None => None,
-        };
-        let Some((t, v)) = site else {
-            report.skipped += 1;
-            return Ok(false);
-        };
+        })
+    }
+
+    /// Sets site i to `(t, v)` with a rank-1 update of Σ and μ; false (and counted as skipped)
+    /// when the update would make Σ indefinite.
+    pub fn apply_site(&mut self, i: usize, t: f64, v: f64, report: &mut SweepReport) -> bool {
         let (dt, dv) = (t - self.tau[i], v - self.nu[i]);
         report.max_site_change = report.max_site_change.max(dt.abs().max(dv.abs()));
         let xi = self.row(i);
@@ -190,14 +184,80 @@ impl LogisticEp {
         let denom = 1.0 + dt * xi.dot(&sx);
         if denom.is_nan() || denom <= 0.0 {
             report.skipped += 1;
-            return Ok(false);
+            return false;
         }
         self.cov.ger(-dt / denom, &sx, &sx, 1.0);
         self.tau[i] = t;
         self.nu[i] = v;
         self.shift.axpy(dv, &xi, 1.0);
         self.mean = &self.cov * &self.shift;
-        Ok(true)
+        true
+    }
+
+    /// Site i's natural parameters `(τ_i, ν_i)` (precision and shift of its message to `z_i`).
+    pub fn site(&self, i: usize) -> (f64, f64) {
+        (self.tau[i], self.nu[i])
+    }
+
+    /// The cavity of `z_i` in natural parameters `(τ_c, ν_c)`, proper or not (the message from
+    /// `z_i` to site i).
+    pub fn cavity_natural(&self, i: usize) -> (f64, f64) {
+        let xi = self.row(i);
+        let v = xi.dot(&(&self.cov * &xi));
+        let m = xi.dot(&self.mean);
+        (1.0 / v - self.tau[i], m / v - self.nu[i])
+    }
+
+    /// Number of sites (examples).
+    pub fn num_sites(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Site damping ρ ∈ (0, 1] (1 = none) from the next update on.
+    pub fn set_damping(&mut self, damping: f64) -> Result<()> {
+        if !(damping > 0.0 && damping <= 1.0) {
+            return Err(Error::param(
+                "damping",
+                format!("must be in (0, 1], got {damping}"),
+            ));
+        }
+        self.damping = damping;
+        Ok(())
+    }
+
+    /// One parallel sweep: every cavity from the same q, every site replaced together, then Σ
+    /// and μ refactored (the sweep is counted).
+    pub fn parallel_sweep(&mut self, op: &mut dyn ZProjection) -> Result<SweepReport> {
+        let mut report = SweepReport {
+            max_site_change: 0.0,
+            skipped: 0,
+        };
+        self.parallel_sites(op, &mut report)?;
+        self.finish_sweep(&report)?;
+        Ok(report)
+    }
+
+    fn parallel_sites(&mut self, op: &mut dyn ZProjection, report: &mut SweepReport) -> Result<()> {
+        let n = self.y.len();
+        let cavities: Vec<Option<Gaussian>> = (0..n).map(|i| self.cavity(i)).collect();
+        for (i, cavity) in cavities.into_iter().enumerate() {
+            let site = match cavity {
+                Some(c) => op
+                    .project_z(&self.tuple(i, c))?
+                    .and_then(|q| self.new_site(i, c, q)),
+                None => None,
+            };
+            match site {
+                Some((t, v)) => {
+                    let change = (t - self.tau[i]).abs().max((v - self.nu[i]).abs());
+                    report.max_site_change = report.max_site_change.max(change);
+                    self.tau[i] = t;
+                    self.nu[i] = v;
+                }
+                None => report.skipped += 1,
+            }
+        }
+        Ok(())
     }
 
     /// Ends a sweep driven site by site with [`Self::sequential_site`]: Σ and μ are refactored

@@ -10,6 +10,7 @@ pub mod blr;
 pub mod compound_gamma;
 pub mod embedding;
 pub mod ep_logistic;
+pub mod ep_schedule;
 pub mod feature_maps;
 pub mod gauss_hermite;
 pub mod learner;

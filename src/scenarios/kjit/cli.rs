@@ -2,7 +2,9 @@
 
 use clap::Args;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::inference::Schedule;
+use crate::scenarios::kjit::sites::SiteOperator;
 use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
 use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
 
@@ -38,6 +40,16 @@ pub struct KjitArgs {
     /// Use the paper's particle count (M = 5e5) unless --particles is given.
     #[arg(long)]
     pub paper: bool,
+    /// EP site schedule of --experiment sites: sequential (alias sweep), synchronous, random or
+    /// residual [default: sequential].
+    #[arg(long)]
+    pub schedule: Option<Schedule>,
+    /// Site damping d of --experiment sites, new = d·old + (1 − d)·update [default: 0].
+    #[arg(long)]
+    pub damping: Option<f64>,
+    /// Projection hosting the logistic factor in --experiment sites [default: quadrature].
+    #[arg(long, value_enum)]
+    pub operator: Option<SiteOperator>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -89,12 +101,31 @@ impl RunFlags for KjitArgs {
                 config.d_in = self.din.unwrap_or(config.d_in);
                 config.d_out = self.dout.unwrap_or(config.d_out);
             }
+            Experiment::Sites => {
+                let s = &mut config.sites;
+                s.schedule = self.schedule.unwrap_or(s.schedule);
+                s.damping = self.damping.unwrap_or(s.damping);
+                s.operator = self.operator.unwrap_or(s.operator);
+                config.tau = self.tau.unwrap_or(config.tau);
+                config.d_in = self.din.unwrap_or(config.d_in);
+                config.d_out = self.dout.unwrap_or(config.d_out);
+            }
             Experiment::Logistic | Experiment::Rff => {
                 config.problems = self.problems.unwrap_or(config.problems);
                 config.tau = self.tau.unwrap_or(config.tau);
                 config.d_in = self.din.unwrap_or(config.d_in);
                 config.d_out = self.dout.unwrap_or(config.d_out);
             }
+        }
+        if experiment != Experiment::Sites
+            && (self.schedule.is_some() || self.damping.is_some() || self.operator.is_some())
+        {
+            return Err(Error::Other(format!(
+                "--schedule, --damping and --operator apply to --experiment sites; the {} \
+                 experiment runs the paper's EP schedule (first sweep parallel, then sequential, \
+                 damping ρ = --set damping=...) and one iteration is a whole problem",
+                experiment.name()
+            )));
         }
         if let Some(dir) = self.uci_dir {
             config.uci.dir = dir;

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::batch::BatchSettings;
+use super::sites::SitesSettings;
 use super::teaching::TeachingSettings;
 use super::uci::UciSettings;
 use crate::error::{Error, Result};
@@ -30,6 +31,9 @@ pub enum Experiment {
     Uci,
     /// A d = 2 problem, one EP site update per step (spec K.4's teaching mode).
     Teaching,
+    /// One problem, one EP sweep per step under a chosen site schedule: the convergence
+    /// debugger on EP's sites.
+    Sites,
 }
 
 impl Experiment {
@@ -42,6 +46,7 @@ impl Experiment {
             Experiment::CompoundGamma => "compound-gamma",
             Experiment::Uci => "uci",
             Experiment::Teaching => "teaching",
+            Experiment::Sites => "sites",
         }
     }
 }
@@ -121,6 +126,8 @@ pub struct KjitConfig {
     pub uci: UciSettings,
     /// The d = 2 teaching mode's sizes.
     pub teaching: TeachingSettings,
+    /// The EP-sites experiment's problem, schedule and damping.
+    pub sites: SitesSettings,
     /// Thresholds changed during the run (Exps. 3, 5), so the config reproduces it.
     pub tau_changes: Vec<TauChange>,
     /// Problems before which KJIT's learners were reset during the run (Exps. 3, 5).
@@ -152,6 +159,7 @@ impl Default for KjitConfig {
             batch: BatchSettings::default(),
             uci: UciSettings::default(),
             teaching: TeachingSettings::default(),
+            sites: SitesSettings::default(),
             tau_changes: Vec::new(),
             operator_resets: Vec::new(),
         }
@@ -286,6 +294,28 @@ pub const PARAMS: &[Param] = &[
     )
     .log()
     .help("Oracle calls before KJIT's first fit."),
+    Param::int("sites.examples", "Sites n (EP sites)", 2.0, 2000.0)
+        .log()
+        .help("Examples of the one problem, one EP site each."),
+    Param::int("sites.dim", "Dimension d (EP sites)", 1.0, 100.0),
+    Param::int("sites.sweeps", "EP sweeps (EP sites)", 1.0, 100_000.0)
+        .log()
+        .help("Sweeps at most (one iteration each)."),
+    Param::real("sites.tolerance", "Tolerance (EP sites)", 1e-15, 1.0)
+        .log()
+        .help("Stop once no site's (τ, ν) moves by more than this in a sweep."),
+    Param::real("sites.damping", "Damping (EP sites)", 0.0, 0.99)
+        .help("new = d·old + (1 − d)·update on the sites' natural parameters (0 = none)."),
+    Param::real(
+        "sites.correlation",
+        "Input correlation (EP sites)",
+        0.0,
+        0.999,
+    )
+    .help("Correlation between the input dimensions."),
+    Param::real("sites.weight_scale", "Weight scale (EP sites)", 0.01, 100.0)
+        .log()
+        .help("Scale of the true w: large values make the classes nearly separable."),
 ];
 
 impl KjitConfig {
@@ -299,6 +329,7 @@ impl KjitConfig {
             Experiment::Uci => crate::io::uci::UCI_FILES.len(),
             Experiment::Teaching => self.teaching.steps(),
             Experiment::Logistic => self.problems,
+            Experiment::Sites => self.sites.sweeps,
         }
     }
 
@@ -334,6 +365,7 @@ impl ScenarioParams for KjitConfig {
     fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
         self.batch.check()?;
+        self.sites.check()?;
         for change in &self.tau_changes {
             if !(change.tau > self.sigma_y2.ln() && change.tau.is_finite()) {
                 return Err(Error::param(

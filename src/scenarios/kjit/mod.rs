@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod logistic;
 pub mod report;
 pub mod rff;
+pub mod sites;
 pub mod teaching;
 pub mod uci;
 
@@ -78,6 +79,8 @@ pub struct KjitView {
     pub curves: Option<batch::UncertaintyReport>,
     /// The random-feature lab: K and K̂, and the B.3 / B.6 results so far.
     pub rff: Option<rff::RffReport>,
+    /// The EP-sites experiment's state (its messages are in the convergence view).
+    pub sites: Option<sites::SitesView>,
 }
 
 /// Live changes of a kjit run.
@@ -116,6 +119,8 @@ pub struct KjitScenario {
     uci: Vec<uci::UciSplit>,
     /// The d = 2 teaching mode, when selected.
     teaching: Option<teaching::TeachingLab>,
+    /// The EP-sites experiment, when selected.
+    sites: Option<sites::SitesLab>,
     log: RunLog,
 }
 
@@ -226,6 +231,10 @@ impl KjitScenario {
             uci,
             teaching: match config.experiment {
                 Experiment::Teaching => Some(teaching::TeachingLab::new(&config)?),
+                _ => None,
+            },
+            sites: match config.experiment {
+                Experiment::Sites => Some(sites::SitesLab::new(&config)?),
                 _ => None,
             },
             log: RunLog::new(start.elapsed().as_secs_f64()),
@@ -373,6 +382,13 @@ impl Scenario for KjitScenario {
             Experiment::Uci => {
                 "kjit-ep vs quadrature-ep vs sampling-ep on four UCI sets (Exp. 5)".into()
             }
+            Experiment::Sites => format!(
+                "EP sites under a schedule ({} projection)",
+                match self.config.sites.operator {
+                    sites::SiteOperator::Quadrature => "quadrature",
+                    sites::SiteOperator::Kjit => "KJIT",
+                }
+            ),
             _ => "kjit-ep vs quadrature-ep vs sampling-ep".into(),
         }
     }
@@ -383,6 +399,24 @@ impl Scenario for KjitScenario {
 
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
+        if let Some(lab) = &mut self.sites {
+            let (sweep, stats) = lab.step(&mut self.operators.kjit)?;
+            let mut metrics = BTreeMap::from([
+                ("site_residual".to_string(), sweep.residual),
+                ("projections".to_string(), sweep.projections as f64),
+                ("skipped".to_string(), sweep.skipped as f64),
+            ]);
+            for (key, value) in stats.metrics() {
+                metrics.insert(key.to_string(), value);
+            }
+            let record = IterationRecord {
+                iter: sweep.sweep,
+                seconds: start.elapsed().as_secs_f64(),
+                residual: sweep.residual,
+                metrics,
+            };
+            return Ok(self.log.push(record));
+        }
         if let Some(lab) = &mut self.teaching {
             let k = self.log.history().len();
             let (oracle, distance) = lab.step()?;
@@ -554,6 +588,40 @@ impl Scenario for KjitScenario {
 
     fn finished(&self) -> bool {
         self.log.history().len() >= self.config.iterations()
+            || self.sites.as_ref().is_some_and(|lab| lab.converged())
+    }
+
+    fn convergence(&self) -> Option<crate::run::residuals::ConvergenceView> {
+        self.sites.as_ref().map(|lab| lab.convergence())
+    }
+
+    fn set_schedule(&mut self, schedule: crate::inference::Schedule, damping: f64) -> Result<()> {
+        let Some(lab) = &mut self.sites else {
+            return Err(crate::error::Error::Other(format!(
+                "the {} experiment runs the paper's EP schedule (first sweep parallel, then \
+                 sequential) and one iteration is a whole problem; site schedules are switched \
+                 in the sites experiment (--experiment sites)",
+                self.config.experiment.name()
+            )));
+        };
+        lab.switch(schedule, damping)?;
+        self.config.sites.schedule_changes = lab.settings().schedule_changes.clone();
+        Ok(())
+    }
+
+    fn what_if(
+        &self,
+        request: super::what_if::WhatIfRequest,
+        cancel: &CancelFlag,
+    ) -> Result<super::what_if::WhatIfRun> {
+        match &self.sites {
+            Some(lab) => lab.what_if(request, cancel),
+            None => Err(crate::error::Error::Other(format!(
+                "the {} experiment has no what-if runs (one iteration is a whole problem); use \
+                 the sites experiment",
+                self.config.experiment.name()
+            ))),
+        }
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {
@@ -585,6 +653,7 @@ impl Scenario for KjitScenario {
             tuples: batch.map(|b| b.tuples_collected).unwrap_or(0),
             curves: batch.and_then(|b| b.uncertainty.clone()),
             rff: self.rff.as_ref().map(|lab| lab.report.clone()),
+            sites: self.sites.as_ref().map(|lab| lab.view()),
             inspected,
             teaching: self.teaching.as_ref().and_then(|t| t.view()),
             problems_done: self.problems.len(),
@@ -624,6 +693,27 @@ impl Scenario for KjitScenario {
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
+        if let Some(lab) = &self.sites {
+            let v = lab.view();
+            m.insert("sweeps".into(), v.sweeps_done as f64);
+            m.insert("converged".into(), v.converged as u8 as f64);
+            m.insert("site_residual".into(), v.residual);
+            m.insert("projections".into(), v.projections as f64);
+            m.insert("skipped".into(), v.skipped as f64);
+            if let Some(r) = self.log.history().last() {
+                for key in [
+                    "residual_p50",
+                    "residual_p90",
+                    "residual_p99",
+                    "oscillating_fraction",
+                ] {
+                    if let Some(x) = r.metrics.get(key) {
+                        m.insert(key.into(), *x);
+                    }
+                }
+            }
+            return m;
+        }
         if let Some(lab) = &self.teaching {
             let c = &lab.operators().kjit.counters;
             m.insert("oracle_calls".into(), c.oracle_calls_z as f64);
@@ -684,6 +774,24 @@ impl Scenario for KjitScenario {
     }
 
     fn extra_results(&self) -> Map<String, Value> {
+        if let Some(lab) = &self.sites {
+            let mut out = Map::new();
+            out.insert(
+                "sites".into(),
+                serde_json::to_value(lab.view()).unwrap_or_default(),
+            );
+            out.insert(
+                "sites_conventions".into(),
+                Value::String(
+                    "iteration = one EP sweep; messages 0..n are the sites' messages to z_i, n..2n \
+                     the cavities; a message's change is the L1 change of its natural parameters \
+                     (precision, shift); site_residual is the largest change of one site's \
+                     precision or shift; damping d: new = d old + (1 - d) update"
+                        .into(),
+                ),
+            );
+            return out;
+        }
         if let Some(lab) = &self.rff {
             return report_fields(&lab.report);
         }
@@ -720,7 +828,11 @@ impl Scenario for KjitScenario {
                 batch_csv(&lab.report).as_bytes(),
             );
         }
-        if self.gamma.is_some() || self.rff.is_some() || self.teaching.is_some() {
+        if self.gamma.is_some()
+            || self.rff.is_some()
+            || self.teaching.is_some()
+            || self.sites.is_some()
+        {
             return Ok(());
         }
         figures::write_errors(dir, &self.report())?;

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod experiment;
 pub mod figures;
+pub mod message_frames;
 pub mod pen_run;
 pub mod pendigits;
 pub mod report;
@@ -347,6 +348,20 @@ impl Scenario for PbpScenario {
             PbpScenario::Pendigits(p) => p.control(control),
         }
     }
+
+    fn convergence(&self) -> Option<crate::run::residuals::ConvergenceView> {
+        match self {
+            PbpScenario::Discrete(d) => d.message_frames.view(),
+            PbpScenario::Pendigits(_) => None,
+        }
+    }
+
+    fn set_schedule(&mut self, _: crate::inference::Schedule, _: f64) -> Result<()> {
+        Err(Error::Other(format!(
+            "the pbp scenario has no schedules: {}",
+            message_frames::NO_ITERATIONS
+        )))
+    }
 }
 
 /// A run on a discrete model (the stand-ins or a model file) with its exact reference.
@@ -366,6 +381,8 @@ pub struct DiscreteScenario {
     /// PBP's learning curve on this truth (computed with step 1).
     curve: Vec<experiment::LearningPoint>,
     stages: Vec<Stage>,
+    /// Each pass's message changes (the debugger's canvas).
+    message_frames: message_frames::PbpMessageFrames,
     log: RunLog,
 }
 
@@ -448,6 +465,7 @@ impl DiscreteScenario {
             latency_ms: 0.0,
             curve: Vec::new(),
             stages,
+            message_frames: message_frames::PbpMessageFrames::default(),
             log: RunLog::new(start.elapsed().as_secs_f64()),
             config,
         })
@@ -625,6 +643,16 @@ impl DiscreteScenario {
         report::PbpReport::new(self)
     }
 
+    /// Records PBP's upward and downward pass for the current evidence (the query's own value
+    /// left out, as the answers do) on the debugger's canvas.
+    fn record_pass(&mut self) {
+        if let Some((model, _)) = &self.pbp {
+            let mut ev = self.evidence.clone();
+            ev[self.query] = None;
+            self.message_frames.record(model, &ev);
+        }
+    }
+
     fn clique_views(&self) -> (Vec<CliqueView>, usize, f64, f64) {
         let Some((model, _)) = &self.pbp else {
             return (Vec::new(), 0, 0.0, 0.0);
@@ -761,6 +789,9 @@ impl Scenario for DiscreteScenario {
             }
         }
         self.refresh_answers()?;
+        if stage == Stage::Pbp {
+            self.record_pass();
+        }
         let record = IterationRecord {
             iter: k + 1,
             seconds: start.elapsed().as_secs_f64(),
@@ -878,6 +909,8 @@ impl Scenario for DiscreteScenario {
                 ));
             }
         }
-        self.refresh_answers()
+        self.refresh_answers()?;
+        self.record_pass();
+        Ok(())
     }
 }

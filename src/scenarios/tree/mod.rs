@@ -18,6 +18,7 @@ pub mod config;
 pub mod data;
 pub mod draft;
 mod figures;
+pub mod message_frames;
 pub mod open;
 pub mod report;
 pub mod view;
@@ -207,6 +208,8 @@ pub struct TreeScenario {
     query_timings: BTreeMap<String, f64>,
     evidence_warnings: Vec<String>,
     steps: usize,
+    /// Each message's change per message pass or evidence change (the debugger's canvas).
+    message_frames: message_frames::TreeMessageFrames,
 }
 
 impl TreeScenario {
@@ -224,6 +227,10 @@ impl TreeScenario {
             query_timings: BTreeMap::new(),
             evidence_warnings: Vec::new(),
             steps: 0,
+            message_frames: message_frames::TreeMessageFrames::new(
+                &engine,
+                &wide_layout(&problem.graph, problem.root),
+            ),
             engine,
             problem,
             config,
@@ -266,6 +273,7 @@ impl TreeScenario {
     pub fn run_all(&mut self) -> Result<()> {
         let start = Instant::now();
         self.engine.run()?;
+        self.message_frames.record(&self.engine);
         self.refresh_beliefs()?;
         self.query_seconds = start.elapsed().as_secs_f64();
         Ok(())
@@ -317,6 +325,7 @@ impl TreeScenario {
         let start = Instant::now();
         self.set_evidence_inner(node, value)?;
         self.update_all()?;
+        self.message_frames.record(&self.engine);
         self.query_seconds = start.elapsed().as_secs_f64();
         Ok(())
     }
@@ -655,6 +664,7 @@ impl Scenario for TreeScenario {
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
         self.engine.step()?;
+        let stats = self.message_frames.record(&self.engine);
         self.refresh_beliefs()?;
         self.steps += 1;
         let total = self.engine.schedule().len().max(1);
@@ -666,13 +676,30 @@ impl Scenario for TreeScenario {
             seconds: start.elapsed().as_secs_f64(),
             // The share of messages still to compute (a tree needs no convergence test).
             residual: pending as f64 / total as f64,
-            metrics: self.metrics(),
+            metrics: {
+                let mut m = self.metrics();
+                for (key, value) in stats.metrics() {
+                    m.insert(key.to_string(), value);
+                }
+                m
+            },
         };
         Ok(self.log.push(record))
     }
 
     fn finished(&self) -> bool {
         self.engine.done()
+    }
+
+    fn convergence(&self) -> Option<crate::run::residuals::ConvergenceView> {
+        Some(self.message_frames.view())
+    }
+
+    fn set_schedule(&mut self, _: crate::inference::Schedule, _: f64) -> Result<()> {
+        Err(Error::Other(format!(
+            "the tree scenario has no schedules: {}",
+            message_frames::NO_ITERATIVE_RESIDUAL
+        )))
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {
@@ -705,6 +732,7 @@ impl Scenario for TreeScenario {
                 self.config.evidence.clear();
                 self.evidence_warnings.clear();
                 self.update_all()?;
+                self.message_frames.record(&self.engine);
                 self.query_seconds = start.elapsed().as_secs_f64();
                 Ok(())
             }

@@ -63,6 +63,10 @@ impl ScenarioUi for KjitRoom {
                 curves::Series::metric("|μ KJIT − μ quadrature|", "posterior_mean_distance"),
                 curves::Series::metric("oracle", "oracle"),
             ],
+            Experiment::Sites => vec![
+                curves::Series::metric("largest site change", "site_residual"),
+                curves::Series::metric("oscillating fraction", "oscillating_fraction"),
+            ],
             _ => Vec::new(),
         };
         if !v.table.is_empty() {
@@ -72,10 +76,10 @@ impl ScenarioUi for KjitRoom {
             view::inspected_call(ui, v, cx.heights.curve.max(160.0));
         }
         // Exps. 3 and 5 step one problem (data set) at a time; the others one EP round.
-        let step_name = if matches!(v.experiment, Experiment::Logistic | Experiment::Uci) {
-            "problem"
-        } else {
-            "step"
+        let step_name = match v.experiment {
+            Experiment::Logistic | Experiment::Uci => "problem",
+            Experiment::Sites => "EP sweep",
+            _ => "step",
         };
         if !series.is_empty() {
             curves::metrics_plot_over(
@@ -133,6 +137,16 @@ impl ScenarioUi for KjitRoom {
                 format!("{} tuples", v.tuples),
                 format!("{} operators scored", v.table.len()),
             ],
+            Experiment::Sites => v
+                .sites
+                .as_ref()
+                .map(|s| {
+                    vec![
+                        format!("sweep {}", s.sweeps_done),
+                        format!("site change {:.2e}", s.residual),
+                    ]
+                })
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -172,6 +186,7 @@ fn side_quantity(experiment: Experiment) -> &'static str {
         Experiment::Logistic | Experiment::Uci => "fraction",
         Experiment::CompoundGamma => "oracle consulted (1 = yes)",
         Experiment::Teaching => "distance in w / oracle (1 = yes)",
+        Experiment::Sites => "change / fraction",
         _ => "value",
     }
 }

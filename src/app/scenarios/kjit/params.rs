@@ -9,7 +9,7 @@ use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
 use crate::scenarios::params::Param;
 
 /// The experiments in the order of the paper, with what each shows.
-pub const EXPERIMENTS: [(Experiment, &str, &str); 7] = [
+pub const EXPERIMENTS: [(Experiment, &str, &str); 8] = [
     (
         Experiment::Rff,
         "Random features (Supp B.3, B.6)",
@@ -45,6 +45,11 @@ pub const EXPERIMENTS: [(Experiment, &str, &str); 7] = [
         "Teaching: d = 2, site by site",
         "EP on a two-dimensional problem, one site update per step (use Step): the posterior ellipse of w and the decision line, KJIT beside quadrature.",
     ),
+    (
+        Experiment::Sites,
+        "EP sites: schedules and convergence",
+        "One problem, one EP sweep per step under a site schedule and damping: every site's message coloured by its change on the debugger's canvas.",
+    ),
 ];
 
 /// Whether the experiment uses the parameter `key`.
@@ -62,6 +67,7 @@ fn used_by(experiment: Experiment, key: &str) -> bool {
                 || shared_learner
                 || matches!(key, "tau" | "d_in" | "d_out" | "particles")
         }
+        Experiment::Sites => key.starts_with("sites.") || key == "quadrature_nodes",
         Experiment::Uci => {
             key.starts_with("uci.")
                 || shared_learner
@@ -115,6 +121,9 @@ pub fn kjit_ui(ui: &mut egui::Ui, c: &mut KjitConfig) {
             }
         });
     }
+    if c.experiment == Experiment::Sites {
+        sites_choices(ui, c);
+    }
     if c.experiment == Experiment::Uci {
         ui.label(
             RichText::new(format!("UCI folder: {}", c.uci.dir.display()))
@@ -132,4 +141,40 @@ pub fn kjit_ui(ui: &mut egui::Ui, c: &mut KjitConfig) {
         ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
         param_grid(ui, "kjit_params", c, &table);
     }
+}
+
+/// The EP-sites experiment's schedule and projection (the numbers are in the table).
+fn sites_choices(ui: &mut egui::Ui, c: &mut KjitConfig) {
+    use crate::inference::Schedule;
+    use crate::scenarios::kjit::sites::SiteOperator;
+    let id = row_label(
+        ui,
+        "Site schedule",
+        "The order of EP's site updates in a sweep",
+    );
+    egui::ComboBox::from_id_salt("kjit_sites_schedule")
+        .selected_text(c.sites.schedule.label())
+        .show_ui(ui, |ui| {
+            for s in Schedule::ALL {
+                ui.selectable_value(&mut c.sites.schedule, s, s.label());
+            }
+        })
+        .response
+        .labelled_by(id);
+    let id = row_label(ui, "Projection", "What hosts the logistic factor");
+    egui::ComboBox::from_id_salt("kjit_sites_operator")
+        .selected_text(match c.sites.operator {
+            SiteOperator::Quadrature => "quadrature",
+            SiteOperator::Kjit => "KJIT",
+        })
+        .show_ui(ui, |ui| {
+            ui.selectable_value(
+                &mut c.sites.operator,
+                SiteOperator::Quadrature,
+                "quadrature",
+            );
+            ui.selectable_value(&mut c.sites.operator, SiteOperator::Kjit, "KJIT");
+        })
+        .response
+        .labelled_by(id);
 }

@@ -55,7 +55,62 @@ pub fn central(
         // The random-feature lab has its own view (rff_lab.rs).
         Experiment::Rff => {}
         Experiment::Teaching => teaching(ui, view),
+        Experiment::Sites => sites(ui, view),
     }
+}
+
+/// The EP-sites experiment: where the run stands and the posterior of w against the true w
+/// (the messages themselves are on the debugger's canvas below).
+fn sites(ui: &mut egui::Ui, view: &KjitView) {
+    let Some(s) = &view.sites else {
+        return;
+    };
+    ui.strong(format!(
+        "EP sites: sweep {} under the {} schedule, damping {}, {} projection{}",
+        s.sweeps_done,
+        s.schedule.label(),
+        s.damping,
+        match s.operator {
+            crate::scenarios::kjit::sites::SiteOperator::Quadrature => "quadrature",
+            crate::scenarios::kjit::sites::SiteOperator::Kjit => "KJIT",
+        },
+        if s.converged { " (converged)" } else { "" }
+    ));
+    ui.label(format!(
+        "largest site change in the last sweep {:.3e}; {} projections, {} site updates skipped",
+        s.residual, s.projections, s.skipped
+    ));
+    ui.label(
+        egui::RichText::new(
+            "Each site (one example's logistic factor) sends w a Gaussian message in z_i = w·x_i; \
+             the cavity is the message back. Below: every message coloured by its change in the \
+             scrubbed sweep; click one for its history.",
+        )
+        .small()
+        .weak(),
+    );
+    egui::Grid::new("kjit_sites_posterior")
+        .striped(true)
+        .show(ui, |ui| {
+            ui.strong("w_j");
+            ui.strong("posterior mean");
+            ui.strong("posterior sd");
+            ui.strong("true w");
+            ui.end_row();
+            for j in 0..s.posterior_mean.len().min(12) {
+                ui.label(format!("{}", j + 1));
+                ui.label(format!("{:+.4}", s.posterior_mean[j]));
+                ui.label(format!(
+                    "{:.4}",
+                    s.posterior_sd.get(j).copied().unwrap_or(f64::NAN)
+                ));
+                ui.label(format!(
+                    "{:+.4}",
+                    s.w_true.get(j).copied().unwrap_or(f64::NAN)
+                ));
+                ui.end_row();
+            }
+        });
 }
 
 /// Exps. 3 and 5: errors per problem and the posterior of w above, the uncertainty trace and

@@ -35,6 +35,14 @@ impl ScenarioUi for PbpRoom {
         super::explanations::PBP
     }
 
+    fn dialog_open(&self) -> bool {
+        self.editor.open
+    }
+
+    fn close_dialog(&mut self) {
+        self.editor.open = false;
+    }
+
     fn params(&mut self, ui: &mut egui::Ui, config: &mut ScenarioConfig, cx: &mut RoomContext<'_>) {
         let view = cx
             .snapshot
