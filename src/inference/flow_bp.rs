@@ -25,6 +25,13 @@
 //! * messages are `f64` like all engine code. Stored values are kept at or above 1.2e-38, so no
 //!   label's probability is ever exactly zero.
 //!
+//! * the read-out is fused into the checkerboard iteration: the odd pixels' belief means are
+//!   formed inside their update (their incoming messages, sent by even pixels, are final for
+//!   the iteration; `φ_t` is already computed), the even pixels' in one pass after the odd
+//!   half, so [`Inference::estimates`] (mean) costs a copy. A leave-one-out product is one
+//!   pass over the three other messages, read where they are stored, and only the filter's
+//!   output is normalised (the filter is linear).
+//!
 //! Residual: the mean L1 change of a message over an iteration (the largest is in
 //! [`FlowBp::max_change`]); L1 distances between distributions are at most 2. Every update
 //! also records its messages' L1 and signed changes per slot ([`Inference::message_changes`],
@@ -60,6 +67,9 @@ pub struct FlowBp {
     layout: SlotLayout,
     /// The trapezoid weight `w` of every label.
     weights: Vec<f64>,
+    /// The displacement of every label, per axis.
+    value_x: Vec<f64>,
+    value_y: Vec<f64>,
     /// `kernels[(s + half) n² + a n + b] = g((b - a + s) h)`: the 1-D filter matrix of axis
     /// shift `s` (row = receiver label, column = sender label).
     kernels: Vec<f64>,
@@ -81,12 +91,16 @@ pub struct FlowBp {
     slot_change: Vec<f64>,
     slot_signed: Vec<f64>,
     slot_target: Vec<usize>,
+    /// The belief mean of every pixel after the latest checkerboard iteration, read out in
+    /// the iteration itself (empty when stale: after a serial schedule's iteration).
+    means: Vec<[f64; 2]>,
     iteration: usize,
     max_change: f64,
 }
 
 struct Scratch {
     phi: Vec<f64>,
+    /// The incoming messages of a pixel updated serially (gathered from the store).
     incoming: Vec<f64>,
     product: Vec<f64>,
     pass: Vec<f64>,
@@ -172,6 +186,8 @@ impl FlowBp {
             slot_target,
             layout,
             weights,
+            value_x: labels.values().iter().map(|v| v[0]).collect(),
+            value_y: labels.values().iter().map(|v| v[1]).collect(),
             kernels,
             kernels_t,
             outlier,
@@ -179,6 +195,7 @@ impl FlowBp {
             schedule: Schedule::Synchronous,
             queue: None,
             messages: vec![1.0 / l as f64; messages * l],
+            means: Vec::new(),
             mrf,
             iteration: 0,
             max_change: 0.0,
@@ -232,13 +249,7 @@ impl FlowBp {
                 *o *= m;
             }
         }
-        let z: f64 = out.iter().sum();
-        if z > 0.0 && z.is_finite() {
-            out.iter_mut().for_each(|o| *o /= z);
-        } else {
-            let u = 1.0 / out.len() as f64;
-            out.iter_mut().for_each(|o| *o = u);
-        }
+        normalise_or_uniform(out);
     }
 
     /// The 1-D filter matrix of axis shift `s` (and its transpose).
@@ -278,8 +289,10 @@ impl FlowBp {
     }
 
     /// Updates the outgoing messages of pixel `t` (its slots `dst`) from the messages its
-    /// neighbours sent (`sent[s]`: all slots of pixel `s`). Returns the summed and largest L1
-    /// change, or the failing message.
+    /// neighbours sent (`sent[s]`: all slots of pixel `s`), read in place. With `mean`, also
+    /// the belief mean of `t` from the same incoming messages and `φ_t` (the read-out fused
+    /// into the update: `t`'s incoming messages do not change again in this iteration).
+    /// Returns the summed and largest L1 change, or the failing message.
     #[inline(always)]
     fn update_node_body(
         &self,
@@ -287,46 +300,117 @@ impl FlowBp {
         dst: &mut [f64],
         sent: &[&[f64]],
         sc: &mut Scratch,
+        mean: Option<&mut [f64; 2]>,
     ) -> std::result::Result<Change, usize> {
         let l = self.mrf.labels.len();
-        let nbrs = self.mrf.graph.neighbors(t);
-        for (i, nb) in nbrs.iter().enumerate() {
+        let mut incoming: [&[f64]; 4] = [&[]; 4];
+        for (i, nb) in self.mrf.graph.neighbors(t).iter().enumerate() {
             let s = nb.node;
             let local = self.layout.slot_of[nb.incoming] - self.layout.node_start[s];
-            let src = &sent[s][local * l..(local + 1) * l];
-            sc.incoming[i * l..(i + 1) * l].copy_from_slice(src);
+            incoming[i] = &sent[s][local * l..(local + 1) * l];
         }
-        self.send_from_incoming(t, dst, sc)
+        let d = self.mrf.graph.neighbors(t).len();
+        self.phi_into(t, &mut sc.phi);
+        if let Some(mean) = mean {
+            *mean = self.mean_of(&sc.phi, &incoming[..d], &mut sc.product);
+        }
+        self.send_from_incoming(t, &incoming[..d], dst, sc)
     }
 
-    /// The outgoing messages of pixel `t` into `dst` (damped against what `dst` holds) from the
-    /// incoming messages gathered in `sc.incoming`.
+    /// The belief mean (relative to the base flow) from `φ` and all incoming messages in one
+    /// pass: `Σ_x b(x) x / Σ_x b(x)` with `b = φ Π m` unnormalised, summed in four lanes.
+    /// O(L · deg). A belief without finite positive mass reads out as the uniform one's mean.
+    #[inline(always)]
+    fn mean_of(&self, phi: &[f64], incoming: &[&[f64]], work: &mut [f64]) -> [f64; 2] {
+        let l = phi.len();
+        let (vx, vy) = (&self.value_x[..l], &self.value_y[..l]);
+        if let [a, b, c, d] = incoming {
+            let factors = phi.iter().zip(*a).zip(*b).zip(*c).zip(*d);
+            for (o, ((((&p, &x), &y), &z), &v)) in work.iter_mut().zip(factors) {
+                *o = p * x * y * z * v;
+            }
+        } else {
+            work.copy_from_slice(phi);
+            for m in incoming {
+                for (o, &v) in work.iter_mut().zip(m.iter()) {
+                    *o *= v;
+                }
+            }
+        }
+        let (mut z, mut sx, mut sy) = ([0.0; 4], [0.0; 4], [0.0; 4]);
+        let (w4, w_tail) = work[..l].as_chunks::<4>();
+        let (x4, x_tail) = vx.as_chunks::<4>();
+        let (y4, y_tail) = vy.as_chunks::<4>();
+        for ((p, x), y) in w4.iter().zip(x4).zip(y4) {
+            for k in 0..4 {
+                z[k] += p[k];
+                sx[k] += p[k] * x[k];
+                sy[k] += p[k] * y[k];
+            }
+        }
+        let fold = |a: [f64; 4]| (a[0] + a[1]) + (a[2] + a[3]);
+        let (mut z, mut sx, mut sy) = (fold(z), fold(sx), fold(sy));
+        for ((&p, &x), &y) in w_tail.iter().zip(x_tail).zip(y_tail) {
+            z += p;
+            sx += p * x;
+            sy += p * y;
+        }
+        if z > 0.0 && z.is_finite() {
+            [sx / z, sy / z]
+        } else {
+            let n = l as f64;
+            [vx.iter().sum::<f64>() / n, vy.iter().sum::<f64>() / n]
+        }
+    }
+
+    /// The belief mean of pixel `t` from the stored messages (the read-out outside the
+    /// checkerboard update). `work` holds `L` values.
+    #[inline(always)]
+    fn mean_at(&self, t: NodeId, phi: &mut [f64], work: &mut [f64]) -> [f64; 2] {
+        self.phi_into(t, phi);
+        let mut incoming: [&[f64]; 4] = [&[]; 4];
+        let nbrs = self.mrf.graph.neighbors(t);
+        for (slot, nb) in incoming.iter_mut().zip(nbrs) {
+            *slot = self.message(nb.incoming);
+        }
+        self.mean_of(phi, &incoming[..nbrs.len()], work)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn mean_at_avx2(&self, t: NodeId, phi: &mut [f64], work: &mut [f64]) -> [f64; 2] {
+        self.mean_at(t, phi, work)
+    }
+
+    /// [`Self::mean_at`], compiled for AVX2 where the CPU has it.
+    fn mean_at_dispatch(&self, t: NodeId, phi: &mut [f64], work: &mut [f64]) -> [f64; 2] {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked on the line above).
+            return unsafe { self.mean_at_avx2(t, phi, work) };
+        }
+        self.mean_at(t, phi, work)
+    }
+
+    /// The outgoing messages of pixel `t` into `dst` (damped against what `dst` holds) from
+    /// its incoming messages (neighbour order) and `φ_t` in `sc.phi`. Per message: the
+    /// leave-one-out product in one pass over the three other messages (no copies), the
+    /// separable filter, then normalisation (the filter is linear, so normalising only its
+    /// output is the same message; every factor is at least 1.2e-38, so the unnormalised
+    /// product of five stays far above f64's smallest normal number).
     #[inline(always)]
     fn send_from_incoming(
         &self,
         t: NodeId,
+        incoming: &[&[f64]],
         dst: &mut [f64],
         sc: &mut Scratch,
     ) -> std::result::Result<Change, usize> {
         let l = self.mrf.labels.len();
         let nbrs = self.mrf.graph.neighbors(t);
-        let d = nbrs.len();
-        self.phi_into(t, &mut sc.phi);
         let mut change = Change { sum: 0.0, max: 0.0 };
         for (o, nb) in nbrs.iter().enumerate() {
-            sc.product.copy_from_slice(&sc.phi);
-            for i in (0..d).filter(|&i| i != o) {
-                for (p, m) in sc.product.iter_mut().zip(&sc.incoming[i * l..(i + 1) * l]) {
-                    *p *= m;
-                }
-            }
-            // Keep the product near 1 (it is normalised again after the filter).
-            let z: f64 = sc.product.iter().sum();
-            if !(z > 0.0 && z.is_finite()) {
-                return Err(nb.outgoing);
-            }
-            let inv = 1.0 / z;
-            sc.product.iter_mut().for_each(|p| *p *= inv);
+            leave_one_out(&sc.phi, incoming, o, &mut sc.product);
             let m = nb.outgoing;
             let shift = self.mrf.shifts[nb.edge];
             // Edge (a, b): ψ = g(x_a - x_b + δ). From a (forward): g(x_t - x_s + δ); from b:
@@ -337,21 +421,13 @@ impl FlowBp {
                 [-shift[0], -shift[1]]
             };
             self.filter(&sc.product, delta, &mut sc.pass, &mut sc.out);
-            let z: f64 = sc.out.iter().sum();
+            let z = sum_lanes(&sc.out);
             if !(z > 0.0 && z.is_finite()) {
                 return Err(m);
             }
             let inv = 1.0 / z;
             let slot = &mut dst[o * l..(o + 1) * l];
-            let (mut diff, mut signed) = (0.0, 0.0);
-            let (keep, take) = (self.damping, 1.0 - self.damping);
-            for ((s, &v), &pw) in slot.iter_mut().zip(&sc.out).zip(&self.projection) {
-                let prev = *s;
-                let new = (keep * prev + take * (v * inv)).max(FLOOR);
-                diff += (new - prev).abs();
-                signed += pw * (new - prev);
-                *s = new;
-            }
+            let (diff, signed) = write_message(slot, &sc.out, inv, self.damping, &self.projection);
             sc.diff[o] = (diff, signed);
             change.sum += diff;
             change.max = change.max.max(diff);
@@ -367,8 +443,9 @@ impl FlowBp {
         dst: &mut [f64],
         sent: &[&[f64]],
         sc: &mut Scratch,
+        mean: Option<&mut [f64; 2]>,
     ) -> std::result::Result<Change, usize> {
-        self.update_node_body(t, dst, sent, sc)
+        self.update_node_body(t, dst, sent, sc, mean)
     }
 
     /// [`Self::update_node_body`], compiled for AVX2 where the CPU has it (plain multiplies and
@@ -379,30 +456,35 @@ impl FlowBp {
         dst: &mut [f64],
         sent: &[&[f64]],
         sc: &mut Scratch,
+        mean: Option<&mut [f64; 2]>,
     ) -> std::result::Result<Change, usize> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked on the line above).
-            return unsafe { self.update_node_avx2(t, dst, sent, sc) };
+            return unsafe { self.update_node_avx2(t, dst, sent, sc, mean) };
         }
-        self.update_node_body(t, dst, sent, sc)
+        self.update_node_body(t, dst, sent, sc, mean)
     }
 
-    /// Updates every message sent by the pixels of `colour` (`(x + y) % 2`), in place.
-    fn half_step(&mut self, colour: usize) -> Result<Change> {
+    /// Updates every message sent by the pixels of `colour` (`(x + y) % 2`), in place. With
+    /// `read_out`, also the belief means of those pixels into `self.means` (their incoming
+    /// messages, sent by the other colour, are final for this iteration).
+    fn half_step(&mut self, colour: usize, read_out: bool) -> Result<Change> {
         let l = self.mrf.labels.len();
         let width = self.mrf.width;
         let nodes = self.mrf.graph.num_nodes();
         let mut messages = std::mem::take(&mut self.messages);
         let mut slot_change = std::mem::take(&mut self.slot_change);
         let mut slot_signed = std::mem::take(&mut self.slot_signed);
+        let mut means = std::mem::take(&mut self.means);
+        means.resize(nodes, [0.0; 2]);
         let outcome = {
             let mut tasks = Vec::with_capacity(nodes / 2 + 1);
             let mut sent: Vec<&[f64]> = vec![&[]; nodes];
             let mut rest: &mut [f64] = &mut messages;
             let mut rest_change: &mut [f64] = &mut slot_change;
             let mut rest_signed: &mut [f64] = &mut slot_signed;
-            for (t, s) in sent.iter_mut().enumerate() {
+            for ((t, s), mean) in sent.iter_mut().enumerate().zip(means.iter_mut()) {
                 let d = self.layout.node_start[t + 1] - self.layout.node_start[t];
                 let (mine, tail) = std::mem::take(&mut rest).split_at_mut(d * l);
                 rest = tail;
@@ -411,7 +493,7 @@ impl FlowBp {
                 let (sg, tail) = std::mem::take(&mut rest_signed).split_at_mut(d);
                 rest_signed = tail;
                 if (t % width + t / width) % 2 == colour {
-                    tasks.push((t, mine, ch, sg));
+                    tasks.push((t, mine, ch, sg, mean));
                 } else {
                     *s = mine;
                 }
@@ -422,8 +504,9 @@ impl FlowBp {
                 .into_par_iter()
                 .map_init(
                     || Scratch::new(l),
-                    |sc, (t, dst, ch, sg)| {
-                        let change = this.update_node(t, dst, sent, sc)?;
+                    |sc, (t, dst, ch, sg, mean)| {
+                        let mean = read_out.then_some(mean);
+                        let change = this.update_node(t, dst, sent, sc, mean)?;
                         for (o, &(c, g)) in sc.diff.iter().take(ch.len()).enumerate() {
                             ch[o] = c;
                             sg[o] = g;
@@ -444,7 +527,24 @@ impl FlowBp {
         self.messages = messages;
         self.slot_change = slot_change;
         self.slot_signed = slot_signed;
+        self.means = means;
         outcome.map_err(|m| self.diverged(m))
+    }
+
+    /// The belief means of the pixels of `colour` into `self.means` (rayon over pixels).
+    fn read_out_colour(&mut self, colour: usize) {
+        let l = self.mrf.labels.len();
+        let width = self.mrf.width;
+        let mut means = std::mem::take(&mut self.means);
+        means
+            .par_iter_mut()
+            .enumerate()
+            .filter(|(t, _)| (t % width + t / width) % 2 == colour)
+            .for_each_init(
+                || (vec![0.0; l], vec![0.0; l]),
+                |(phi, work), (t, mean)| *mean = self.mean_at_dispatch(t, phi, work),
+            );
+        self.means = means;
     }
 
     /// Pixel `t`'s outgoing messages recomputed from the current (freshest) messages into
@@ -461,7 +561,15 @@ impl FlowBp {
         let mut pending = std::mem::take(&mut sc.pending);
         pending.clear();
         pending.extend_from_slice(&self.messages[a..b]);
-        let outcome = self.send_from_incoming(t, &mut pending, sc);
+        self.phi_into(t, &mut sc.phi);
+        let gathered = std::mem::take(&mut sc.incoming);
+        let d = self.mrf.graph.neighbors(t).len();
+        let mut incoming: [&[f64]; 4] = [&[]; 4];
+        for (slot, m) in incoming.iter_mut().zip(gathered.chunks_exact(l).take(d)) {
+            *slot = m;
+        }
+        let outcome = self.send_from_incoming(t, &incoming[..d], &mut pending, sc);
+        sc.incoming = gathered;
         sc.pending = pending;
         outcome.map_err(|m| self.diverged(m))
     }
@@ -553,32 +661,33 @@ impl FlowBp {
     /// Label probabilities of every pixel (pixel-major), and the point estimates from them.
     fn point_estimates(&self, kind: EstimateKind) -> Vec<f64> {
         let l = self.mrf.labels.len();
-        let values = self.mrf.labels.values();
         let nodes = self.mrf.graph.num_nodes();
+        if kind == EstimateKind::Mean {
+            if self.means.len() == nodes {
+                return self.means.iter().flat_map(|m| [m[0], m[1]]).collect();
+            }
+            let mut out = vec![0.0; nodes * 2];
+            out.par_chunks_mut(2).enumerate().for_each_init(
+                || (vec![0.0; l], vec![0.0; l]),
+                |(phi, work), (t, est)| {
+                    est.copy_from_slice(&self.mean_at_dispatch(t, phi, work));
+                },
+            );
+            return out;
+        }
+        let values = self.mrf.labels.values();
         let mut out = vec![0.0; nodes * 2];
         out.par_chunks_mut(2).enumerate().for_each_init(
             || vec![0.0; l],
             |b, (t, est)| {
                 self.belief_into(t, b);
-                match kind {
-                    EstimateKind::Map => {
-                        let mut best = 0;
-                        for (i, p) in b.iter().enumerate() {
-                            if *p > b[best] {
-                                best = i;
-                            }
-                        }
-                        est.copy_from_slice(&values[best]);
-                    }
-                    EstimateKind::Mean => {
-                        est[0] = 0.0;
-                        est[1] = 0.0;
-                        for (p, v) in b.iter().zip(&values) {
-                            est[0] += p * v[0];
-                            est[1] += p * v[1];
-                        }
+                let mut best = 0;
+                for (i, p) in b.iter().enumerate() {
+                    if *p > b[best] {
+                        best = i;
                     }
                 }
+                est.copy_from_slice(&values[best]);
             },
         );
         out
@@ -621,6 +730,101 @@ fn filter_fixed<const N: usize>(
     }
 }
 
+/// `out = φ Π_{i != skip} incoming[i]` in one pass (three reads and one write per label for
+/// an interior pixel, instead of a copy and three in-place passes).
+#[inline(always)]
+fn leave_one_out(phi: &[f64], incoming: &[&[f64]], skip: usize, out: &mut [f64]) {
+    match (incoming.len(), skip) {
+        (4, _) => {
+            let [a, b, c] = match skip {
+                0 => [incoming[1], incoming[2], incoming[3]],
+                1 => [incoming[0], incoming[2], incoming[3]],
+                2 => [incoming[0], incoming[1], incoming[3]],
+                _ => [incoming[0], incoming[1], incoming[2]],
+            };
+            for ((((o, &p), &x), &y), &z) in out.iter_mut().zip(phi).zip(a).zip(b).zip(c) {
+                *o = p * x * y * z;
+            }
+        }
+        _ => {
+            out.copy_from_slice(phi);
+            for (i, m) in incoming.iter().enumerate() {
+                if i != skip {
+                    for (p, &v) in out.iter_mut().zip(m.iter()) {
+                        *p *= v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Σ v`, accumulated in four lanes (vectorisable; f64 addition is not reassociated by the
+/// compiler, so a single running sum would be a serial chain).
+#[inline(always)]
+fn sum_lanes(v: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (chunks, rest) = v.as_chunks::<4>();
+    for c in chunks {
+        for k in 0..4 {
+            acc[k] += c[k];
+        }
+    }
+    let tail: f64 = rest.iter().sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// Writes the new message `keep · old + (1 - keep) · out · inv` (floored) into `slot`;
+/// returns its L1 change and signed projected change (four lanes, as [`sum_lanes`]).
+#[inline(always)]
+fn write_message(
+    slot: &mut [f64],
+    out: &[f64],
+    inv: f64,
+    keep: f64,
+    projection: &[f64],
+) -> (f64, f64) {
+    let take = 1.0 - keep;
+    let (mut diff, mut signed) = ([0.0; 4], [0.0; 4]);
+    let (s4, s_tail) = slot.as_chunks_mut::<4>();
+    let (o4, o_tail) = out.as_chunks::<4>();
+    let (p4, p_tail) = projection.as_chunks::<4>();
+    for ((s, o), p) in s4.iter_mut().zip(o4).zip(p4) {
+        for k in 0..4 {
+            let prev = s[k];
+            let new = (keep * prev + take * (o[k] * inv)).max(FLOOR);
+            diff[k] += (new - prev).abs();
+            signed[k] += p[k] * (new - prev);
+            s[k] = new;
+        }
+    }
+    let (mut d_tail, mut s_tail_sum) = (0.0, 0.0);
+    for ((s, &o), &p) in s_tail.iter_mut().zip(o_tail).zip(p_tail) {
+        let prev = *s;
+        let new = (keep * prev + take * (o * inv)).max(FLOOR);
+        d_tail += (new - prev).abs();
+        s_tail_sum += p * (new - prev);
+        *s = new;
+    }
+    (
+        (diff[0] + diff[1]) + (diff[2] + diff[3]) + d_tail,
+        (signed[0] + signed[1]) + (signed[2] + signed[3]) + s_tail_sum,
+    )
+}
+
+/// Normalises `p` to sum 1, or makes it uniform when it has no finite positive mass.
+#[inline(always)]
+fn normalise_or_uniform(p: &mut [f64]) {
+    let z: f64 = p.iter().sum();
+    if z > 0.0 && z.is_finite() {
+        let inv = 1.0 / z;
+        p.iter_mut().for_each(|o| *o *= inv);
+    } else {
+        let u = 1.0 / p.len() as f64;
+        p.iter_mut().for_each(|o| *o = u);
+    }
+}
+
 /// [`filter_fixed`] for any row length `n`.
 fn filter_any(n: usize, p: &[f64], kxt: &[f64], ky: &[f64], pass: &mut [f64], out: &mut [f64]) {
     for (prow, qrow) in p.chunks_exact(n).zip(pass.chunks_exact_mut(n)) {
@@ -652,8 +856,9 @@ impl Inference for FlowBp {
         self.slot_signed.iter_mut().for_each(|c| *c = 0.0);
         let (change, updates) = match self.schedule {
             Schedule::Synchronous => {
-                let even = self.half_step(0)?;
-                let odd = self.half_step(1)?;
+                let even = self.half_step(0, false)?;
+                let odd = self.half_step(1, true)?;
+                self.read_out_colour(0);
                 let change = Change {
                     sum: even.sum + odd.sum,
                     max: even.max.max(odd.max),
@@ -670,6 +875,10 @@ impl Inference for FlowBp {
             }
             Schedule::Residual => (self.residual_iteration()?, messages),
         };
+        if self.schedule != Schedule::Synchronous {
+            // The serial schedules read nothing out on the way: estimates compute afresh.
+            self.means.clear();
+        }
         self.iteration += 1;
         self.max_change = change.max;
         Ok(StepReport {

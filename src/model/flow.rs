@@ -10,7 +10,12 @@
 //!   `(1 - ρ) exp(..) + ρ`;
 //! * optionally (beyond the paper, Brox et al. 2004 eq. 3) gradient constancy in the node
 //!   potential: `(I1 - I2)² + λ ‖∇I1 - ∇I2‖²` in place of `(I1 - I2)²`, which a brightness
-//!   offset between the frames leaves unchanged ([`FlowEvidence::with_gradient`]).
+//!   offset between the frames leaves unchanged ([`FlowEvidence::with_gradient`]);
+//! * optionally (beyond the paper) a census data term in place of brightness constancy:
+//!   `κ H(C1(p), C2(q))`, the Hamming distance between ternary census signatures of the 5 x 5
+//!   windows around `p` in `I1` and `q` in `I2` (Zabih & Woodfill 1994; ternary: Stein 2004),
+//!   unchanged by any brightness change that keeps the order of nearby gray levels (a gain and
+//!   an offset, up to the dead zone ε) ([`FlowEvidence::with_census`]).
 //!
 //! The displacements are discretised on a lattice of `sub` nodes per pixel ([`FlowLabels`]): the
 //! quadrature grid of SOSMP and the label set of discrete BP are the same nodes. Base flows are
@@ -143,6 +148,66 @@ pub struct FlowEvidence {
     gradient_weight: f64,
     grad1: Vec<[f64; 2]>,
     fine_grad: Vec<[f64; 2]>,
+    /// Census data term (beyond the paper): weight `κ` per differing trit (0: off, brightness
+    /// constancy), the signature of every pixel of `I1` and of every lattice node of `I2`.
+    census_weight: f64,
+    census1: Vec<Census>,
+    fine_census: Vec<Census>,
+}
+
+/// Dead zone ε of the ternary census, gray levels: neighbours within ε of the centre count as
+/// equal (so sensor noise in flat regions does not flip signatures).
+pub const CENSUS_EPSILON: f64 = 2.0;
+
+/// Half-width of the census window (5 x 5: 24 neighbours).
+const CENSUS_RADIUS: i64 = 2;
+
+/// Ternary census signature of a 5 x 5 window: bit `k` of `brighter` (`darker`) is set when
+/// neighbour `k` is brighter (darker) than the centre by more than [`CENSUS_EPSILON`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    brighter: u32,
+    darker: u32,
+}
+
+impl Census {
+    /// The signature at `(x, y)` of a `w x h` image, neighbours `step` samples apart (1 for
+    /// pixels, `sub` on the label lattice), positions clamped to the image. O(24).
+    pub fn at(values: &[f64], w: usize, h: usize, x: usize, y: usize, step: usize) -> Census {
+        let centre = values[y * w + x];
+        let (mut brighter, mut darker, mut bit) = (0u32, 0u32, 0u32);
+        let s = step as i64;
+        for dy in -CENSUS_RADIUS..=CENSUS_RADIUS {
+            let yy = (y as i64 + dy * s).clamp(0, h as i64 - 1) as usize;
+            for dx in -CENSUS_RADIUS..=CENSUS_RADIUS {
+                if dx == 0 && dy == 0 {
+                    continue;
+                }
+                let xx = (x as i64 + dx * s).clamp(0, w as i64 - 1) as usize;
+                let diff = values[yy * w + xx] - centre;
+                if diff > CENSUS_EPSILON {
+                    brighter |= 1 << bit;
+                } else if diff < -CENSUS_EPSILON {
+                    darker |= 1 << bit;
+                }
+                bit += 1;
+            }
+        }
+        Census { brighter, darker }
+    }
+
+    /// Trits that differ (0..=24).
+    #[inline(always)]
+    pub fn distance(self, other: Census) -> u32 {
+        ((self.brighter ^ other.brighter) | (self.darker ^ other.darker)).count_ones()
+    }
+
+    /// The signature of every sample of a `w x h` image, neighbours `step` samples apart.
+    pub fn image(values: &[f64], w: usize, h: usize, step: usize) -> Vec<Census> {
+        (0..w * h)
+            .map(|i| Census::at(values, w, h, i % w, i / w, step))
+            .collect()
+    }
 }
 
 impl FlowEvidence {
@@ -212,7 +277,41 @@ impl FlowEvidence {
             gradient_weight: 0.0,
             grad1: Vec::new(),
             fine_grad: Vec::new(),
+            census_weight: 0.0,
+            census1: Vec::new(),
+            fine_census: Vec::new(),
         })
+    }
+
+    /// Replaces brightness constancy by the census data term `κ H(C1(p), C2(q))` (beyond the
+    /// paper; see the module doc), `κ` in squared gray levels per differing trit so that `σ_u`
+    /// scales it like the term it replaces; `i1` is the frame given to [`Self::new`]; `κ = 0`
+    /// keeps brightness constancy. Gradient constancy, if on, is added to it. O(pixels · sub²
+    /// · 24); 8 bytes per lattice node.
+    pub fn with_census(mut self, i1: &GrayImage, weight: f64) -> Result<Self> {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(Error::param(
+                "census weight",
+                format!("must be finite and at least 0, got {weight}"),
+            ));
+        }
+        if (i1.width, i1.height) != (self.width, self.height) {
+            return Err(Error::param("frames", "census frame differs in size"));
+        }
+        self.census_weight = weight;
+        if weight == 0.0 {
+            self.census1 = Vec::new();
+            self.fine_census = Vec::new();
+            return Ok(self);
+        }
+        self.census1 = Census::image(&i1.pixels, self.width, self.height, 1);
+        self.fine_census = Census::image(&self.fine, self.fine_w, self.fine_h, self.labels.sub());
+        Ok(self)
+    }
+
+    /// The census weight `κ` (0: brightness constancy).
+    pub fn census_weight(&self) -> f64 {
+        self.census_weight
     }
 
     /// Adds gradient constancy (Brox et al. 2004, eq. 3; beyond the paper): the squared
@@ -286,7 +385,8 @@ impl FlowEvidence {
         !self.base.is_empty()
     }
 
-    /// `(I1(p) - I2(p + c_u + x))²` at every label into `out`. O(labels).
+    /// The data cost at every label into `out`: `(I1(p) - I2(q))²` at `q = p + c_u + x`, or
+    /// with the census term `κ H(C1(p), C2(q))`; plus gradient constancy when on. O(labels).
     #[inline(always)]
     fn squared_differences(&self, u: NodeId, out: &mut [f64]) {
         let n = self.labels.per_axis();
@@ -298,20 +398,32 @@ impl FlowEvidence {
         let y0 = s * py + b[1] as i64 - half;
         let (fw, fh) = (self.fine_w as i64, self.fine_h as i64);
         let i1 = self.i1[u];
-        for (iy, dst) in out.chunks_exact_mut(n).enumerate() {
-            let yy = (y0 + iy as i64).clamp(0, fh - 1) as usize;
-            let row = &self.fine[yy * self.fine_w..(yy + 1) * self.fine_w];
-            if x0 >= 0 && x0 + n as i64 <= fw {
-                let src = &row[x0 as usize..x0 as usize + n];
-                for (o, &v) in dst.iter_mut().zip(src) {
-                    let e = i1 - v;
-                    *o = e * e;
-                }
-            } else {
+        if self.census_weight > 0.0 {
+            let (c1, kappa) = (self.census1[u], self.census_weight);
+            for (iy, dst) in out.chunks_exact_mut(n).enumerate() {
+                let yy = (y0 + iy as i64).clamp(0, fh - 1) as usize;
+                let row = &self.fine_census[yy * self.fine_w..(yy + 1) * self.fine_w];
                 for (ix, o) in dst.iter_mut().enumerate() {
-                    let xx = (x0 + ix as i64).clamp(0, fw - 1) as usize;
-                    let e = i1 - row[xx];
-                    *o = e * e;
+                    let c2 = row[(x0 + ix as i64).clamp(0, fw - 1) as usize];
+                    *o = kappa * f64::from(c1.distance(c2));
+                }
+            }
+        } else {
+            for (iy, dst) in out.chunks_exact_mut(n).enumerate() {
+                let yy = (y0 + iy as i64).clamp(0, fh - 1) as usize;
+                let row = &self.fine[yy * self.fine_w..(yy + 1) * self.fine_w];
+                if x0 >= 0 && x0 + n as i64 <= fw {
+                    let src = &row[x0 as usize..x0 as usize + n];
+                    for (o, &v) in dst.iter_mut().zip(src) {
+                        let e = i1 - v;
+                        *o = e * e;
+                    }
+                } else {
+                    for (ix, o) in dst.iter_mut().enumerate() {
+                        let xx = (x0 + ix as i64).clamp(0, fw - 1) as usize;
+                        let e = i1 - row[xx];
+                        *o = e * e;
+                    }
                 }
             }
         }
@@ -623,5 +735,88 @@ mod tests {
             .unwrap();
         assert_eq!(labels.value(best), [1.0, 0.0]);
         assert_eq!(out[best], 1.0);
+    }
+
+    #[test]
+    fn census_evidence_survives_a_brightness_change_that_breaks_brightness_constancy() {
+        // I2(x, y) = 1.1 I1(x - 1, y) + 4 (the gain and offset of the brightness-changed
+        // pair): the flow is (+1, 0) at every pixel.
+        let (w, h) = (16, 12);
+        let f = |x: f64, y: f64| 100.0 + 50.0 * (0.7 * x).sin() + 30.0 * (0.5 * y + 0.3 * x).cos();
+        let mk = |dx: f64, gain: f64, offset: f64| GrayImage {
+            width: w,
+            height: h,
+            pixels: (0..w * h)
+                .map(|i| gain * f((i % w) as f64 - dx, (i / w) as f64) + offset)
+                .collect(),
+        };
+        let (i1, i2) = (mk(0.0, 1.0, 0.0), mk(1.0, 1.1, 4.0));
+        let labels = FlowLabels::new(2.0, 2).unwrap();
+        // ψ at the true shift (1 = among the best labels: census distances are whole numbers,
+        // so neighbouring half-pixel labels can tie) and the share of labels that tie with it.
+        let at_truth = |ev: &FlowEvidence, u: usize| {
+            let mut out = vec![0.0; labels.len()];
+            ev.fill(u, &mut out);
+            let truth = (0..out.len())
+                .find(|&i| labels.value(i) == [1.0, 0.0])
+                .unwrap();
+            let ties = out.iter().filter(|&&v| v >= out[truth]).count();
+            (out[truth], ties as f64 / out.len() as f64)
+        };
+        let brightness = FlowEvidence::new(&i1, &i2, labels, 2.0, None).unwrap();
+        let census = FlowEvidence::new(&i1, &i2, labels, 2.0, None)
+            .unwrap()
+            .with_census(&i1, 8.0)
+            .unwrap();
+        assert_eq!(census.census_weight(), 8.0);
+        // Interior pixels (the 5 x 5 window and the window of shifts inside the frame).
+        let (mut census_best, mut brightness_best, mut total) = (0, 0, 0);
+        let mut census_ties = 0.0;
+        for y in 3..h - 3 {
+            for x in 4..w - 4 {
+                let u = y * w + x;
+                total += 1;
+                let (psi, ties) = at_truth(&census, u);
+                census_best += usize::from(psi == 1.0);
+                census_ties += ties;
+                brightness_best += usize::from(at_truth(&brightness, u).0 == 1.0);
+            }
+        }
+        assert!(
+            census_best * 10 >= total * 9,
+            "census has the shift among its best labels at {census_best} of {total} pixels"
+        );
+        let mean_ties = census_ties / total as f64;
+        assert!(mean_ties < 0.25, "census ties {mean_ties:.2} of the labels");
+        assert!(
+            brightness_best * 2 < total,
+            "brightness constancy found it at {brightness_best} of {total} (expected to fail)"
+        );
+    }
+
+    #[test]
+    fn census_signatures_ignore_gain_and_offset_and_count_differing_trits() {
+        let w = 7;
+        let base: Vec<f64> = (0..w * w).map(|i| ((i * 37) % 101) as f64).collect();
+        let changed: Vec<f64> = base.iter().map(|v| 1.1 * v + 4.0).collect();
+        let a = Census::at(&base, w, w, 3, 3, 1);
+        let b = Census::at(&changed, w, w, 3, 3, 1);
+        // Differences of at least ε stay beyond ε under a gain of 1.1.
+        assert_eq!(a.distance(b), 0);
+        assert_eq!(a.distance(a), 0);
+        let flat = Census::at(&vec![10.0; w * w], w, w, 3, 3, 1);
+        let mut one_brighter = vec![10.0; w * w];
+        one_brighter[w + 1] = 10.0 + 3.0; // beyond the dead zone
+        assert_eq!(flat.distance(Census::at(&one_brighter, w, w, 3, 3, 1)), 1);
+        one_brighter[w + 1] = 10.0 + 1.5; // inside it: equal
+        assert_eq!(flat.distance(Census::at(&one_brighter, w, w, 3, 3, 1)), 0);
+        // Outside the 5 x 5 window: no effect.
+        let mut outside = vec![10.0; w * w];
+        outside[0] = 200.0;
+        assert_eq!(flat.distance(Census::at(&outside, w, w, 3, 3, 1)), 0);
+        let centre_dark: Vec<f64> = (0..w * w)
+            .map(|i| if i == 3 * w + 3 { 0.0 } else { 10.0 })
+            .collect();
+        assert_eq!(flat.distance(Census::at(&centre_dark, w, w, 3, 3, 1)), 24);
     }
 }

@@ -10,7 +10,7 @@ use beliefscope::inference::flow_bp::FlowBp;
 use beliefscope::inference::sosmp::basis::{BasisKind, GridBasis};
 use beliefscope::inference::sosmp::box_grid::BoxGrid;
 use beliefscope::inference::sosmp::grid::StateGrid;
-use beliefscope::inference::{Belief, Damping, Inference, Schedule};
+use beliefscope::inference::{Belief, Damping, EstimateKind, Inference, Schedule};
 use beliefscope::io::GrayImage;
 use beliefscope::model::NodeEvidence;
 use beliefscope::model::flow::{FlowEvidence, FlowLabels, FlowMrf};
@@ -206,10 +206,11 @@ fn tensor_fourier_basis_is_orthonormal_and_evaluates_separably() {
 #[test]
 fn sosmp_reduces_epe_well_below_zero_flow_on_the_built_in_pair() {
     // The default model on a 96 x 96 built-in pair (2 levels from the image size), 40 iterations
-    // per level.
+    // per level (not the default's cap of 12 for SOSMP, so the t = 40 snapshots exist).
     let config = FlowConfig {
         width: 96,
         height: 96,
+        sosmp_iters: 0,
         ..FlowConfig::default()
     };
     let start = Instant::now();
@@ -321,4 +322,43 @@ fn serial_schedules_reach_the_same_fixed_point() {
         ..FlowConfig::default()
     };
     beliefscope::scenarios::ScenarioParams::check(&allowed).unwrap();
+}
+
+#[test]
+fn discrete_flow_bp_fused_read_out_matches_the_beliefs() {
+    // The checkerboard iteration reads the belief means out inside its update (odd pixels)
+    // and in a pass after it (even pixels); both must be the means of the beliefs the stored
+    // messages give, whichever schedule ran last.
+    let mrf = small_mrf(7, 6, 12.0, 0.8);
+    let mut bp = FlowBp::new(mrf.clone(), 0.0).unwrap();
+    let check = |bp: &FlowBp| {
+        let est = bp.estimates(EstimateKind::Mean).values;
+        for t in 0..mrf.graph.num_nodes() {
+            let Belief::Grid2 { xs, ys, values } = bp.belief(t) else {
+                panic!("flow beliefs are 2-D grids");
+            };
+            let n = xs.len();
+            let (mut mx, mut my) = (0.0, 0.0);
+            for (i, p) in values.iter().enumerate() {
+                mx += p * xs[i % n];
+                my += p * ys[i / n];
+            }
+            assert!(
+                (est[2 * t] - mx).abs() < 1e-12 && (est[2 * t + 1] - my).abs() < 1e-12,
+                "pixel {t}: read-out ({}, {}) against belief mean ({mx}, {my})",
+                est[2 * t],
+                est[2 * t + 1]
+            );
+        }
+    };
+    for _ in 0..3 {
+        bp.step().unwrap();
+        check(&bp);
+    }
+    bp.set_schedule(Schedule::Sweep, 0.0).unwrap();
+    bp.step().unwrap();
+    check(&bp);
+    bp.set_schedule(Schedule::Synchronous, 0.3).unwrap();
+    bp.step().unwrap();
+    check(&bp);
 }

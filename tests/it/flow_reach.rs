@@ -16,7 +16,7 @@ use beliefscope::io::GrayImage;
 use beliefscope::model::NodeEvidence;
 use beliefscope::model::flow::{FlowEvidence, FlowLabels, FlowMrf, downsample2};
 use beliefscope::scenarios::flow::config::{MAX_LEVELS, auto_levels};
-use beliefscope::scenarios::flow::{FlowConfig, FlowScenario};
+use beliefscope::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowScenario};
 use beliefscope::scenarios::{CancelFlag, Scenario};
 
 #[test]
@@ -41,7 +41,7 @@ fn pyramid_depth_from_the_image_size_leaves_a_coarsest_level_of_32_to_64_px() {
         ..FlowConfig::default()
     };
     assert_eq!(c.levels, 0);
-    assert_eq!(c.total_iters(), 4 * c.iters);
+    assert_eq!(c.total_iters(), 4 * c.iters_for(c.algorithm));
 }
 
 #[test]
@@ -60,8 +60,24 @@ fn presets_set_the_paper_and_the_robust_settings() {
     assert_eq!(paper.stop_change, 0.0, "the paper runs a fixed count");
     let best = c.with_preset("best").unwrap();
     assert!(best.smooth_outlier > 0.0 && best.levels == 0);
+    assert!(best.census_weight > 0.0 && c.census_weight == 0.0 && paper.census_weight == 0.0);
     assert_eq!(best.stop_change, 0.0);
     assert!(c.stop_change > 0.0);
+    // SOSMP: the default caps its levels (its flow never settles by the level stop); best
+    // and paper run every iteration.
+    assert_eq!(c.iters_for(FlowAlgorithm::Sosmp), 12);
+    assert_eq!(c.iters_for(FlowAlgorithm::Discrete), 40);
+    assert_eq!(best.iters_for(FlowAlgorithm::Sosmp), 40);
+    assert_eq!(paper.iters_for(FlowAlgorithm::Sosmp), 40);
+    let few = FlowConfig {
+        iters: 3,
+        ..FlowConfig::default()
+    };
+    assert_eq!(
+        few.iters_for(FlowAlgorithm::Sosmp),
+        3,
+        "never more than iters"
+    );
     assert_eq!(
         c.with_preset("default").unwrap(),
         FlowConfig {
@@ -290,14 +306,14 @@ fn results_echo_levels_reach_and_fallbacks_per_level() {
     let model = &extra["model"];
     assert_eq!(model["levels"], 2);
     assert_eq!(model["levels_chosen_from_image_size"], true);
-    // d = 2 at the coarsest level (2 full-resolution px each), d_r = 1.5 at the finest.
-    assert_eq!(model["reach_px"], 5.5);
+    // d = 2 at the coarsest level (2 full-resolution px each), d_r = 1 at the finest.
+    assert_eq!(model["reach_px"], 5.0);
     assert_eq!(model["labels"]["count"], 81);
-    assert_eq!(model["refine_labels"]["count"], 49);
+    assert_eq!(model["refine_labels"]["count"], 25);
     let levels = extra["runs"][0]["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2);
     assert_eq!(levels[0]["labels"], 81);
-    assert_eq!(levels[1]["labels"], 49);
+    assert_eq!(levels[1]["labels"], 25);
     for l in levels {
         assert!(l["message_updates"].as_u64().unwrap() > 0);
         assert!(l["fallback_fraction"].as_f64().unwrap() < 1e-3);
@@ -307,15 +323,18 @@ fn results_echo_levels_reach_and_fallbacks_per_level() {
 #[test]
 fn the_finest_level_has_its_own_window_and_the_reach_adds_every_level() {
     let c = FlowConfig::default();
-    assert_eq!((c.max_displacement, c.refine_displacement), (2.0, 1.5));
-    // 4 levels: 2 px at scales 8, 4, 2, then 1.5 px at full resolution.
-    assert_eq!(c.reach(4), 2.0 * (8.0 + 4.0 + 2.0) + 1.5);
+    assert_eq!((c.max_displacement, c.refine_displacement), (2.0, 1.0));
+    // 4 levels: 2 px at scales 8, 4, 2, then 1 px at full resolution.
+    assert_eq!(c.reach(4), 2.0 * (8.0 + 4.0 + 2.0) + 1.0);
     assert_eq!(c.reach(1), 2.0);
     for level in 1..4 {
         assert_eq!(c.labels_at(level, 4).unwrap().len(), 81);
     }
-    assert_eq!(c.labels_at(0, 4).unwrap().len(), 49);
+    assert_eq!(c.labels_at(0, 4).unwrap().len(), 25);
     assert_eq!(c.labels_at(0, 1).unwrap().len(), 81);
+    // The best preset keeps the wider finest window (49 labels).
+    let best = c.with_preset("best").unwrap();
+    assert_eq!(best.labels_at(0, 4).unwrap().len(), 49);
     // d_r = 0: the same window at every level, reach d (2^L - 1).
     let same = FlowConfig {
         refine_displacement: 0.0,
@@ -436,6 +455,8 @@ fn a_level_ends_once_its_flow_settles_and_every_run_finishes() {
         height: 80,
         levels: 2,
         iters: 40,
+        // SOSMP runs `iters` too (its default cap is sosmp_iters).
+        sosmp_iters: 0,
         algorithm: FlowAlgorithm::Discrete,
         compare: Some(FlowAlgorithm::Sosmp),
         ..FlowConfig::default()

@@ -43,6 +43,10 @@ pub struct FlowArgs {
     /// Iterations per pyramid level [default: 40].
     #[arg(long)]
     pub iters: Option<usize>,
+    /// At most this many SOSMP iterations per pyramid level (never more than --iters); 0 =
+    /// --iters [default: 12; presets best and paper: 0].
+    #[arg(long)]
+    pub sosmp_iters: Option<usize>,
     /// End a level early once its flow changes by less than this per iteration (mean, in
     /// full-resolution pixels), after at least 5 iterations; 0 runs --iters at every level
     /// [default: 0.002].
@@ -53,7 +57,8 @@ pub struct FlowArgs {
     #[arg(long)]
     pub max_displacement: Option<f64>,
     /// Half-width d_r of the window at the finest level of a pyramid (3/4 of the pixels: it
-    /// sets time and memory), around the upsampled coarse flow; 0 = d [default: 1.5].
+    /// sets time and memory), around the upsampled coarse flow; 0 = d [default: 1; preset
+    /// best: 1.5].
     #[arg(long)]
     pub refine_displacement: Option<f64>,
     /// Label lattice nodes per pixel (step 1/N px) [default: 2].
@@ -64,8 +69,8 @@ pub struct FlowArgs {
     #[arg(long)]
     pub levels: Option<usize>,
     /// Start from a preset: paper (one level, step 1/(t+1), Gaussian smoothness), default, or
-    /// best (robust smoothness, every iteration of every level); the other flags then
-    /// override it [default: default].
+    /// best (robust smoothness, census data term, d_r 1.5, every iteration of every level);
+    /// the other flags then override it [default: default].
     #[arg(long)]
     pub preset: Option<String>,
     /// Outlier weight rho of the robust smoothness (1 - rho) Gaussian + rho, in [0, 0.5]
@@ -76,6 +81,15 @@ pub struct FlowArgs {
     /// (robust to brightness change); 0 for the paper's brightness constancy [default: 0].
     #[arg(long)]
     pub gradient_weight: Option<f64>,
+    /// Data term: brightness (the paper's brightness constancy) or census (5 x 5 ternary
+    /// census Hamming distance, robust to a brightness change; sets --census-weight to its
+    /// default 8 unless given) [default: brightness].
+    #[arg(long, value_name = "brightness|census")]
+    pub data_term: Option<String>,
+    /// Weight kappa of the census data term, squared gray levels per differing trit; 0 =
+    /// brightness constancy [default: 0].
+    #[arg(long)]
+    pub census_weight: Option<f64>,
     /// Fixed-point iterations of the variational (Charbonnier, DIS-style) refinement of the
     /// finest level's flow, per warp; 0 = off, as in the paper preset [default: 5].
     #[arg(long)]
@@ -149,6 +163,7 @@ impl RunFlags for FlowArgs {
             schedule: self.schedule.unwrap_or(d.schedule),
             schedule_changes: Vec::new(),
             iters: self.iters.unwrap_or(d.iters),
+            sosmp_iters: self.sosmp_iters.unwrap_or(d.sosmp_iters),
             stop_change: self.stop_change.unwrap_or(d.stop_change),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
             refine_displacement: self.refine_displacement.unwrap_or(d.refine_displacement),
@@ -158,6 +173,19 @@ impl RunFlags for FlowArgs {
             sigma_smooth: self.sigma_smooth.unwrap_or(d.sigma_smooth),
             smooth_outlier: self.smooth_outlier.unwrap_or(d.smooth_outlier),
             gradient_weight: self.gradient_weight.unwrap_or(d.gradient_weight),
+            census_weight: match self.data_term.as_deref() {
+                None => self.census_weight.unwrap_or(d.census_weight),
+                Some("census") => self
+                    .census_weight
+                    .unwrap_or(crate::scenarios::flow::config::DEFAULT_CENSUS_WEIGHT),
+                Some("brightness") => 0.0,
+                Some(other) => {
+                    return Err(crate::error::Error::param(
+                        "data-term",
+                        format!("unknown data term '{other}' (expected brightness or census)"),
+                    ));
+                }
+            },
             variational_iters: self.variational_iters.unwrap_or(d.variational_iters),
             variational_warps: self.variational_warps.unwrap_or(d.variational_warps),
             variational_alpha: self.variational_alpha.unwrap_or(d.variational_alpha),

@@ -35,6 +35,8 @@ pub const PARAMS: &[Param] = &[
     Param::int("iters", "Iterations", 1.0, 100_000.0)
         .log()
         .help("Iterations at each pyramid level."),
+    Param::int("sosmp_iters", "SOSMP iterations", 0.0, 100_000.0)
+        .help("At most this many iterations at each pyramid level for SOSMP (and never more than Iterations), whose flow keeps moving by its Monte Carlo noise so the level stop never ends a level; 0 = Iterations. The variational refinement takes the finest level's flow from there."),
     Param::real("stop_change", "Level stop Δflow", 0.0, 10.0)
         .unit("px")
         .help("End a pyramid level early once its flow's mean change over one iteration, in full-resolution pixels (level px x 2^level), is below this (after 5 iterations); 0 = always run every iteration."),
@@ -60,6 +62,9 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::real("gradient_weight", "Gradient constancy λ", 0.0, 100.0).help(
         "Data term (I1 − I2)² + λ ‖∇I1 − ∇I2‖² (beyond the paper): the gradient term is unchanged by a brightness change between the frames; 0 is the paper's brightness constancy.",
+    ),
+    Param::real("census_weight", "Census data term κ", 0.0, 1000.0).help(
+        "Data term κ · H(census(I1, p), census(I2, q)) in place of brightness constancy (beyond the paper): the Hamming distance of 5 × 5 ternary census signatures, unchanged by a gain or offset in brightness between the frames; κ in squared gray levels per differing trit; 0 = brightness constancy (the paper's).",
     ),
     Param::int("variational_iters", "Variational refinement", 0.0, 1000.0).help(
         "Fixed-point iterations per warp of a continuous Charbonnier refinement of the finest level's flow (DIS's variational refinement, beyond the paper): sub-pixel flow and sharper motion boundaries; 0 = off (the paper's read-out).",
@@ -150,6 +155,10 @@ pub struct FlowConfig {
     pub schedule_changes: Vec<ScheduleChange>,
     /// Iterations at each pyramid level (the most, with [`Self::stop_change`]).
     pub iters: usize,
+    /// SOSMP's iterations at each level, at most (0: `iters`; never more than `iters`). Its flow moves by its Monte Carlo noise
+    /// at every iteration (the step shrinks like `1/t`), so the level stop never ends its
+    /// levels and it would run `iters` everywhere.
+    pub sosmp_iters: usize,
     /// A level ends once the mean Euclidean change of its flow estimate over one iteration,
     /// in full-resolution pixels (pixels of level `l` times `2^l`, as its errors reach the
     /// finest level), falls below this, after at least [`MIN_LEVEL_ITERS`] iterations; 0 runs
@@ -178,6 +187,9 @@ pub struct FlowConfig {
     /// Weight `λ` of gradient constancy in the data term `(ΔI)² + λ ‖Δ∇I‖²` (0: the paper's
     /// brightness constancy).
     pub gradient_weight: f64,
+    /// Weight `κ` of the census data term `κ H(C1, C2)`, which replaces brightness constancy
+    /// when positive (0: brightness constancy, the paper's).
+    pub census_weight: f64,
     /// Fixed-point iterations of the variational refinement of the finest level's flow
     /// ([`crate::inference::flow_variational`], beyond the paper); 0 = off.
     pub variational_iters: usize,
@@ -216,15 +228,17 @@ impl Default for FlowConfig {
             schedule: Schedule::Synchronous,
             schedule_changes: Vec::new(),
             iters: 40,
+            sosmp_iters: DEFAULT_SOSMP_ITERS,
             stop_change: DEFAULT_STOP_CHANGE,
             max_displacement: 2.0,
-            refine_displacement: 1.5,
+            refine_displacement: DEFAULT_REFINE_DISPLACEMENT,
             subpixel: 2,
             levels: 0,
             sigma_data: 2.0,
             sigma_smooth: 0.5,
             smooth_outlier: 0.0,
             gradient_weight: 0.0,
+            census_weight: 0.0,
             variational_iters: DEFAULT_VARIATIONAL_ITERS,
             variational_warps: DEFAULT_VARIATIONAL_WARPS,
             variational_alpha: 20.0,
@@ -258,6 +272,21 @@ pub const DEFAULT_VARIATIONAL_WARPS: usize = 10;
 
 /// The named presets of [`FlowConfig::with_preset`].
 pub const PRESETS: [&str; 3] = ["paper", "default", "best"];
+
+/// SOSMP's iterations per level by default (`sosmp_iters`; the `best` and `paper` presets run
+/// `iters`).
+pub const DEFAULT_SOSMP_ITERS: usize = 12;
+
+/// The finest level's window `d_r` by default (25 labels at 1/2 px); the `best` preset's is
+/// [`BEST_REFINE_DISPLACEMENT`].
+pub const DEFAULT_REFINE_DISPLACEMENT: f64 = 1.0;
+
+/// The finest level's window of the `best` preset (49 labels).
+pub const BEST_REFINE_DISPLACEMENT: f64 = 1.5;
+
+/// The census weight `κ` that `--data-term census` sets (squared gray levels per differing
+/// trit: with `σ_u = 2`, one differing trit costs `κ / 8` nats).
+pub const DEFAULT_CENSUS_WEIGHT: f64 = 8.0;
 
 /// The outlier weight of the `best` preset.
 pub const BEST_SMOOTH_OUTLIER: f64 = 0.002;
@@ -367,6 +396,13 @@ impl FlowConfig {
             iterations: self.variational_iters,
             alpha: self.variational_alpha,
             gamma: self.variational_gamma,
+            // With the census data term the frames may differ in brightness: the refinement
+            // keeps only its gradient-constancy term then.
+            delta: if self.census_weight > 0.0 {
+                0.0
+            } else {
+                crate::inference::flow_variational::VariationalParams::default().delta
+            },
             ..Default::default()
         }
     }
@@ -374,7 +410,22 @@ impl FlowConfig {
     /// Total iterations over all levels (at the size in `width` x `height`, which the scenario
     /// sets to the frames' size).
     pub fn total_iters(&self) -> usize {
-        self.iters * self.levels_for(self.width, self.height)
+        let most = self
+            .algorithms()
+            .iter()
+            .map(|&a| self.iters_for(a))
+            .max()
+            .unwrap_or(self.iters);
+        most * self.levels_for(self.width, self.height)
+    }
+
+    /// The most iterations per level `algorithm` runs: `iters`, and for SOSMP at most
+    /// `sosmp_iters` (when not 0).
+    pub fn iters_for(&self, algorithm: FlowAlgorithm) -> usize {
+        match algorithm {
+            FlowAlgorithm::Sosmp if self.sosmp_iters > 0 => self.iters.min(self.sosmp_iters),
+            _ => self.iters,
+        }
     }
 
     /// A named bundle of settings over this config (the data fields are kept):
@@ -382,7 +433,8 @@ impl FlowConfig {
     ///   Gaussian smoothness and the brightness-constancy data term, every iteration run;
     /// * `default`: the defaults (pyramid depth from the image size, levels end once their
     ///   flow settles);
-    /// * `best`: the defaults with the robust smoothness and every iteration of every level.
+    /// * `best`: the defaults with the robust smoothness, the census data term, the wider
+    ///   finest window and every iteration of every level (SOSMP's too).
     ///
     /// Errors on another name.
     pub fn with_preset(&self, name: &str) -> Result<FlowConfig> {
@@ -407,11 +459,16 @@ impl FlowConfig {
                 c.step_gamma = 1.0;
                 c.smooth_outlier = 0.0;
                 c.gradient_weight = 0.0;
+                c.census_weight = 0.0;
+                c.sosmp_iters = 0;
                 c.stop_change = 0.0;
                 c.variational_iters = 0;
             }
             "best" => {
                 c.smooth_outlier = BEST_SMOOTH_OUTLIER;
+                c.refine_displacement = BEST_REFINE_DISPLACEMENT;
+                c.census_weight = DEFAULT_CENSUS_WEIGHT;
+                c.sosmp_iters = 0;
                 c.stop_change = 0.0;
             }
             other => {

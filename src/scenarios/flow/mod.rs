@@ -392,7 +392,8 @@ impl FlowRun {
         let converged = config.stop_change > 0.0
             && self.level_iteration >= config::MIN_LEVEL_ITERS
             && self.flow_change * scale < config.stop_change;
-        self.level_done = converged || self.level_iteration >= config.iters;
+        let cap = config.iters_for(self.algorithm);
+        self.level_done = converged || self.level_iteration >= cap;
         if self.level == 0 && self.level_done && config.variational_iters > 0 {
             self.refine(config, pyramid, gt)?;
             if let Some(e) = self.errors {
@@ -420,7 +421,7 @@ impl FlowRun {
             info.message_updates += report.updates as u64;
             info.fallbacks = level_fallbacks;
             info.flow_change = self.flow_change;
-            info.stopped_early = converged && self.level_iteration < config.iters;
+            info.stopped_early = converged && self.level_iteration < cap;
         }
         Ok(Some((seconds, report.residual)))
     }
@@ -549,11 +550,9 @@ fn build_level(
     let start = Instant::now();
     let (f1, f2) = &pyramid.levels[level];
     let labels = config.labels_at(level, pyramid.levels.len())?;
-    let evidence = FlowEvidence::new(f1, f2, labels, config.sigma_data, base)?.with_gradient(
-        f1,
-        f2,
-        config.gradient_weight,
-    )?;
+    let evidence = FlowEvidence::new(f1, f2, labels, config.sigma_data, base)?
+        .with_gradient(f1, f2, config.gradient_weight)?
+        .with_census(f1, config.census_weight)?;
     let mrf = Arc::new(
         FlowMrf::new(evidence, config.sigma_smooth)?.with_smooth_outlier(config.smooth_outlier)?,
     );

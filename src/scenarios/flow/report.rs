@@ -30,6 +30,8 @@ pub struct Model {
     pub sigma_smooth_px: f64,
     pub smooth_outlier: f64,
     pub gradient_weight: f64,
+    /// Weight of the census data term (0: brightness constancy).
+    pub census_weight: f64,
     pub presmooth_px: f64,
     /// The window of the coarsest level (the only level without a pyramid).
     pub labels: Option<Labels>,
@@ -177,12 +179,17 @@ impl FlowReport {
             source: s.source.clone(),
             image_size: [w, h],
             model: Model {
-                node_potential: "exp(-((I1(p) - I2(q))^2 + gradient_weight |grad I1(p) - grad I2(q)|^2) / (2 sigma_data^2)), q = p + c_p + x, I2 and its gradient bilinear, positions clamped to the frame",
+                node_potential: if c.census_weight > 0.0 {
+                    "exp(-(census_weight H(C1(p), C2(q)) + gradient_weight |grad I1(p) - grad I2(q)|^2) / (2 sigma_data^2)), H the Hamming distance of 5x5 ternary census signatures (dead zone 2 gray levels; C2 on the lattice of I2, neighbours 1 px apart), q = p + c_p + x, positions clamped to the frame"
+                } else {
+                    "exp(-((I1(p) - I2(q))^2 + gradient_weight |grad I1(p) - grad I2(q)|^2) / (2 sigma_data^2)), q = p + c_p + x, I2 and its gradient bilinear, positions clamped to the frame"
+                },
                 edge_potential: "(1 - smooth_outlier) exp(-|(c_u + x_u) - (c_v + x_v)|^2 / (2 sigma_smooth^2)) + smooth_outlier, on the total flow",
                 sigma_data_gray_levels: c.sigma_data,
                 sigma_smooth_px: c.sigma_smooth,
                 smooth_outlier: c.smooth_outlier,
                 gradient_weight: c.gradient_weight,
+                census_weight: c.census_weight,
                 presmooth_px: c.presmooth,
                 labels: coarsest,
                 refine_labels: finer,

@@ -90,11 +90,11 @@ pub fn ui(
             ),
             (
                 "default",
-                "The defaults: pyramid depth from the image size, Gaussian smoothness",
+                "The defaults: pyramid depth from the image size, Gaussian smoothness, brightness constancy, levels end once their flow settles (SOSMP: at most 12 iterations a level)",
             ),
             (
                 "best",
-                "The defaults with the robust smoothness (a constant floor lets motion boundaries through)",
+                "The defaults with the robust smoothness (a constant floor lets motion boundaries through), the census data term (robust to brightness change), the wider finest window and every iteration of every level",
             ),
         ] {
             if ui.button(name).on_hover_text(help).clicked()
@@ -174,6 +174,8 @@ pub fn ui(
             }
             param_row(ui, c, PARAMS, "iters", 1.0, 200.0);
             ui.end_row();
+            param_row(ui, c, PARAMS, "sosmp_iters", 0.0, 200.0);
+            ui.end_row();
             param_row(ui, c, PARAMS, "stop_change", 0.0, 0.05);
             ui.end_row();
             let id = row_label(ui, "Flow read-out", "The belief's mean or its most probable label");
@@ -241,6 +243,7 @@ pub fn ui(
                 ("sigma_smooth", 0.1, 5.0),
                 ("smooth_outlier", 0.0, 0.2),
                 ("gradient_weight", 0.0, 10.0),
+                ("census_weight", 0.0, 32.0),
                 ("presmooth", 0.0, 3.0),
                 ("variational_iters", 0.0, 50.0),
                 ("variational_warps", 1.0, 20.0),
