@@ -352,6 +352,18 @@ impl Debugger {
         if let Some(last) = snapshot.history.last()
             && snapshot.finished
             && view.fixed_schedule.is_none()
+            && !view.levels.is_empty()
+        {
+            // A coarse-to-fine run (flow) ends each level on the change of its flow estimate;
+            // its message residual is shown, not judged against a tolerance it never had.
+            ui.label(format!(
+                "message residual {:.2e} at the end (iteration {}); each pyramid level stops \
+                 when its flow stops changing (or at its iteration limit), not on this residual",
+                last.residual, last.iter
+            ));
+        } else if let Some(last) = snapshot.history.last()
+            && snapshot.finished
+            && view.fixed_schedule.is_none()
             && last.residual >= effective_tolerance(view.tolerance)
         {
             ui.colored_label(
