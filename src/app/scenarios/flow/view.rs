@@ -105,7 +105,7 @@ fn shown_flows(view: &FlowView, review: Option<usize>) -> Vec<ShownFlow> {
                 Some(o) => ShownFlow {
                     flow: o.flow.clone(),
                     errors: o.errors,
-                    when: format!("t {} (L{})", o.iteration, o.level),
+                    when: format!("t {} (level {})", o.iteration, level_ordinal(view, o.level)),
                 },
                 None => live(r, format!("t {} live", r.iteration)),
             },
@@ -459,8 +459,11 @@ fn toolbar(
         let s = &snapshots[index.min(snapshots.len() - 1)];
         let text = if caches.review.is_some() {
             format!(
-                "t = {} (level {}, step {})",
-                s.iteration, s.level, s.level_iteration
+                "t = {} (level {} of {}, step {})",
+                s.iteration,
+                level_ordinal(view, s.level),
+                view.level_sizes.len(),
+                s.level_iteration
             )
         } else {
             format!("{} stored; drag to review", snapshots.len())
@@ -640,7 +643,7 @@ fn belief_heatmap(
         RichText::new(format!(
             "{} · level {} pixel ({}, {}) · {what} · estimate ({kind}) ({:.2}, {:.2})",
             b.algorithm.label(),
-            b.level,
+            level_ordinal(view, b.level),
             b.level_pixel.0,
             b.level_pixel.1,
             b.estimate[0],
@@ -701,6 +704,13 @@ fn belief_heatmap(
     });
 }
 
+/// A pyramid level's number as the window shows it: counted coarse to fine from 1 (the order the
+/// run visits them, as the debugger's map labels count), from the engine's index (0 = finest).
+fn level_ordinal(view: &FlowView, index: usize) -> usize {
+    let count = view.level_sizes.len().max(1);
+    count - index.min(count - 1)
+}
+
 /// Numbers for the status bar.
 pub fn status(view: &FlowView) -> Vec<String> {
     let mut out = Vec::new();
@@ -724,10 +734,13 @@ pub fn status(view: &FlowView) -> Vec<String> {
         .map_or(String::new(), |l| {
             format!(" · Δflow {:.4} px/iteration", l.flow_change)
         });
+    let size = view.level_sizes.get(r.level).copied().unwrap_or((0, 0));
     out.push(format!(
-        "level {} of {}{} · coarsest {} × {} px · step {}{change}",
-        r.level,
+        "level {} of {} ({} × {}){} · coarsest {} × {} px · step {}{change}",
+        level_ordinal(view, r.level),
         view.level_sizes.len(),
+        size.0,
+        size.1,
         if view.config.levels == 0 {
             " (from the image size)"
         } else {
@@ -745,7 +758,13 @@ pub fn status(view: &FlowView) -> Vec<String> {
         let per_level: Vec<String> = r
             .levels
             .iter()
-            .map(|l| format!("L{} {:.3}%", l.level, 100.0 * l.fallback_fraction()))
+            .map(|l| {
+                format!(
+                    "level {} {:.3}%",
+                    level_ordinal(view, l.level),
+                    100.0 * l.fallback_fraction()
+                )
+            })
             .collect();
         out.push(format!("SOSMP fallbacks to β: {}", per_level.join(" · ")));
     }
