@@ -16,8 +16,9 @@ fn small() -> FlowConfig {
         height: 40,
         levels: 2,
         iters: 10,
-        // Every level runs its 10 iterations (the status line reads "20 / 20").
+        // Every level runs its 10 iterations (the status line reads "20 / 20"), SOSMP too.
         stop_change: 0.0,
+        sosmp_iters: 0,
         compare: Some(FlowAlgorithm::Discrete),
         ..FlowConfig::default()
     }

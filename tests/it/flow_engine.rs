@@ -206,7 +206,7 @@ fn tensor_fourier_basis_is_orthonormal_and_evaluates_separably() {
 #[test]
 fn sosmp_reduces_epe_well_below_zero_flow_on_the_built_in_pair() {
     // The default model on a 96 x 96 built-in pair (2 levels from the image size), 40 iterations
-    // per level (not the default's cap of 12 for SOSMP, so the t = 40 snapshots exist).
+    // per level (not the default's cap of 8 for SOSMP, so the t = 40 snapshots exist).
     let config = FlowConfig {
         width: 96,
         height: 96,

@@ -65,7 +65,7 @@ fn presets_set_the_paper_and_the_robust_settings() {
     assert!(c.stop_change > 0.0);
     // SOSMP: the default caps its levels (its flow never settles by the level stop); best
     // and paper run every iteration.
-    assert_eq!(c.iters_for(FlowAlgorithm::Sosmp), 12);
+    assert_eq!(c.iters_for(FlowAlgorithm::Sosmp), 8);
     assert_eq!(c.iters_for(FlowAlgorithm::Discrete), 40);
     assert_eq!(best.iters_for(FlowAlgorithm::Sosmp), 40);
     assert_eq!(paper.iters_for(FlowAlgorithm::Sosmp), 40);

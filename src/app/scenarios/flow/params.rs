@@ -90,7 +90,7 @@ pub fn ui(
             ),
             (
                 "default",
-                "The defaults: pyramid depth from the image size, Gaussian smoothness, brightness constancy, levels end once their flow settles (SOSMP: at most 12 iterations a level)",
+                "The defaults: pyramid depth from the image size, Gaussian smoothness, brightness constancy, levels end once their flow settles (SOSMP: at most 8 iterations a level)",
             ),
             (
                 "best",
