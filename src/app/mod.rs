@@ -18,6 +18,7 @@ pub mod frame_log;
 pub mod frame_timer;
 pub mod help;
 pub mod notices;
+mod opening;
 pub mod pane_export;
 pub mod panels;
 pub mod paper_figures;
@@ -443,133 +444,6 @@ impl App {
             || self.snapshot.as_ref().is_some_and(|s| s.playing),
             |(_, play)| play,
         )
-    }
-
-    /// Opens `paths` in the current scenario's room (a session file restores the session).
-    fn open_paths(&mut self, paths: &[PathBuf]) {
-        if let [path] = paths
-            && RecentKind::of(path) == Some(RecentKind::Sessions)
-        {
-            self.open_session(path);
-            return;
-        }
-        let room = self.rooms.get(self.state.config.name());
-        let opened = room.open_paths(&self.state.config, paths);
-        self.act_on_opened(opened, paths);
-    }
-
-    /// Opens `path` as an image that already is noisy (the denoise room's "Open noisy image…").
-    fn open_noisy_image(&mut self, path: &Path) {
-        let room = self.rooms.get(self.state.config.name());
-        let opened = room.open_noisy_image(&self.state.config, path);
-        // Not remembered in Open Recent: reopening it from there would take it as a clean
-        // image and add noise to it.
-        self.act_on_opened(opened, &[]);
-    }
-
-    /// Runs, keeps or refuses what opening `paths` gave (`paths` go to Open Recent).
-    fn act_on_opened(&mut self, opened: Opened, paths: &[PathBuf]) {
-        match opened {
-            Opened::Apply(config) => {
-                let config = *config;
-                for p in paths {
-                    self.state.recent.add(p);
-                }
-                self.state.config = config.clone();
-                self.selection = None;
-                let play = self.should_play_after_load();
-                self.apply(config, play);
-            }
-            Opened::Waiting(message) => {
-                for p in paths {
-                    self.state.recent.add(p);
-                }
-                self.notices.info(message);
-            }
-            Opened::Refused(message) => self.notices.error(message),
-        }
-    }
-
-    /// Restores every scenario's settings and the view from the session file `path`; the
-    /// current settings stay if it cannot be read.
-    fn open_session(&mut self, path: &Path) {
-        let read = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))
-            .and_then(|text| {
-                session::read_session(&text).map_err(|e| format!("{}: {e}", path.display()))
-            });
-        match read {
-            Ok(restored) => {
-                self.state.recent.add(path);
-                for w in restored.warnings {
-                    self.notices.error(format!("{}: {w}", path.display()));
-                }
-                self.state.configs = restored.configs;
-                let v = restored.view;
-                self.state.zoom = v.zoom;
-                self.state.error_scale = v.error_scale;
-                self.state.show_controls = v.show_controls;
-                self.state.show_inspector = v.show_inspector;
-                self.notices.clear_info();
-                self.selection = None;
-                self.state.config = restored.current.clone();
-                let play = self.should_play_after_load();
-                self.apply(restored.current, play);
-                self.notices
-                    .info(format!("restored the session {}", path.display()));
-            }
-            Err(e) => self.notices.error(e),
-        }
-    }
-
-    /// Where a dialog for files of `kinds` starts: the folder of the newest such file, else
-    /// the working directory.
-    fn dialog_start(&self, kinds: &[RecentKind]) -> PathBuf {
-        self.state
-            .recent
-            .folder(kinds)
-            .unwrap_or_else(|| std::env::current_dir().unwrap_or_default())
-    }
-
-    fn ask_to_save(&mut self, ctx: &egui::Context, request: SaveRequest) {
-        // Saves start beside the newest file the user has opened or saved.
-        let start = self.dialog_start(&RecentKind::ALL);
-        self.dialog.ask(ctx, Purpose::Save(request), start);
-    }
-
-    /// Acts on what a file dialog picked.
-    fn on_picked(&mut self, ctx: &egui::Context, purpose: Purpose, picked: Picked) {
-        match (purpose, picked) {
-            (Purpose::Open(OpenWhat::Session), Picked::Path(path)) => self.open_session(&path),
-            (Purpose::Open(OpenWhat::NoisyImage), Picked::Path(path)) => {
-                self.open_noisy_image(&path)
-            }
-            (Purpose::Open(_), Picked::Path(path)) => self.open_paths(&[path]),
-            (Purpose::Save(request), Picked::Path(path)) => match request.payload {
-                Payload::Bytes(bytes) => match crate::io::write_atomic(&path, &bytes) {
-                    Ok(()) => {
-                        if RecentKind::of(&path) == Some(RecentKind::Sessions)
-                            && request.title.contains("session")
-                        {
-                            self.state.recent.add(&path);
-                        }
-                        self.notices.info(format!("saved {}", path.display()));
-                    }
-                    Err(e) => self.notices.error(e.to_string()),
-                },
-                Payload::Screenshot => {
-                    self.screenshot_to = Some(path);
-                    let tx = self.screenshots.0.clone();
-                    let repaint = ctx.clone();
-                    ctx.request_screenshot(move |image| {
-                        let _ = tx.send(image);
-                        repaint.request_repaint();
-                    });
-                }
-            },
-            (_, Picked::Failed(message)) if !message.is_empty() => self.notices.error(message),
-            _ => {}
-        }
     }
 
     /// Writes a screenshot that has arrived to the path chosen for it.

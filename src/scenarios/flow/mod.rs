@@ -49,6 +49,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod data;
 pub mod engine;
 pub mod memory;
 pub mod metrics;
@@ -67,6 +68,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 pub use self::config::{FlowAlgorithm, FlowConfig, PARAMS};
+pub use self::data::FlowData;
 pub use self::engine::FlowEngine;
 use self::engine::refuse_sosmp_switch;
 use self::metrics::{FlowErrors, flow_errors};
@@ -76,7 +78,7 @@ use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
     ScenarioDef, ScenarioView, report_fields,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::inference::flow_bp::FlowBp;
 use crate::inference::flow_variational::refine_flow;
 use crate::inference::schedule::ScheduleChange;
@@ -89,76 +91,6 @@ use crate::run::level_maps::{LevelSpan, PyramidMaps, RUNNING_LEVEL_BUDGET};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::scenarios::ScenarioParams;
 use crate::viz::flow_color::{FlowColoring, flow_rgba, legend_rgba};
-
-/// The frames, the optional ground truth, and where they came from.
-#[derive(Debug, Clone)]
-pub struct FlowData {
-    pub frame1: GrayImage,
-    pub frame2: GrayImage,
-    pub ground_truth: Option<FlowField>,
-    /// "built-in synthetic pair" or the frame paths.
-    pub source: String,
-}
-
-impl FlowData {
-    /// Loads the frames and ground truth of `config`, or generates the built-in pair. Errors name
-    /// the file and the problem (unreadable, sizes that differ, a `.flo` of another size).
-    pub fn load(config: &FlowConfig) -> Result<Self> {
-        match (&config.frame1, &config.frame2) {
-            (Some(a), Some(b)) => {
-                let frame1 = io::load_gray(a)?;
-                let frame2 = io::load_gray(b)?;
-                if (frame1.width, frame1.height) != (frame2.width, frame2.height) {
-                    return Err(Error::Io(format!(
-                        "the frames differ in size: {} is {} x {}, {} is {} x {}",
-                        a.display(),
-                        frame1.width,
-                        frame1.height,
-                        b.display(),
-                        frame2.width,
-                        frame2.height
-                    )));
-                }
-                let ground_truth = match &config.ground_truth {
-                    None => None,
-                    Some(p) => {
-                        let f = io::read_flo(p)?;
-                        f.check_size(
-                            frame1.width,
-                            frame1.height,
-                            &format!("ground truth {}", p.display()),
-                        )?;
-                        Some(f)
-                    }
-                };
-                Ok(FlowData {
-                    source: format!("{} -> {}", a.display(), b.display()),
-                    frame1,
-                    frame2,
-                    ground_truth,
-                })
-            }
-            (None, None) => {
-                let (frame1, frame2, gt) =
-                    synthetic::synthetic_pair(config.width, config.height, config.seed);
-                Ok(FlowData {
-                    frame1,
-                    frame2,
-                    ground_truth: Some(gt),
-                    source: "built-in synthetic pair".into(),
-                })
-            }
-            _ => Err(Error::param(
-                "frames",
-                "give both frames (--frame1 and --frame2) or neither",
-            )),
-        }
-    }
-
-    pub fn size(&self) -> (usize, usize) {
-        (self.frame1.width, self.frame1.height)
-    }
-}
 
 /// A flow kept for review.
 #[derive(Debug, Clone)]
