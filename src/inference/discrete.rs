@@ -139,6 +139,8 @@ pub struct DiscreteBp {
     damping: Damping,
     /// Edge appearance probability ρ of tree-reweighted BP (1: ordinary BP).
     rho: f64,
+    /// Fraction of the damped step taken (1: the step `damping` sets; a step guard shrinks it).
+    step_scale: f64,
     /// Messages, `[m * S + x]` for directed message id `m`.
     messages: Vec<f64>,
     scratch: Vec<f64>,
@@ -175,6 +177,7 @@ impl DiscreteBp {
             schedule,
             damping,
             rho: 1.0,
+            step_scale: 1.0,
             iteration: 0,
         })
     }
@@ -220,6 +223,29 @@ impl DiscreteBp {
     /// All messages, `[m * S + x]`.
     pub fn messages(&self) -> &[f64] {
         &self.messages
+    }
+
+    /// Takes `scale` (in (0, 1]) of each damped step from the next iteration on.
+    pub fn set_step_scale(&mut self, scale: f64) {
+        self.step_scale = scale;
+    }
+
+    /// Puts back messages saved from [`Self::messages`] (a step guard returning to an earlier
+    /// state); the iteration count goes on.
+    pub fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
+        if saved.len() != self.messages.len() {
+            return Err(Error::param(
+                "messages",
+                format!(
+                    "expected {} values, got {}",
+                    self.messages.len(),
+                    saved.len()
+                ),
+            ));
+        }
+        self.messages.copy_from_slice(saved);
+        self.queue = None;
+        Ok(())
     }
 
     /// The fixed-point residual, whatever the schedule: the largest L1 distance between a
@@ -375,7 +401,7 @@ impl Inference for DiscreteBp {
         let start = Instant::now();
         let s = self.mrf.num_states();
         let num_messages = self.mrf.graph.num_messages();
-        let damping = self.damping;
+        let damping = self.damping.with_step_scale(self.step_scale);
         let rho = self.rho;
         let next_iteration = self.iteration + 1;
         let residual = match self.schedule {
@@ -503,7 +529,8 @@ impl DiscreteBp {
     fn residual_iteration(&mut self, iteration: usize) -> Result<f64> {
         let s = self.mrf.num_states();
         let num_messages = self.mrf.graph.num_messages();
-        let d = self.damping.0;
+        let damping = self.damping.with_step_scale(self.step_scale);
+        let d = damping.0;
         if self.queue.is_none() {
             self.pending.resize(self.messages.len(), 0.0);
             let mrf = &self.mrf;
@@ -544,8 +571,7 @@ impl DiscreteBp {
                 break;
             }
             let update = &self.pending[m * s..(m + 1) * s];
-            self.damping
-                .mix(&mut self.scratch[m * s..(m + 1) * s], update);
+            damping.mix(&mut self.scratch[m * s..(m + 1) * s], update);
             // Its inputs did not change: what is left of its update is the damped part.
             queue.set(m, d * r);
             let (from, t) = (self.mrf.graph.source(m), self.mrf.graph.target(m));

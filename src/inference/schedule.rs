@@ -66,6 +66,13 @@ impl Damping {
         Ok(self)
     }
 
+    /// The damping that takes `scale` times this damping's step towards the update:
+    /// `1 - (1 - d) scale` (scale in (0, 1]; a step guard shrinks it, see
+    /// `scenarios::denoise::sure_stop`). Not checked against the user range: it may exceed 0.99.
+    pub fn with_step_scale(self, scale: f64) -> Damping {
+        Damping(1.0 - (1.0 - self.0) * scale)
+    }
+
     /// Mixes `update` into `old` in place.
     pub fn mix(self, old: &mut [f64], update: &[f64]) {
         let d = self.0;

@@ -87,6 +87,8 @@ pub struct KbpEngine {
     orientation: Vec<f64>,
     /// Edge appearance probability ρ of tree-reweighted updates (1: kernel BP as published).
     rho: f64,
+    /// Fraction of the damped step taken (1: the step `damping` sets; a step guard shrinks it).
+    step_scale: f64,
     iteration: usize,
     /// Random/residual schedule buffers and the per-message change record (`serial.rs`).
     serial: serial::SerialState,
@@ -212,6 +214,7 @@ impl KbpEngine {
             candidate_evidence,
             orientation,
             rho: 1.0,
+            step_scale: 1.0,
             iteration: 0,
             serial: serial::SerialState::default(),
         };
@@ -255,6 +258,34 @@ impl KbpEngine {
 
     pub fn edge_appearance(&self) -> f64 {
         self.rho
+    }
+
+    /// Takes `scale` (in (0, 1]) of each damped step from the next iteration on.
+    pub fn set_step_scale(&mut self, scale: f64) {
+        self.step_scale = scale;
+    }
+
+    /// Every message's coefficients, slot after slot (`dim` each).
+    pub fn message_coefficients(&self) -> &[f64] {
+        &self.messages
+    }
+
+    /// Puts back coefficients saved from [`Self::message_coefficients`] (a step guard
+    /// returning to an earlier state); the iteration count goes on.
+    pub fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
+        if saved.len() != self.messages.len() {
+            return Err(Error::param(
+                "messages",
+                format!(
+                    "expected {} values, got {}",
+                    self.messages.len(),
+                    saved.len()
+                ),
+            ));
+        }
+        self.messages.copy_from_slice(saved);
+        self.serial.reset_queue();
+        Ok(())
     }
 
     pub fn model(&self) -> &KbpModel {
@@ -724,7 +755,7 @@ impl Inference for KbpEngine {
         let start = Instant::now();
         let dim = self.dim;
         let iteration = self.iteration + 1;
-        let damping = self.damping.0;
+        let damping = self.damping.with_step_scale(self.step_scale).0;
         let residual = match self.schedule {
             Schedule::Synchronous => {
                 let outcome = if self.uses_batches() {

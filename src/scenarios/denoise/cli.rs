@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::inference::kbp::{Bandwidth, KbpSettings, KbpUpdate};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::ScenarioParams;
+use crate::scenarios::denoise::sure_stop::SureRule;
 use crate::scenarios::denoise::{AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig};
 use crate::scenarios::{OutputArgs, RunFlags};
 
@@ -95,10 +96,14 @@ pub struct DenoiseArgs {
     /// to the noisy image reaches the noise sigma (no clean image needed).
     #[arg(long)]
     pub discrepancy_stop: bool,
-    /// Run every algorithm to its iteration limit or tolerance instead of stopping it by
-    /// Monte-Carlo SURE (the default stop, which needs no clean image).
+    /// Run every algorithm to its iteration limit or tolerance without Monte-Carlo SURE (which
+    /// needs no clean image and by default guards every step).
     #[arg(long)]
     pub no_sure_stop: bool,
+    /// What SURE does when an iteration raises it: guard (take the step back, halve the step:
+    /// the messages settle at low SURE) or stop (after two such iterations) [default: guard].
+    #[arg(long)]
+    pub sure_rule: Option<SureRule>,
     /// synchronous, sweep, random or residual (residual BP, Elidan et al. 2006) [default:
     /// synchronous].
     #[arg(long)]
@@ -161,6 +166,7 @@ impl RunFlags for DenoiseArgs {
             tolerance: self.tolerance.unwrap_or(d.tolerance),
             discrepancy_stop: self.discrepancy_stop,
             sure_stop: !self.no_sure_stop,
+            sure_rule: self.sure_rule.unwrap_or(d.sure_rule),
             estimate: self.estimate.unwrap_or(d.estimate),
             edge_appearance: self.edge_appearance.unwrap_or(d.edge_appearance),
             kbp_edge_appearance: self.kbp_edge_appearance.unwrap_or(d.kbp_edge_appearance),

@@ -10,6 +10,7 @@ use crate::inference::schedule::ScheduleChange;
 use crate::inference::{Damping, EstimateKind, Schedule};
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
+use crate::scenarios::denoise::sure_stop::SureRule;
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a denoise run, described once (ranges, units, scales).
@@ -229,6 +230,10 @@ pub struct DenoiseConfig {
     /// estimate's mean squared error without the clean image; the run keeps the estimate of
     /// lowest SURE and stops once SURE has not improved for two iterations. On by default.
     pub sure_stop: bool,
+    /// What SURE does when an iteration raises it: `guard` (default) takes the step back and
+    /// halves the step size, so the messages settle at low SURE; `stop` stops after two
+    /// iterations without a lower SURE (`sure_stop.rs`).
+    pub sure_rule: SureRule,
     pub estimate: EstimateKind,
     /// Edge appearance probability ρ of tree-reweighted message passing, for both algorithms:
     /// 1 is ordinary (loopy) BP, 0 means the uniform spanning-tree value of the grid,
@@ -262,9 +267,10 @@ impl Default for DenoiseConfig {
             // 2); 0.5 settles it (RMSE 3.0 against 9.1 undamped at C = 50, 30 iterations).
             damping: 0.5,
             schedule_changes: Vec::new(),
-            // Both discrete and kernel BP reach their lowest RMSE after 15-20 iterations on the
-            // sunset and then drift (loopy over-counting: discrete 2.9 at 15, 4.6 at 60).
-            max_iters: 20,
+            // Room for the SURE guard to settle: kernel BP reaches its lowest SURE after 5-15
+            // iterations and its halved steps fall below the tolerance some 20 iterations later
+            // (31-41 in all on the sunset and the shared photographs, README "SURE step guard").
+            max_iters: 60,
             tolerance: 1e-6,
             // Off: on the shared real images it stops within 1-5% of the best iterate with the
             // default training, but on the sunset it stops too early (kernel BP 4.96 against a
@@ -275,6 +281,10 @@ impl Default for DenoiseConfig {
             // defaults"), and a photograph denoised with sunset-trained potentials drifts under
             // either algorithm; SURE needs no clean image and stops near the best iterate.
             sure_stop: true,
+            // Guard: the run converges (its steps shrink once no full step lowers SURE) and
+            // ends at its lowest-SURE messages instead of stopping mid-drift (README
+            // "Denoising: SURE step guard").
+            sure_rule: SureRule::Guard,
             // The posterior mean minimises the expected squared error, the metric shown; the
             // argmax of a belief over 50 levels throws that away (cameraman trained on house,
             // discrete BP: 15.9 against 17.7).
@@ -386,19 +396,35 @@ impl ScenarioParams for DenoiseConfig {
         choices.extend(self.compare);
         let mut need = MemoryNeed::new(format!("denoise {w} x {h} with {} levels", self.colors))
             .bytes("images", (pixels + train_pixels) * 64.0);
-        // With SURE stopping every algorithm runs twice (on y and on y + eps b).
+        // With SURE every algorithm runs twice (on y and on y + eps b).
         let copies = if self.sure_stop { 2.0 } else { 1.0 };
+        // The guard also keeps both copies' messages at their lowest SURE: four messages per
+        // pixel, of C values (discrete) or about 40 coefficients (kernel BP's feature rank).
+        let saved = if self.sure_stop && self.sure_rule == SureRule::Guard {
+            2.0
+        } else {
+            0.0
+        };
         for choice in choices {
-            need = match choice.algorithm {
-                DenoiseAlgorithm::Discrete => need.doubles(
-                    "discrete-BP messages (10 values per pixel and level)",
-                    copies * 10.0 * c * pixels,
-                ),
-                DenoiseAlgorithm::Kbp => need.bytes(
-                    "kernel-BP messages and evidence (about 3 KB per pixel)",
-                    copies * (2700.0 + 16.0 * c) * pixels,
-                ),
+            let (what, doubles_per_pixel) = match choice.algorithm {
+                DenoiseAlgorithm::Discrete => {
+                    need = need.doubles(
+                        "discrete-BP messages (10 values per pixel and level)",
+                        copies * 10.0 * c * pixels,
+                    );
+                    ("discrete-BP messages at the lowest SURE", 4.0 * c)
+                }
+                DenoiseAlgorithm::Kbp => {
+                    need = need.bytes(
+                        "kernel-BP messages and evidence (about 3 KB per pixel)",
+                        copies * (2700.0 + 16.0 * c) * pixels,
+                    );
+                    ("kernel-BP messages at the lowest SURE", 4.0 * 40.0)
+                }
             };
+            if saved > 0.0 {
+                need = need.doubles(what, saved * doubles_per_pixel * pixels);
+            }
         }
         Some(need)
     }

@@ -47,7 +47,7 @@ use crate::inference::{Damping, Inference};
 use crate::io::{self, results::curves_csv};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::viz;
-use sure_stop::{SureTracker, SureVerdict};
+use sure_stop::{SureRule, SureTracker, SureVerdict};
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
@@ -75,6 +75,29 @@ impl Engine {
         match self {
             Engine::Discrete(e) => e.as_mut(),
             Engine::Kbp(e) => e.as_mut(),
+        }
+    }
+
+    /// A copy of every message (for the SURE guard's return to its best state).
+    fn save_messages_into(&self, saved: &mut Vec<f64>) {
+        saved.clear();
+        saved.extend_from_slice(match self {
+            Engine::Discrete(e) => e.messages(),
+            Engine::Kbp(e) => e.message_coefficients(),
+        });
+    }
+
+    fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
+        match self {
+            Engine::Discrete(e) => e.restore_messages(saved),
+            Engine::Kbp(e) => e.restore_messages(saved),
+        }
+    }
+
+    fn set_step_scale(&mut self, scale: f64) {
+        match self {
+            Engine::Discrete(e) => e.set_step_scale(scale),
+            Engine::Kbp(e) => e.set_step_scale(scale),
         }
     }
 
@@ -114,6 +137,29 @@ pub struct AlgorithmRun {
 pub struct SureProbe {
     pub engine: Engine,
     pub tracker: SureTracker,
+    /// The guard's return point: the run's and the probe's messages at the lowest SURE.
+    best_messages: [Vec<f64>; 2],
+}
+
+impl SureProbe {
+    /// Applies the tracker's verdict on `run_engine` (the run on y) and the probe: saves both
+    /// copies' messages at a new lowest SURE, or takes the step back and shrinks the step.
+    fn follow(&mut self, verdict: SureVerdict, run_engine: &mut Engine) -> Result<()> {
+        match verdict {
+            SureVerdict::Improved if self.tracker.rule() == SureRule::Guard => {
+                run_engine.save_messages_into(&mut self.best_messages[0]);
+                self.engine.save_messages_into(&mut self.best_messages[1]);
+            }
+            SureVerdict::Revert => {
+                run_engine.restore_messages(&self.best_messages[0])?;
+                self.engine.restore_messages(&self.best_messages[1])?;
+                run_engine.set_step_scale(self.tracker.step_scale);
+                self.engine.set_step_scale(self.tracker.step_scale);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// Sets up the SURE probe of `run`: the same algorithm and model on `y + ε b`.
@@ -158,7 +204,13 @@ pub fn attach_sure_probe(
     };
     run.sure = Some(SureProbe {
         engine,
-        tracker: SureTracker::new(direction, epsilon, Arc::clone(&run.estimate)),
+        tracker: SureTracker::new(
+            direction,
+            epsilon,
+            Arc::clone(&run.estimate),
+            config.sure_rule,
+        ),
+        best_messages: [Vec::new(), Vec::new()],
     });
     Ok(())
 }
@@ -502,6 +554,7 @@ impl Scenario for Denoise {
             };
             run.last_residual = report.residual;
             let mut sure_rmse = None;
+            let mut step_scale = None;
             if !run.stopped {
                 run.estimate = Arc::new(
                     run.engine
@@ -526,11 +579,18 @@ impl Scenario for Denoise {
                         self.config.noise,
                     );
                     sure_rmse = Some(mse.max(0.0).sqrt());
-                    if t.observe(report.iteration, mse, &run.estimate) == SureVerdict::Stop {
-                        run.stopped = true;
-                        run.stopped_at = Some(t.best_iteration);
+                    let verdict = t.observe(report.iteration, mse, &run.estimate);
+                    if matches!(verdict, SureVerdict::Stop | SureVerdict::Revert) {
                         run.estimate = Arc::clone(&t.best_estimate);
                     }
+                    if verdict == SureVerdict::Stop {
+                        run.stopped = true;
+                        run.stopped_at = Some(t.best_iteration);
+                    }
+                    if t.rule() == SureRule::Guard {
+                        step_scale = Some(t.step_scale);
+                    }
+                    probe.follow(verdict, &mut run.engine)?;
                 }
             }
             let rmse = self.clean.as_ref().map(|c| sunset::rmse(&run.estimate, c));
@@ -546,6 +606,14 @@ impl Scenario for Denoise {
                     format!("sure_rmse_{}", run.choice.label())
                 };
                 metrics.insert(key, value);
+            }
+            if let Some(scale) = step_scale {
+                let key = if i == 0 {
+                    "step_scale".to_string()
+                } else {
+                    format!("step_scale_{}", run.choice.label())
+                };
+                metrics.insert(key, scale);
             }
             if i == 0 {
                 if !run.stopped

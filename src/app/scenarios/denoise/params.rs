@@ -10,6 +10,7 @@ use crate::app::form::{bounded_count, fitted_slider, param_row, row_label, secti
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
+use crate::scenarios::denoise::sure_stop::SureRule;
 use crate::scenarios::denoise::{
     AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, Candidates, DenoiseAlgorithm,
     DenoiseConfig, DenoiseView, PARAMS,
@@ -245,9 +246,21 @@ pub fn ui(
             )
             .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Stop by SURE", "Monte-Carlo SURE estimates each iterate's error without the clean image (a second copy runs on the noisy image plus a tiny random probe); the run keeps the iterate of lowest SURE and stops after two iterations without a lower one");
-            ui.checkbox(&mut c.sure_stop, "keep the lowest-SURE iterate")
-                .labelled_by(id);
+            let id = row_label(ui, "SURE", "Monte-Carlo SURE estimates each iterate's error without the clean image (a second copy runs on the noisy image plus a tiny random probe). Guard: a step that raises SURE is taken back and the steps halve, so the messages settle at low SURE. Stop: keep the lowest-SURE iterate and stop after two iterations without a lower one");
+            ui.horizontal(|ui| {
+                ui.checkbox(&mut c.sure_stop, "on").labelled_by(id);
+                ui.add_enabled_ui(c.sure_stop, |ui| {
+                    egui::ComboBox::from_id_salt("denoise_sure_rule")
+                        .selected_text(sure_rule_label(c.sure_rule))
+                        .show_ui(ui, |ui| {
+                            for r in SureRule::ALL {
+                                ui.selectable_value(&mut c.sure_rule, r, sure_rule_label(r));
+                            }
+                        })
+                        .response
+                        .labelled_by(id);
+                });
+            });
             ui.end_row();
             let id = row_label(ui, "Estimate", "How a belief becomes a gray value");
             egui::ComboBox::from_id_salt("denoise_estimate")
@@ -267,6 +280,13 @@ pub fn ui(
     if uses_kbp {
         kbp_section(ui, &mut c.kbp, &mut c.candidates, running);
         autotune_section(ui, c, task_running, autotune, commands);
+    }
+}
+
+fn sure_rule_label(rule: SureRule) -> &'static str {
+    match rule {
+        SureRule::Guard => "guard steps",
+        SureRule::Stop => "stop at lowest",
     }
 }
 

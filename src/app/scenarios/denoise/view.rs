@@ -17,6 +17,7 @@ use crate::app::views::ticks::{self, Scale};
 use crate::inference::{Belief, EstimateKind};
 use crate::runner::Snapshot;
 use crate::scenarios::Probe;
+use crate::scenarios::denoise::sure_stop::SureRule;
 use crate::scenarios::denoise::{DenoiseConfig, DenoiseView, KbpProbe, KeptIterate, PixelProbe};
 use crate::viz;
 
@@ -357,6 +358,19 @@ pub fn residual_title(
             " The discrepancy stop also ends it once every method's estimate is as far from \
              the noisy image as the noise σ.",
         );
+    }
+    if c.sure_stop {
+        rule.push_str(match c.sure_rule {
+            SureRule::Guard => {
+                " SURE guards every step: a step that raises SURE (the error estimate that needs \
+                 no clean image) is taken back and the next one is half as long, so the residual \
+                 falls once no full step helps (step_scale in results.json)."
+            }
+            SureRule::Stop => {
+                " SURE stops each method after two iterations without a lower SURE and keeps \
+                 its lowest-SURE iterate."
+            }
+        });
     }
     (title, rule)
 }
