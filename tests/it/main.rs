@@ -48,6 +48,7 @@ mod sosmp_scenario;
 mod sosmp_update;
 mod teach;
 mod tree_app_ui;
+mod tree_bimodal;
 mod tree_cli;
 mod tree_debugger;
 mod tree_kbp;

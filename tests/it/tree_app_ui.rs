@@ -55,6 +55,11 @@ fn observing_a_node_updates_the_others_live() {
     wait_for(&mut harness, "the belief of x2", |h| {
         has_text(h, "kernel BP mean")
     });
+    // Without evidence every belief weight is 1: all 60 samples count.
+    assert!(has_text(
+        &harness,
+        "belief rests on 60 effective samples of 60"
+    ));
     let before = parzen(&harness, 0);
     assert!(!before.is_empty());
 

@@ -87,6 +87,20 @@ pub struct NodeBelief {
     pub argmax_embedding: Vec<f64>,
     /// Number of non-constant incoming messages used.
     pub messages_used: usize,
+    /// Kish's effective sample size `(Σ w⁺)² / Σ (w⁺)²` of the belief weights clipped at 0
+    /// (0 for an observed node): how many of the belief samples the posterior rests on. A
+    /// sharp posterior far in the tail of the prior keeps few, and its read-out is then
+    /// limited by them, whatever the bandwidth (README, "Bandwidth by cross-validation").
+    pub effective_samples: f64,
+}
+
+/// Kish's effective sample size of the positive part of `w` (0 when no weight is positive).
+pub fn effective_sample_size(w: &[f64]) -> f64 {
+    let (s1, s2) = w
+        .iter()
+        .filter(|&&x| x > 0.0)
+        .fold((0.0, 0.0), |(a, b), &x| (a + x, b + x * x));
+    if s2 > 0.0 { s1 * s1 / s2 } else { 0.0 }
 }
 
 /// Tree kernel BP state: evidence and messages on a shared model.
@@ -437,6 +451,7 @@ impl TreeKbp {
                 argmax: v.clone(),
                 argmax_embedding: v.clone(),
                 messages_used: 0,
+                effective_samples: 0.0,
             });
         }
         let nm = model.node(node);
@@ -498,6 +513,7 @@ impl TreeKbp {
             argmax_embedding: argmax_of(&embedding),
             parzen: rescale(at_eval),
             embedding: rescale(embedding),
+            effective_samples: effective_sample_size(w.as_slice()),
             weights: w.iter().copied().collect(),
             log_scale,
             mean,

@@ -43,7 +43,7 @@ use crate::kernel::{
 };
 
 pub use chowliu::{chow_liu_hsic, hsic_matrix, maximum_spanning_tree};
-pub use engine::{Message, MessageWeights, NodeBelief, TreeKbp};
+pub use engine::{Message, MessageWeights, NodeBelief, TreeKbp, effective_sample_size};
 pub use model::{TreeKbpInput, TreeKbpModel, TreeKbpOptions};
 
 /// The kernel families a node can use.

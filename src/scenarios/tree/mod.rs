@@ -560,6 +560,8 @@ impl TreeScenario {
                     argmax: b.argmax.clone(),
                     gaussian_mean: self.gaussian[t].mean.iter().copied().collect(),
                     reference_mean: self.reference(t).map(|r| r.mean),
+                    effective_samples: b.effective_samples,
+                    belief_samples: b.weights.len(),
                 }
             })
             .collect();

@@ -47,6 +47,9 @@ pub enum Query {
         argmax_embedding: f64,
         gaussian_bp_mean: f64,
         gaussian_bp_sd: f64,
+        /// Kish's effective sample size of the belief weights, of `belief_samples`.
+        effective_samples: f64,
+        belief_samples: usize,
         #[serde(flatten)]
         reference: Option<Reference>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,6 +65,8 @@ pub enum Query {
         argmax: Vec<f64>,
         argmax_embedding: Vec<f64>,
         gaussian_bp_mean: Vec<f64>,
+        effective_samples: f64,
+        belief_samples: usize,
     },
 }
 
@@ -224,6 +229,8 @@ fn query(s: &TreeScenario, t: NodeId) -> Query {
             argmax_embedding: b.argmax_embedding[0],
             gaussian_bp_mean: g.mean[0],
             gaussian_bp_sd: g.cov[(0, 0)].sqrt(),
+            effective_samples: b.effective_samples,
+            belief_samples: b.weights.len(),
             reference,
             errors: s.query_errors(t).map(|e| Errors {
                 l1_parzen: e.l1_parzen,
@@ -245,6 +252,8 @@ fn query(s: &TreeScenario, t: NodeId) -> Query {
             argmax: b.argmax.clone(),
             argmax_embedding: b.argmax_embedding.clone(),
             gaussian_bp_mean: g.mean.iter().copied().collect(),
+            effective_samples: b.effective_samples,
+            belief_samples: b.weights.len(),
         }
     }
 }

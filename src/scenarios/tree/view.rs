@@ -69,6 +69,10 @@ pub struct TreeNodeView {
     pub argmax: Vec<f64>,
     pub gaussian_mean: Vec<f64>,
     pub reference_mean: Option<f64>,
+    /// Kish's effective sample size of the belief weights (0 when observed), of
+    /// `belief_samples`.
+    pub effective_samples: f64,
+    pub belief_samples: usize,
 }
 
 /// One directed message, for drawing the tree (arrows coloured by state).

@@ -429,6 +429,17 @@ pub fn inspector(ui: &mut egui::Ui, snapshot: &Snapshot, view: &TreeView, height
             "λ = {} ({})",
             k.lambda, "Gram-diagonal form: K + λI"
         ));
+        if n.observed.is_none() {
+            ui.label(format!(
+                "belief rests on {:.0} effective samples of {}",
+                n.effective_samples, n.belief_samples
+            ))
+            .on_hover_text(
+                "Kish's effective sample size (Σw)²/Σw² of the belief weights clipped at 0. \
+                 A sharp posterior keeps few samples; below about 100 its shape is limited \
+                 by them whatever the bandwidth: raise samples per edge.",
+            );
+        }
     }
     for w in &view.warnings {
         ui.colored_label(OBSERVED_COLOR, format!("⚠ {w}"));
