@@ -218,7 +218,12 @@ pub fn attach_sure_probe(
 impl AlgorithmRun {
     /// The iterate a stopping rule kept, once one stopped the run.
     pub fn kept(&self) -> Option<KeptIterate> {
-        self.stopped_at.map(|iteration| KeptIterate {
+        // Once the guard has taken a step back, the estimate shown is that of lowest SURE.
+        let guarded = self.sure.as_ref().and_then(|p| {
+            (p.tracker.rule() == SureRule::Guard && p.tracker.step_scale < 1.0)
+                .then_some(p.tracker.best_iteration)
+        });
+        self.stopped_at.or(guarded).map(|iteration| KeptIterate {
             iteration,
             by_sure: self.sure.is_some(),
         })
@@ -832,7 +837,11 @@ impl Denoise {
                 0 => name.to_string(),
                 _ => format!("{name}_{}", run.choice.label()),
             };
-            let kept = run.stopped_at.unwrap_or(iterations);
+            // The guard's messages are those of lowest SURE, whatever stopped the run.
+            let kept = run.stopped_at.unwrap_or_else(|| match &run.sure {
+                Some(p) if p.tracker.rule() == SureRule::Guard => p.tracker.best_iteration,
+                _ => iterations,
+            });
             m.insert(key("kept_iteration"), kept as f64);
             if let Some(probe) = &run.sure {
                 let t = &probe.tracker;

@@ -166,7 +166,7 @@ impl RunReport {
                 best_rmse: p.tracker.best_mse.max(0.0).sqrt(),
                 best_iteration: p.tracker.best_iteration,
                 probe_epsilon: p.tracker.epsilon,
-                rule: "Monte-Carlo SURE (Ramani et al. 2008): keep the estimate of lowest SURE, stop after 2 iterations without a lower one",
+                rule: p.tracker.rule().description(),
             }),
             model,
             kernel,

@@ -64,6 +64,21 @@ impl SureRule {
             SureRule::Stop => "stop",
         }
     }
+
+    /// The rule in a sentence, for results.json.
+    pub fn description(self) -> &'static str {
+        match self {
+            SureRule::Guard => {
+                "Monte-Carlo SURE (Ramani et al. 2008) guards every step: a step that does not \
+                 lower SURE is taken back and the next is half as long; the estimate is that of \
+                 lowest SURE"
+            }
+            SureRule::Stop => {
+                "Monte-Carlo SURE (Ramani et al. 2008): keep the estimate of lowest SURE, stop \
+                 after 2 iterations without a lower one"
+            }
+        }
+    }
 }
 
 impl std::str::FromStr for SureRule {
