@@ -488,6 +488,8 @@ pub struct ConvergenceView {
     /// Coarse-to-fine runs: where each level's iterations (and so its maps) are, coarse first
     /// (`run/level_maps.rs`); empty for single-grid runs.
     pub levels: Vec<crate::run::level_maps::LevelSpan>,
+    /// What else sets the step, shown under the schedule (e.g. denoise's SURE guard).
+    pub step_note: Option<String>,
 }
 
 impl ConvergenceTracker {
@@ -523,6 +525,7 @@ impl ConvergenceTracker {
             max_iters,
             fixed_schedule: None,
             levels: Vec::new(),
+            step_note: None,
         }
     }
 }

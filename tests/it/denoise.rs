@@ -485,3 +485,28 @@ fn kernel_bp_on_the_sunset_converges_near_its_best_iterate_under_the_guard() {
         "{last} against the free run's final {free_last}"
     );
 }
+
+/// Once the guard has taken a step back, the debugger says so (the schedule's damping alone no
+/// longer describes the step) and the estimate is labelled as the lowest-SURE one.
+#[test]
+fn the_debugger_shows_when_the_sure_guard_shrinks_the_steps() {
+    let mut d = Denoise::new(DenoiseConfig::default(), &CancelFlag::default()).unwrap();
+    let mut scales = Vec::new();
+    while !d.finished() {
+        scales.push(d.step().unwrap().metrics["step_scale"]);
+        let note = d.convergence().unwrap().step_note;
+        assert_eq!(
+            note.is_some(),
+            *scales.last().unwrap() < 1.0,
+            "iteration {}: {note:?}",
+            scales.len()
+        );
+    }
+    let note = d.convergence().unwrap().step_note.unwrap();
+    assert!(note.starts_with("SURE guard: steps × 1/"), "{note}");
+    let kept = d.runs()[0]
+        .kept()
+        .expect("the lowest-SURE iterate is labelled");
+    assert!(kept.by_sure && kept.iteration < scales.len());
+    assert!(scales.windows(2).all(|w| w[1] <= w[0]), "{scales:?}");
+}

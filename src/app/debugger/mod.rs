@@ -387,6 +387,9 @@ impl Debugger {
             view.damping,
             100.0 * view.oscillating_fraction
         ));
+        if let Some(note) = &view.step_note {
+            ui.add(egui::Label::new(note).wrap());
+        }
         if frame_count(view) == 0 {
             ui.label("no residual map yet");
             return;

@@ -509,12 +509,24 @@ impl Scenario for Denoise {
 
     fn convergence(&self) -> Option<ConvergenceView> {
         let (schedule, damping) = self.current_schedule();
-        Some(self.convergence.view(
+        let mut view = self.convergence.view(
             schedule.label(),
             damping,
             self.config.tolerance,
             self.config.max_iters,
-        ))
+        );
+        view.step_note = self.runs[0].sure.as_ref().and_then(|p| {
+            let t = &p.tracker;
+            (t.rule() == SureRule::Guard && t.step_scale < 1.0).then(|| {
+                format!(
+                    "SURE guard: steps × 1/{:.0} (a step that raised SURE was taken back; \
+                     lowest SURE at iteration {})",
+                    1.0 / t.step_scale,
+                    t.best_iteration
+                )
+            })
+        });
+        Some(view)
     }
 
     fn set_schedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
