@@ -51,8 +51,8 @@ use sure_stop::{SureTracker, SureVerdict};
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
-    AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, PARAMS, TRAINING_SEED_OFFSET,
-    VALIDATION_SEED_OFFSET,
+    AlgorithmChoice, CROSS_IMAGE_TEMPLATE_SHIFTS, Candidates, DenoiseAlgorithm, DenoiseConfig,
+    PARAMS, TRAINING_SEED_OFFSET, VALIDATION_SEED_OFFSET,
 };
 pub use data::{DenoiseData, KbpTemplates};
 pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, KeptIterate, PixelProbe};
@@ -282,6 +282,7 @@ impl Denoise {
         data.resolve_sigma(&mut config)?;
         // Echo the size that runs: a loaded image fixes it, whatever the fields said.
         (config.width, config.height) = (data.width, data.height);
+        config.template_shifts = Some(config.resolved_template_shifts());
         cancel.check()?;
         let mut runs = vec![build_run(config.primary(), &data, &config, cancel)?];
         if let Some(choice) = config.compare {
