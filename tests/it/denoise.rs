@@ -506,6 +506,11 @@ fn kernel_bp_template_shifts_keep_differences_and_cover_more_levels() {
     );
 
     let data = DenoiseData::generate(&loaded).unwrap();
+    assert!(
+        data.train.source.contains("shifted by ±20, 40"),
+        "the training description names the shifts: {}",
+        data.train.source
+    );
     let paper = DenoiseConfig {
         template_shifts: Some(Vec::new()),
         ..loaded.clone()

@@ -220,8 +220,9 @@ pub struct DenoiseConfig {
     /// the kernel-BP training templates: every edge pair `(a, b)` of the training image is added
     /// again as `(a + s, b + s)` for `s` in `±template_shifts` (pairs leaving 0..255 dropped),
     /// and the observation template takes each pixel at one of the shifts. Empty: the paper's
-    /// templates (Song et al. 2011, Sec. 6.1). None: [`DenoiseConfig::resolved_template_shifts`]
-    /// (a run echoes the list that ran). See `data::KbpTemplates`.
+    /// templates (Song et al. 2011, Sec. 6.1). None: [`DenoiseConfig::resolved_template_shifts`],
+    /// a rule of the config alone, so None re-runs the same run; the list that ran is named in
+    /// the training description (results.json `training`, the window). See `data::KbpTemplates`.
     pub template_shifts: Option<Vec<f64>>,
     /// A second algorithm run on the same noisy image, for comparison.
     pub compare: Option<AlgorithmChoice>,

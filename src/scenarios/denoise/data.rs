@@ -78,6 +78,19 @@ fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<
     Ok((img.width, img.height, values, idx))
 }
 
+/// The training description, naming kernel BP's template shifts where there are any.
+fn with_shifts(source: String, config: &DenoiseConfig) -> String {
+    let shifts = config.resolved_template_shifts();
+    if shifts.iter().all(|&s| s == 0.0) {
+        return source;
+    }
+    let list: Vec<String> = shifts.iter().map(|s| format!("{s}")).collect();
+    format!(
+        "{source}; kernel BP's templates also shifted by ±{} gray levels",
+        list.join(", ")
+    )
+}
+
 /// Kernel-BP training samples from the training pair.
 ///
 /// With `template_shifts` (a deviation from Song et al. 2011, Sec. 6.1, whose templates are the
@@ -135,6 +148,7 @@ impl DenoiseData {
             ),
         };
         let noisy = sunset::add_noise(&clean, config.noise, config.seed);
+        let source = with_shifts(source, config);
         Ok(DenoiseData {
             width,
             height,
@@ -184,6 +198,7 @@ impl DenoiseData {
                 format!("the built-in sunset, {width} x {height} (another image)"),
             ),
         };
+        let source = with_shifts(source, config);
         Ok(DenoiseData {
             width,
             height,

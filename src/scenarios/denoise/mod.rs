@@ -282,7 +282,6 @@ impl Denoise {
         data.resolve_sigma(&mut config)?;
         // Echo the size that runs: a loaded image fixes it, whatever the fields said.
         (config.width, config.height) = (data.width, data.height);
-        config.template_shifts = Some(config.resolved_template_shifts());
         cancel.check()?;
         let mut runs = vec![build_run(config.primary(), &data, &config, cancel)?];
         if let Some(choice) = config.compare {
