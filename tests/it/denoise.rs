@@ -175,7 +175,12 @@ fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
         .collect();
     assert_eq!(data.train.clean, sunset);
     assert_ne!(Some(&data.train.clean), data.clean.as_ref());
-    let t = data.kbp_templates(&base);
+    // (The paper's templates, without the gray-level shifts a loaded image gets by default.)
+    let paper = |c: &DenoiseConfig| DenoiseConfig {
+        template_shifts: Some(Vec::new()),
+        ..c.clone()
+    };
+    let t = data.kbp_templates(&paper(&base));
     assert_eq!(t.hidden, sunset, "kernel BP learns from the sunset");
     assert!(
         data.train.source.contains("sunset"),
@@ -189,7 +194,7 @@ fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
     };
     let data = DenoiseData::generate(&chosen).unwrap();
     assert_eq!((data.train.width, data.train.height), (24, 20));
-    assert_eq!(data.kbp_templates(&chosen).hidden.len(), 24 * 20);
+    assert_eq!(data.kbp_templates(&paper(&chosen)).hidden.len(), 24 * 20);
     // The oracle, only when asked.
     let oracle = DenoiseConfig {
         oracle: true,
@@ -374,8 +379,8 @@ fn discrete_bp_converges_by_default_on_a_real_image_trained_on_another() {
 /// Monte-Carlo SURE (no clean image) guards every step, taking back a step that raises it and
 /// halving the next, so the residual falls below the tolerance and the final iterate is the
 /// lowest-RMSE iterate of the run and within 2% of the best of a free (unguarded) run, whose
-/// own final iterate drifts more than 10% above its best (measured: guard 14.11 with residual
-/// 1e-6 at iteration 26; free best 14.15 at 5, final 23+ at 40). Fails on the old defaults:
+/// own final iterate drifts more than 10% above its best (measured with the paper's templates:
+/// guard 14.11 with residual 1e-6 at iteration 26; free best 14.15 at 5, final 23+ at 40). Fails on the old defaults:
 /// the stop rule's residual was 0.7-1.4 when it stopped, and 20 free iterations end 27% above
 /// the best. SURE's own estimate must be within 5% of the true RMSE. Needs ../shared/data.
 #[test]
@@ -509,4 +514,184 @@ fn the_debugger_shows_when_the_sure_guard_shrinks_the_steps() {
         .expect("the lowest-SURE iterate is labelled");
     assert!(kept.by_sure && kept.iteration < scales.len());
     assert!(scales.windows(2).all(|w| w[1] <= w[0]), "{scales:?}");
+}
+
+/// A `64 x 64` piecewise-smooth PNG (ramps, a disc, a rectangle) whose gray levels lie in
+/// `lo..hi`-ish: two of them with disjoint histograms make a training/test pair.
+fn piecewise_smooth_png(path: &std::path::Path, bright: bool) {
+    image::GrayImage::from_fn(64, 64, |x, y| {
+        let (x, y) = (f64::from(x), f64::from(y));
+        let v = if bright {
+            if (x - 40.0).powi(2) + (y - 22.0).powi(2) < 225.0 {
+                245.0 - 0.6 * x
+            } else if (6.0..26.0).contains(&x) && (36.0..58.0).contains(&y) {
+                175.0 + x
+            } else {
+                140.0 + 0.5 * y
+            }
+        } else if (x - 24.0).powi(2) + (y - 28.0).powi(2) < 256.0 {
+            110.0 - 0.5 * y
+        } else if (40.0..60.0).contains(&x) && (40.0..58.0).contains(&y) {
+            60.0
+        } else {
+            20.0 + 0.6 * x
+        };
+        image::Luma([v as u8])
+    })
+    .save(path)
+    .unwrap();
+}
+
+/// Issue 15: the template shifts are chosen by the training image's relation to the test
+/// image, keep every edge pair's gray-level difference, stay on the C levels within 0..255,
+/// and take each training pixel at most once in the observation template.
+#[test]
+fn kernel_bp_template_shifts_keep_differences_and_cover_more_levels() {
+    use beliefscope::scenarios::denoise::{CROSS_IMAGE_TEMPLATE_SHIFTS, DenoiseData};
+    let dir = tempfile::tempdir().unwrap();
+    let (test, train) = (dir.path().join("test.png"), dir.path().join("train.png"));
+    piecewise_smooth_png(&test, true);
+    piecewise_smooth_png(&train, false);
+    let loaded = DenoiseConfig {
+        image: Some(test.clone()),
+        train_image: Some(train),
+        ..DenoiseConfig::default()
+    };
+    assert_eq!(
+        loaded.resolved_template_shifts(),
+        CROSS_IMAGE_TEMPLATE_SHIFTS.to_vec()
+    );
+    let oracle = DenoiseConfig {
+        image: Some(test),
+        oracle: true,
+        ..DenoiseConfig::default()
+    };
+    assert!(oracle.resolved_template_shifts().is_empty());
+    assert!(
+        DenoiseConfig::default()
+            .resolved_template_shifts()
+            .is_empty()
+    );
+
+    let data = DenoiseData::generate(&loaded).unwrap();
+    assert!(
+        data.train.source.contains("shifted by ±20, 40"),
+        "the training description names the shifts: {}",
+        data.train.source
+    );
+    let paper = DenoiseConfig {
+        template_shifts: Some(Vec::new()),
+        ..loaded.clone()
+    };
+    let plain = data.kbp_templates(&paper);
+    assert_eq!(
+        plain.hidden, data.train.clean,
+        "no shifts: the paper's templates"
+    );
+    assert_eq!(plain.sender.len(), 2 * (63 * 64 + 64 * 63));
+    let shifted = data.kbp_templates(&loaded);
+    assert!(shifted.sender.len() > 5 * plain.sender.len());
+    assert!(shifted.hidden.len() <= 64 * 64);
+    let spacing = 255.0 / 49.0;
+    let key = |a: f64, b: f64| ((b - a) / spacing).round() as i64;
+    let plain_diffs: std::collections::BTreeSet<i64> = plain
+        .sender
+        .iter()
+        .zip(&plain.receiver)
+        .map(|(a, b)| key(*a, *b))
+        .collect();
+    for (a, b) in shifted.sender.iter().zip(&shifted.receiver) {
+        assert!(
+            plain_diffs.contains(&key(*a, *b)),
+            "new difference {a} -> {b}"
+        );
+        for v in [a, b] {
+            assert!(data.levels.contains(v), "{v} is not one of the C levels");
+        }
+    }
+    let distinct = |v: &[f64]| {
+        v.iter()
+            .map(|x| (x * 1e6).round() as i64)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    assert!(
+        distinct(&shifted.hidden) > distinct(&plain.hidden) + 15,
+        "{} against {} levels",
+        distinct(&shifted.hidden),
+        distinct(&plain.hidden)
+    );
+}
+
+/// Issue 15: kernel BP trained on an image whose gray levels the test image does not share
+/// (dark training, bright test, 64 x 64). With the paper's templates the learned likelihood has
+/// no support at the test image's levels and the run fails or denoises badly (measured: it
+/// diverges at iteration 1); the default's shifted templates learn a coupling of differences
+/// and come within 30% of TV (measured 7.66 against TV 6.36, noisy 30).
+#[test]
+fn kernel_bp_trained_on_another_histogram_denoises_with_the_default_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let (test, train) = (dir.path().join("test.png"), dir.path().join("train.png"));
+    piecewise_smooth_png(&test, true);
+    piecewise_smooth_png(&train, false);
+    let run = |template_shifts: Option<Vec<f64>>| -> Option<(f64, f64, f64)> {
+        let config = DenoiseConfig {
+            image: Some(test.clone()),
+            train_image: Some(train.clone()),
+            template_shifts,
+            ..DenoiseConfig::default()
+        };
+        let mut d = Denoise::new(config, &CancelFlag::default()).ok()?;
+        while !d.finished() {
+            d.step().ok()?;
+        }
+        let m = d.final_metrics();
+        Some((m["rmse"], m["baseline_rmse_tv"], m["noisy_rmse"]))
+    };
+    let (rmse, tv, noisy) = run(None).expect("the default run denoises");
+    eprintln!("default: {rmse:.3}, TV {tv:.3}, noisy {noisy:.3}");
+    assert!(rmse < 1.3 * tv, "{rmse} against TV {tv}");
+    assert!(rmse < 0.35 * noisy, "{rmse} against noisy {noisy}");
+    match run(Some(Vec::new())) {
+        None => eprintln!("paper's templates: the run failed"),
+        Some((old, _, _)) => {
+            eprintln!("paper's templates: {old:.3}");
+            assert!(old > 1.2 * rmse, "{old} against the default's {rmse}");
+        }
+    }
+}
+
+/// Issue 15: on the shared images, kernel BP trained on one and tested on the other keeps an
+/// estimate within 6% of TV's RMSE with the default (shifted) templates (measured: cameraman
+/// trained on house 12.10 against TV 11.73, house trained on cameraman 9.22 against 8.77); with
+/// the paper's templates it was 14.15 and 9.95 (21% and 13% above). Needs ../shared/data.
+#[test]
+fn kernel_bp_trained_on_another_real_image_comes_near_tv() {
+    for (test, train) in [("cameraman", "house"), ("house", "cameraman")] {
+        let Some((test_path, train_path)) = shared_image_pair(test, train) else {
+            return;
+        };
+        let run = |template_shifts: Option<Vec<f64>>| {
+            let config = DenoiseConfig {
+                image: Some(test_path.clone()),
+                train_image: Some(train_path.clone()),
+                template_shifts,
+                ..DenoiseConfig::default()
+            };
+            let mut d = Denoise::new(config, &CancelFlag::default()).unwrap();
+            while !d.finished() {
+                d.step().unwrap();
+            }
+            let m = d.final_metrics();
+            (m["rmse"], m["baseline_rmse_tv"])
+        };
+        let (rmse, tv) = run(None);
+        let (paper, _) = run(Some(Vec::new()));
+        eprintln!("{test} <- {train}: default {rmse:.3}, paper's templates {paper:.3}, TV {tv:.3}");
+        assert!(rmse < 1.06 * tv, "{rmse} against TV {tv}");
+        assert!(
+            paper > 1.1 * tv,
+            "the contrast case: {paper} against TV {tv}"
+        );
+    }
 }

@@ -79,6 +79,12 @@ pub struct DenoiseArgs {
     /// Kernel-BP candidate set: training (distinct training levels) or all (0..255).
     #[arg(long)]
     pub candidates: Option<Candidates>,
+    /// Kernel BP: also train on the training pairs shifted by +-each of these gray levels
+    /// (comma separated; 0: the paper's templates), so the learned coupling depends mostly on
+    /// gray-level differences [default: 20,40,...,120 for a loaded image trained on another
+    /// image, 0 for the sunset and the oracle].
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub template_shifts: Option<Vec<f64>>,
     /// Also run this algorithm on the same noisy image: discrete, kbp-full, kbp-linear,
     /// kbp-constant.
     #[arg(long)]
@@ -158,6 +164,7 @@ impl RunFlags for DenoiseArgs {
                 multiplier: self.bandwidth_multiplier.unwrap_or(d.kbp.multiplier),
             },
             candidates: self.candidates.unwrap_or(d.candidates),
+            template_shifts: self.template_shifts.or(d.template_shifts),
             compare: self.compare,
             schedule: self.schedule.unwrap_or(d.schedule),
             damping: self.damping.unwrap_or(d.damping),

@@ -78,13 +78,37 @@ fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<
     Ok((img.width, img.height, values, idx))
 }
 
+/// The training description, naming kernel BP's template shifts where there are any.
+fn with_shifts(source: String, config: &DenoiseConfig) -> String {
+    let shifts = config.resolved_template_shifts();
+    if shifts.iter().all(|&s| s == 0.0) {
+        return source;
+    }
+    let list: Vec<String> = shifts.iter().map(|s| format!("{s}")).collect();
+    format!(
+        "{source}; kernel BP's templates also shifted by ±{} gray levels",
+        list.join(", ")
+    )
+}
+
 /// Kernel-BP training samples from the training pair.
+///
+/// With `template_shifts` (a deviation from Song et al. 2011, Sec. 6.1, whose templates are the
+/// training pair as it is) every pair is repeated at gray levels shifted by whole level
+/// spacings. Kernel BP's implicit pairwise potential is `P(a, b) / (P(a) P(b))` with node factor
+/// `P(x)` (Property 1), both in absolute gray levels, so a model learned on one image's
+/// histogram transfers badly to another's; averaged over shifts, `P(a, b)` depends mostly on
+/// `b - a` and `P(x)` flattens: a stationary smoothness prior, as total variation's, learned
+/// from the training image's differences. The learned likelihood and the candidate set then
+/// cover gray levels the training image lacks.
 #[derive(Debug, Clone)]
 pub struct KbpTemplates {
-    /// Edge template: every 4-neighbour pair of the clean training image, both directions.
+    /// Edge template: every 4-neighbour pair of the clean training image, both directions
+    /// (and of its shifted copies).
     pub sender: Vec<f64>,
     pub receiver: Vec<f64>,
-    /// Observation template: clean and noisy training pixels.
+    /// Observation template: clean and noisy training pixels, each pixel once (at one of the
+    /// shifts when there are shifts).
     pub hidden: Vec<f64>,
     pub observed: Vec<f64>,
 }
@@ -124,6 +148,7 @@ impl DenoiseData {
             ),
         };
         let noisy = sunset::add_noise(&clean, config.noise, config.seed);
+        let source = with_shifts(source, config);
         Ok(DenoiseData {
             width,
             height,
@@ -173,6 +198,7 @@ impl DenoiseData {
                 format!("the built-in sunset, {width} x {height} (another image)"),
             ),
         };
+        let source = with_shifts(source, config);
         Ok(DenoiseData {
             width,
             height,
@@ -220,38 +246,100 @@ impl DenoiseData {
     }
 
     /// Kernel-BP templates from the training pair: the clean training image with noise drawn
-    /// from `seed + TRAINING_SEED_OFFSET`.
+    /// from `seed + TRAINING_SEED_OFFSET`, plus its copies shifted by the config's template shifts
+    /// (see [`KbpTemplates`]). Cost O(pixels · copies) for the edge template, O(pixels) for
+    /// the observation template.
     pub fn kbp_templates(&self, config: &DenoiseConfig) -> KbpTemplates {
         let t = &self.train;
         let (w, h) = (t.width, t.height);
-        let mut sender = Vec::with_capacity(4 * w * h);
-        let mut receiver = Vec::with_capacity(4 * w * h);
-        let mut pair = |p: usize, q: usize| {
-            sender.push(t.clean[p]);
-            receiver.push(t.clean[q]);
-            sender.push(t.clean[q]);
-            receiver.push(t.clean[p]);
+        let offsets = self.shift_offsets(&config.resolved_template_shifts());
+        // The training image shifted by `k` level spacings; None where a pixel leaves 0..255.
+        let spacing = self.level_spacing();
+        let top = self.levels.len() as isize - 1;
+        let shifted = |p: usize, k: isize| -> Option<f64> {
+            if k == 0 {
+                return Some(t.clean[p]);
+            }
+            let i = t.indices[p] as isize + k;
+            if !(0..=top).contains(&i) {
+                return None;
+            }
+            if config.quantize {
+                return Some(self.levels[i as usize]);
+            }
+            let v = t.clean[p] + k as f64 * spacing;
+            (self.levels[0]..=self.levels[top as usize])
+                .contains(&v)
+                .then_some(v)
         };
-        for y in 0..h {
-            for x in 0..w {
-                if x + 1 < w {
-                    pair(y * w + x, y * w + x + 1);
+        let pairs = 2 * (w.saturating_sub(1) * h + w * h.saturating_sub(1));
+        let mut sender = Vec::with_capacity(pairs * offsets.len());
+        let mut receiver = Vec::with_capacity(pairs * offsets.len());
+        let mut hidden = Vec::with_capacity(w * h);
+        let copies = offsets.len();
+        for (c, &k) in offsets.iter().enumerate() {
+            let mut pair = |p: usize, q: usize| {
+                if let (Some(a), Some(b)) = (shifted(p, k), shifted(q, k)) {
+                    sender.push(a);
+                    receiver.push(b);
+                    sender.push(b);
+                    receiver.push(a);
                 }
-                if y + 1 < h {
-                    pair(y * w + x, (y + 1) * w + x);
+            };
+            for y in 0..h {
+                for x in 0..w {
+                    if x + 1 < w {
+                        pair(y * w + x, y * w + x + 1);
+                    }
+                    if y + 1 < h {
+                        pair(y * w + x, (y + 1) * w + x);
+                    }
                 }
             }
+            // The observation template takes each pixel once, at the shift of copy
+            // `p mod copies`: the learned likelihood and prior see every shift, and the
+            // evidence set-up (O(n) per grid point of y) costs what it costs without shifts.
+            hidden.extend(
+                (0..w * h)
+                    .filter(|p| p % copies == c)
+                    .filter_map(|p| shifted(p, k)),
+            );
         }
+        // Without shifts the one copy draws exactly the paper's template's noise.
         let observed = sunset::add_noise(
-            &t.clean,
+            &hidden,
             config.noise,
             config.seed.wrapping_add(TRAINING_SEED_OFFSET),
         );
         KbpTemplates {
             sender,
             receiver,
-            hidden: t.clean.clone(),
+            hidden,
             observed,
         }
+    }
+
+    /// Gray levels between neighbouring levels (255 / (C - 1)).
+    fn level_spacing(&self) -> f64 {
+        match self.levels.len() {
+            0 | 1 => 255.0,
+            c => (self.levels[c - 1] - self.levels[0]) / (c - 1) as f64,
+        }
+    }
+
+    /// The template copies as whole level spacings: 0 first, then each shift's nearest
+    /// positive multiple of the spacing and its negative, without repeats.
+    pub fn shift_offsets(&self, shifts: &[f64]) -> Vec<isize> {
+        let spacing = self.level_spacing();
+        let mut offsets = vec![0isize];
+        for &s in shifts {
+            let k = (s / spacing).round() as isize;
+            for o in [k, -k] {
+                if !offsets.contains(&o) {
+                    offsets.push(o);
+                }
+            }
+        }
+        offsets
     }
 }

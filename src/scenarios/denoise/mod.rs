@@ -51,8 +51,8 @@ use sure_stop::{SureRule, SureTracker, SureVerdict};
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
-    AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig, PARAMS, TRAINING_SEED_OFFSET,
-    VALIDATION_SEED_OFFSET,
+    AlgorithmChoice, CROSS_IMAGE_TEMPLATE_SHIFTS, Candidates, DenoiseAlgorithm, DenoiseConfig,
+    PARAMS, TRAINING_SEED_OFFSET, VALIDATION_SEED_OFFSET,
 };
 pub use data::{DenoiseData, KbpTemplates};
 pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, KeptIterate, PixelProbe};
