@@ -35,6 +35,23 @@ const MAX_DRAWN_MESSAGES: usize = 20_000;
 /// Pixels per map cell in the texture (room for the outline).
 const CELL_PIXELS: usize = 4;
 
+/// The panel's default height: room for the residual map, the controls and two plots.
+pub const PANEL_HEIGHT: f32 = 220.0;
+/// The default height for a view with a graph: its canvas (a star, a tree, a grid of messages)
+/// needs more than a map's strip to tell lines apart and click them.
+pub const GRAPH_PANEL_HEIGHT: f32 = 330.0;
+
+/// The panel's id and default height for `view`. Graph views keep their own id, so the
+/// height a user gave one kind of view (or the default of the scenario shown first) does not
+/// carry over to the other.
+pub fn panel_default(view: Option<&ConvergenceView>) -> (&'static str, f32) {
+    if view.is_some_and(|v| v.graph.is_some()) {
+        ("debugger graph", GRAPH_PANEL_HEIGHT)
+    } else {
+        ("debugger", PANEL_HEIGHT)
+    }
+}
+
 /// What the panel asks of the worker (sent by the app as runner commands).
 #[derive(Debug, Clone, PartialEq)]
 pub enum DebuggerAction {
@@ -121,6 +138,12 @@ impl Debugger {
             self.draft_damping = None;
         }
         self.ask_when_unconverged(snapshot, view);
+        // egui sizes a panel to what its content used in the last frame. The content is laid
+        // out from the height left and uses a little less of it (the canvas and its legend),
+        // so without this the panel lost a few points every frame until the clamp below
+        // stopped it: a click aimed from one frame's layout landed on the next frame's.
+        // The content claims the whole panel, so only the user's drag changes its height.
+        ui.set_min_height(ui.available_height());
         let height = ui.available_height().clamp(140.0, 320.0);
         let layout = PanelLayout::new(ui.available_width(), height, map_aspect(view));
         ui.horizontal_top(|ui| {
