@@ -304,16 +304,16 @@ mod tests {
             "{width} x {height}"
         );
         assert!(
-            (g.nodes[0].y + g.nodes[2].y) / 2.0 - 150.0 < 1e-3,
+            ((g.nodes[0].y + g.nodes[2].y) / 2.0 - 150.0).abs() < 1e-3,
             "centred"
         );
-        // A line of nodes fills any canvas.
+        // A line of nodes fills any canvas (its nodes at 1/6, 1/2, 5/6 of the width).
         let line = ConvergenceGraph {
             positions: ConvergenceGraph::line_positions(3),
             ..graph
         };
         let g = CanvasGeometry::new(&line, tall);
-        assert!((g.nodes[2].x - g.nodes[0].x - 180.0).abs() < 1e-3);
+        assert!((g.nodes[2].x - g.nodes[0].x - 120.0).abs() < 1e-3);
     }
 
     #[test]

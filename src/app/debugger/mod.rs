@@ -145,7 +145,10 @@ impl Debugger {
         // The content claims the whole panel, so only the user's drag changes its height.
         ui.set_min_height(ui.available_height());
         let height = ui.available_height().clamp(140.0, 320.0);
-        let layout = PanelLayout::new(ui.available_width(), height, map_aspect(view));
+        let layout = match (&view.graph, map_aspect(view)) {
+            (Some(_), Some(aspect)) => PanelLayout::for_graph(ui.available_width(), height, aspect),
+            (_, aspect) => PanelLayout::new(ui.available_width(), height, aspect),
+        };
         ui.horizontal_top(|ui| {
             if view.graph.is_some() {
                 self.graph(ui, view, layout.map_width, height, commands);
@@ -562,10 +565,28 @@ pub struct PanelLayout {
     pub height: f32,
 }
 
+/// Space between the panel's parts.
+const GAP: f32 = 8.0;
+/// The width stacked plots keep beside a graph canvas.
+const GRAPH_PLOTS_WIDTH: f32 = 240.0;
+
 impl PanelLayout {
     pub fn new(available: f32, height: f32, aspect: Option<f32>) -> Self {
-        const GAP: f32 = 8.0;
         let map_width = aspect.map_or(0.0, |a| (height * a).min(0.25 * available).max(60.0));
+        Self::sharing(available, height, map_width)
+    }
+
+    /// A graph canvas gets what the controls and a column of stacked plots leave, up to the
+    /// panel's height times `aspect`, and never less than a map would get: lines beside their
+    /// twins need the room a residual map's pixels do not.
+    pub fn for_graph(available: f32, height: f32, aspect: f32) -> Self {
+        let map = Self::new(available, height, Some(aspect));
+        let left = available - map.controls_width - 3.0 * GAP - GRAPH_PLOTS_WIDTH;
+        let map_width = (height * aspect).min(left).max(map.map_width);
+        Self::sharing(available, height, map_width)
+    }
+
+    fn sharing(available: f32, height: f32, map_width: f32) -> Self {
         let controls_width = (0.3 * available).clamp(250.0, 290.0);
         let rest = (available - map_width - controls_width - 3.0 * GAP).max(120.0);
         let stacked = rest / 2.0 < 240.0;
@@ -779,5 +800,27 @@ mod tests {
         assert!(PanelLayout::new(600.0, 220.0, Some(1.0)).stacked);
         assert!(!PanelLayout::new(1400.0, 220.0, Some(1.0)).stacked);
         assert_eq!(PanelLayout::new(900.0, 220.0, None).map_width, 0.0);
+    }
+
+    #[test]
+    fn a_graph_canvas_takes_what_the_controls_and_stacked_plots_leave() {
+        for available in [590.0, 760.0, 1000.0, 1400.0, 2400.0] {
+            let g = PanelLayout::for_graph(available, 314.0, 1.2);
+            let map = PanelLayout::new(available, 314.0, Some(1.2));
+            assert!(g.map_width >= map.map_width, "{available}: {g:?}");
+            assert!(g.map_width <= 314.0 * 1.2 + 0.5, "{available}: {g:?}");
+            let plots = if g.stacked {
+                g.plot_width
+            } else {
+                2.0 * g.plot_width + 8.0
+            };
+            let used = g.map_width + g.controls_width + plots + 16.0;
+            assert!(used <= available + 1.0, "{available}: {g:?} uses {used}");
+            assert!(g.plot_width >= 120.0, "{available}: {g:?}");
+        }
+        // The central area beside both side panels of a 1360-point window: a square canvas
+        // instead of a quarter-width strip.
+        let g = PanelLayout::for_graph(760.0, 314.0, 1.2);
+        assert!(g.map_width >= 240.0, "{g:?}");
     }
 }

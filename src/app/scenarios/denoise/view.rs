@@ -334,21 +334,26 @@ pub struct NoCleanCurves {
 /// The no-clean-image curves of `view` (run with `config`).
 pub fn no_clean_curves_of(view: &DenoiseView, config: Option<&DenoiseConfig>) -> NoCleanCurves {
     let sure = config.is_some_and(|c| c.sure_stop);
+    // Names carry the algorithm only when two run.
+    let whose = |label: &str| match &view.compare {
+        Some(_) => format!(" · {label}"),
+        None => String::new(),
+    };
     let mut series = Vec::new();
     if sure {
         series.push(Series::metric(
-            &format!("SURE estimate of RMSE · {}", view.label),
+            &format!("SURE estimate of RMSE{}", whose(&view.label)),
             "sure_rmse",
         ));
         if let Some(cmp) = &view.compare {
             series.push(Series::metric(
-                &format!("SURE estimate of RMSE · {}", cmp.label),
+                &format!("SURE estimate of RMSE{}", whose(&cmp.label)),
                 &format!("sure_rmse_{}", cmp.label),
             ));
         }
     }
     series.push(Series::metric(
-        &format!("RMS distance to noisy · {}", view.label),
+        &format!("RMS distance to noisy{}", whose(&view.label)),
         "rms_to_noisy",
     ));
     let references = config
@@ -369,7 +374,7 @@ pub fn no_clean_curves_of(view: &DenoiseView, config: Option<&DenoiseConfig>) ->
     let mut marks: Vec<Mark> = view
         .kept
         .map(|k| Mark {
-            name: format!("{} · {}", k.label(), view.label),
+            name: format!("{}{}", k.label(), whose(&view.label)),
             x: k.iteration as f64,
             color: ESTIMATE_COLOR,
         })
@@ -377,7 +382,7 @@ pub fn no_clean_curves_of(view: &DenoiseView, config: Option<&DenoiseConfig>) ->
         .collect();
     if let Some((cmp, k)) = view.compare.as_ref().and_then(|c| Some((c, c.kept?))) {
         marks.push(Mark {
-            name: format!("{} · {}", k.label(), cmp.label),
+            name: format!("{}{}", k.label(), whose(&cmp.label)),
             x: k.iteration as f64,
             color: Color32::from_rgb(120, 144, 156),
         });
