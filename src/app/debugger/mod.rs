@@ -568,7 +568,7 @@ pub struct PanelLayout {
 /// Space between the panel's parts.
 const GAP: f32 = 8.0;
 /// The width stacked plots keep beside a graph canvas.
-const GRAPH_PLOTS_WIDTH: f32 = 240.0;
+const GRAPH_PLOTS_WIDTH: f32 = 200.0;
 
 impl PanelLayout {
     pub fn new(available: f32, height: f32, aspect: Option<f32>) -> Self {
