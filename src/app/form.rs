@@ -42,11 +42,18 @@ pub fn param_row<C: Serialize + DeserializeOwned>(
         format!("{} ({})", param.label, param.unit)
     };
     let id = row_label(ui, &label, param.help);
+    let far_from_one = value != 0.0 && !(1e-3..1e5).contains(&value.abs());
     let mut slider = egui::Slider::new(&mut value, lo.max(param.min)..=hi.min(param.max))
         .logarithmic(param.log)
         .clamping(egui::SliderClamping::Never);
     if param.integer {
         slider = slider.integer();
+    } else if param.log && far_from_one {
+        // A tolerance of 1e-10 written out ("0.0000000001") is wider than the value box and
+        // widened the whole panel; far from 1 a value reads in scientific notation.
+        slider = slider
+            .custom_formatter(|v, _| format!("{v:.1e}"))
+            .custom_parser(|text| text.trim().parse().ok());
     }
     // The slider takes what the label left of the row, less room for its value box, so a long
     // label (with its unit) never pushes the value past the panel's edge.

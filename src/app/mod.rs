@@ -839,9 +839,10 @@ impl eframe::App for App {
             .as_ref()
             .filter(|s| s.convergence.is_some() && self.state.show_debugger)
         {
-            egui::Panel::bottom("debugger")
+            let (id, height) = debugger::panel_default(s.convergence.as_ref());
+            egui::Panel::bottom(id)
                 .resizable(true)
-                .default_size(220.0)
+                .default_size(height)
                 .show(ui, |ui| self.debugger.show(ui, s, &mut self.commands));
             for action in self.debugger.take_actions() {
                 let command = match action {

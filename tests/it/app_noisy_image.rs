@@ -140,3 +140,85 @@ fn the_file_menu_offers_open_noisy_image_and_a_clean_open_replaces_it() {
     assert!(c.noisy_image.is_none() && !c.estimate_sigma && c.sigma_rule.is_none());
     assert!(h.state().notices().is_empty(), "{:?}", h.state().notices());
 }
+
+/// Every name and text in the AccessKit tree (labels' values, and the names of other widgets
+/// such as a plot's legend entries, which are checkboxes).
+fn names(h: &Harness<'_, App>) -> Vec<String> {
+    use egui_kittest::kittest::NodeT as _;
+    h.root()
+        .children_recursive()
+        .flat_map(|n| {
+            let node = n.accesskit_node();
+            [node.label(), node.value()]
+        })
+        .flatten()
+        .collect()
+}
+
+fn shows(h: &Harness<'_, App>, part: &str) -> bool {
+    names(h).iter().any(|t| t.contains(part))
+}
+
+/// A noisy image has no true RMSE, so its error plot draws what there is: SURE's estimate of
+/// the RMSE per iteration (named as an estimate, the kept iteration marked) and the RMS
+/// distance to the noisy image against the noise σ, with a note why; a clean image keeps its
+/// RMSE plot.
+#[test]
+fn a_noisy_image_plots_sures_estimate_and_the_distance_to_the_noisy_image() {
+    let dir = tempfile::tempdir().unwrap();
+    noisy_png(dir.path(), "noisy.png", 20.0);
+    let clean = noisy_png(dir.path(), "clean.png", 0.0);
+    let mut h = app();
+    h.state_mut().open_image(clean.clone());
+    wait_for(&mut h, "the clean image", |h| {
+        running(h).is_some_and(|c| c.image.is_some())
+    });
+    assert!(shows(&h, "RMSE per iteration"));
+    assert!(!shows(&h, "SURE estimate of RMSE"));
+
+    h.get_by_label(OPEN_NOISY).click();
+    pick_in_browser(&mut h, "noisy.png");
+    wait_for(&mut h, "the noisy image loaded", |h| {
+        running(h).is_some_and(|c| c.noisy_image.is_some())
+    });
+    h.get_by_label("Play").click();
+    wait_for(&mut h, "the noisy run to stop", |h| {
+        running(h).is_some_and(|c| c.noisy_image.is_some())
+            && h.state().snapshot().is_some_and(|s| s.finished)
+    });
+    h.run_steps(3);
+    let snapshot = h.state().snapshot().unwrap();
+    let config = running(&h).unwrap();
+    assert!(config.sure_stop, "SURE stopping is the default");
+    let view = beliefscope::scenarios::denoise::DenoiseView::of(&snapshot.view)
+        .unwrap()
+        .clone();
+    let kept = view.kept.expect("SURE kept an iterate").iteration;
+    // The curves come from the run's own records: SURE's estimate up to the stop, the
+    // distance to the noisy image every iteration.
+    let history = &snapshot.history;
+    assert!(history.len() > kept, "the run went past its kept iterate");
+    assert!(
+        history
+            .iter()
+            .all(|r| r.metrics.contains_key("rms_to_noisy"))
+    );
+    assert!(history.iter().all(|r| !r.metrics.contains_key("rmse")));
+    assert!(history[..kept].iter().all(|r| r.metrics["sure_rmse"] > 0.0));
+
+    for part in [
+        "Estimated RMSE (SURE) · no clean image".to_string(),
+        "SURE estimate of RMSE".to_string(),
+        "RMS distance to noisy".to_string(),
+        format!("noise σ {:.1} (estimated, MAD)", config.noise),
+        format!("kept iteration {kept} (lowest SURE)"),
+        "No clean version, so no true RMSE".to_string(),
+    ] {
+        assert!(shows(&h, &part), "{part:?} not in {:?}", names(&h));
+    }
+    assert!(
+        !shows(&h, "RMSE per iteration"),
+        "the empty RMSE plot is gone"
+    );
+    assert!(h.state().notices().is_empty(), "{:?}", h.state().notices());
+}

@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use beliefscope::app::App;
-use eframe::egui::accesskit::Role;
+use beliefscope::app::debugger::graph::CanvasGeometry;
+use beliefscope::run::residuals::ConvergenceGraph;
+use eframe::egui::{self, accesskit::Role};
 use egui_kittest::Harness;
 use egui_kittest::kittest::NodeT as _;
 
@@ -53,4 +55,38 @@ pub fn wait_for(
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// The rect of the widget labelled `label` once the layout has settled: the same in two
+/// frames in a row (panics, naming the rects, if it keeps moving for 10 frames).
+pub fn settled_rect(harness: &mut Harness<'_, App>, label: &str) -> egui::Rect {
+    use egui_kittest::kittest::Queryable as _;
+    let mut rect = harness.get_by_label(label).rect();
+    for _ in 0..10 {
+        harness.run_steps(1);
+        let now = harness.get_by_label(label).rect();
+        if now == rect {
+            return now;
+        }
+        rect = now;
+    }
+    panic!("{label} keeps moving between frames (now {rect:?})");
+}
+
+/// Clicks message `m` on the convergence debugger's graph canvas, at the middle of its line
+/// as drawn from the canvas's settled rect in this frame (not from constants), and checks the
+/// canvas did not move between the press and the release.
+pub fn click_message(harness: &mut Harness<'_, App>, graph: &ConvergenceGraph, m: usize) {
+    use egui_kittest::kittest::Queryable as _;
+    let rect = settled_rect(harness, "message graph");
+    let at = CanvasGeometry::new(graph, rect).midpoint(m);
+    harness.drag_at(at);
+    harness.run_steps(1);
+    assert_eq!(
+        harness.get_by_label("message graph").rect(),
+        rect,
+        "the canvas moved under the press"
+    );
+    harness.drop_at(at);
+    harness.run_steps(3);
 }

@@ -5,7 +5,6 @@
 
 use crate::common::*;
 use beliefscope::app::App;
-use beliefscope::app::debugger::graph::CanvasGeometry;
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::sosmp::{GraphKind, SosmpConfig};
 use egui_kittest::Harness;
@@ -70,14 +69,8 @@ fn clicking_a_message_plots_its_history() {
     let view = h.state().snapshot().unwrap().convergence.clone().unwrap();
     let graph = view.graph.clone().unwrap();
     assert!(h.state().debugger().history_message().is_none());
-    let rect = h.get_by_label("message graph").rect();
-    let geometry = CanvasGeometry::new(&graph, rect);
     let m = 5;
-    let at = geometry.midpoint(m);
-    h.drag_at(at);
-    h.run_steps(1);
-    h.drop_at(at);
-    h.run_steps(3);
+    click_message(&mut h, &graph, m);
     assert_eq!(h.state().debugger().history_message(), Some(m));
     let [from, to] = graph.messages[m];
     assert!(
@@ -146,4 +139,25 @@ fn sosmp_grid_results_carry_convergence_stats() {
         24,
         "a 3x3 grid has 24 messages"
     );
+}
+
+/// A graph view's debugger panel opens at its taller default and keeps its height frame after
+/// frame: it used to lose 5 points a frame (egui sizes a panel to what its content used, and
+/// the canvas used a little less than the height left) until a clamp stopped it, so the
+/// canvas moved under a click and ended far smaller than the panel's default.
+#[test]
+fn a_graph_views_debugger_panel_opens_tall_and_keeps_its_height() {
+    use beliefscope::app::debugger::GRAPH_PANEL_HEIGHT;
+    let mut h = app(sosmp(GraphKind::Grid, 9, 12));
+    let first = h.get_by_label("message graph").rect();
+    h.run_steps(40);
+    let later = h.get_by_label("message graph").rect();
+    assert_eq!(first, later, "the canvas moved while nothing changed");
+    // The canvas is the panel's height less its margins and the legend below it.
+    assert!(
+        later.height() > GRAPH_PANEL_HEIGHT - 80.0,
+        "canvas {later:?} in a {GRAPH_PANEL_HEIGHT}-point panel"
+    );
+    // Nothing of it falls outside the window.
+    assert!(later.max.y <= 900.0 && later.min.y >= 0.0, "{later:?}");
 }

@@ -238,7 +238,6 @@ mod window {
     use super::*;
     use crate::common::*;
     use beliefscope::app::App;
-    use beliefscope::app::debugger::graph::CanvasGeometry;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable as _;
 
@@ -255,6 +254,23 @@ mod window {
         });
         h.run_steps(2);
         h
+    }
+
+    /// A tolerance of 1e-9 reads "1.0e-9" in its value box: written out ("0.000000001") the
+    /// box widened the parameter panel to its limit, which left the debugger's graph canvas a
+    /// quarter of a narrower panel.
+    #[test]
+    fn a_small_tolerance_leaves_the_graph_canvas_its_room() {
+        use egui_kittest::kittest::NodeT as _;
+        let mut h = app();
+        let values: Vec<String> = h
+            .root()
+            .children_recursive()
+            .filter_map(|n| n.accesskit_node().value())
+            .collect();
+        assert!(values.iter().any(|v| v == "1.0e-9"), "{values:?}");
+        let rect = settled_rect(&mut h, "message graph");
+        assert!(rect.width() > 180.0, "canvas {rect:?}");
     }
 
     #[test]
@@ -279,14 +295,8 @@ mod window {
             &format!("message changes of iteration {}", n - 3)
         ));
 
-        let rect = h.get_by_label("message graph").rect();
-        let geometry = CanvasGeometry::new(&graph, rect);
         let m = 4; // site 5's message to w
-        let at = geometry.midpoint(m);
-        h.drag_at(at);
-        h.run_steps(1);
-        h.drop_at(at);
-        h.run_steps(3);
+        click_message(&mut h, &graph, m);
         assert_eq!(h.state().debugger().history_message(), Some(m));
         assert!(
             has_text(

@@ -70,7 +70,6 @@ mod window {
     use super::*;
     use crate::common::*;
     use beliefscope::app::App;
-    use beliefscope::app::debugger::graph::CanvasGeometry;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable as _;
 
@@ -96,14 +95,8 @@ mod window {
             h.state().debugger().shown_edges().unwrap().iteration,
             frames - 1
         );
-        let rect = h.get_by_label("message graph").rect();
-        let geometry = CanvasGeometry::new(&graph, rect);
         let m = 1;
-        let at = geometry.midpoint(m);
-        h.drag_at(at);
-        h.run_steps(1);
-        h.drop_at(at);
-        h.run_steps(3);
+        click_message(&mut h, &graph, m);
         assert_eq!(h.state().debugger().history_message(), Some(m));
         let [from, to] = graph.messages[m];
         assert!(

@@ -40,7 +40,7 @@ pub struct CanvasGeometry {
 
 impl CanvasGeometry {
     pub fn new(graph: &ConvergenceGraph, rect: Rect) -> Self {
-        let inner = rect.shrink(10.0);
+        let inner = fitted(rect.shrink(10.0), layout_aspect(graph));
         let nodes: Vec<Pos2> = graph
             .positions
             .iter()
@@ -104,6 +104,47 @@ impl CanvasGeometry {
             .position(|c| c.distance(pos) <= self.radius + 2.0)
             .map(CanvasPick::Node)
     }
+}
+
+/// The aspect the layout was made for: positions live in the unit square, so 1, except for a
+/// line of nodes (all in one row or column), which fills any canvas (None).
+fn layout_aspect(graph: &ConvergenceGraph) -> Option<f32> {
+    let spans = |k: usize| {
+        let (lo, hi) = graph
+            .positions
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p[k]), hi.max(p[k]))
+            });
+        hi - lo > 1e-9
+    };
+    (spans(0) && spans(1)).then_some(1.0)
+}
+
+/// How much wider or taller than its layout a graph may be drawn: a taller debugger panel
+/// gives a narrow canvas, where a star or grid stretched to fill it would read as an ellipse
+/// or a tall lattice.
+const MAX_STRETCH: f32 = 1.25;
+
+/// The centred part of `inner` the layout is drawn in: all of it unless that would stretch a
+/// layout of `aspect` by more than [`MAX_STRETCH`].
+fn fitted(inner: Rect, aspect: Option<f32>) -> Rect {
+    let Some(aspect) = aspect else {
+        return inner;
+    };
+    let (w, h) = (inner.width(), inner.height());
+    if w <= 0.0 || h <= 0.0 {
+        return inner;
+    }
+    let drawn = w / h;
+    let size = if drawn > aspect * MAX_STRETCH {
+        Vec2::new(h * aspect * MAX_STRETCH, h)
+    } else if drawn < aspect / MAX_STRETCH {
+        Vec2::new(w, w / (aspect / MAX_STRETCH))
+    } else {
+        return inner;
+    };
+    Rect::from_center_size(inner.center(), size)
 }
 
 /// The smallest distance between two nodes (infinite for fewer than two; O(n²), only for
@@ -246,6 +287,34 @@ pub fn legend(ui: &mut egui::Ui, hi: f64, decades: f64, width: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_square_layout_is_not_stretched_into_a_tall_canvas() {
+        let graph = ConvergenceGraph {
+            positions: vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+            messages: vec![[0, 1], [1, 0]],
+            value_axis: String::new(),
+        };
+        let tall = Rect::from_min_size(Pos2::ZERO, Vec2::new(200.0, 300.0));
+        let g = CanvasGeometry::new(&graph, tall);
+        let width = g.nodes[1].x - g.nodes[0].x;
+        let height = g.nodes[2].y - g.nodes[0].y;
+        assert!(
+            (height / width - MAX_STRETCH).abs() < 1e-3,
+            "{width} x {height}"
+        );
+        assert!(
+            ((g.nodes[0].y + g.nodes[2].y) / 2.0 - 150.0).abs() < 1e-3,
+            "centred"
+        );
+        // A line of nodes fills any canvas (its nodes at 1/6, 1/2, 5/6 of the width).
+        let line = ConvergenceGraph {
+            positions: ConvergenceGraph::line_positions(3),
+            ..graph
+        };
+        let g = CanvasGeometry::new(&line, tall);
+        assert!((g.nodes[2].x - g.nodes[0].x - 120.0).abs() < 1e-3);
+    }
 
     #[test]
     fn picking_finds_each_direction_of_an_edge() {

@@ -35,6 +35,23 @@ const MAX_DRAWN_MESSAGES: usize = 20_000;
 /// Pixels per map cell in the texture (room for the outline).
 const CELL_PIXELS: usize = 4;
 
+/// The panel's default height: room for the residual map, the controls and two plots.
+pub const PANEL_HEIGHT: f32 = 220.0;
+/// The default height for a view with a graph: its canvas (a star, a tree, a grid of messages)
+/// needs more than a map's strip to tell lines apart and click them.
+pub const GRAPH_PANEL_HEIGHT: f32 = 330.0;
+
+/// The panel's id and default height for `view`. Graph views keep their own id, so the
+/// height a user gave one kind of view (or the default of the scenario shown first) does not
+/// carry over to the other.
+pub fn panel_default(view: Option<&ConvergenceView>) -> (&'static str, f32) {
+    if view.is_some_and(|v| v.graph.is_some()) {
+        ("debugger graph", GRAPH_PANEL_HEIGHT)
+    } else {
+        ("debugger", PANEL_HEIGHT)
+    }
+}
+
 /// What the panel asks of the worker (sent by the app as runner commands).
 #[derive(Debug, Clone, PartialEq)]
 pub enum DebuggerAction {
@@ -121,8 +138,17 @@ impl Debugger {
             self.draft_damping = None;
         }
         self.ask_when_unconverged(snapshot, view);
+        // egui sizes a panel to what its content used in the last frame. The content is laid
+        // out from the height left and uses a little less of it (the canvas and its legend),
+        // so without this the panel lost a few points every frame until the clamp below
+        // stopped it: a click aimed from one frame's layout landed on the next frame's.
+        // The content claims the whole panel, so only the user's drag changes its height.
+        ui.set_min_height(ui.available_height());
         let height = ui.available_height().clamp(140.0, 320.0);
-        let layout = PanelLayout::new(ui.available_width(), height, map_aspect(view));
+        let layout = match (&view.graph, map_aspect(view)) {
+            (Some(_), Some(aspect)) => PanelLayout::for_graph(ui.available_width(), height, aspect),
+            (_, aspect) => PanelLayout::new(ui.available_width(), height, aspect),
+        };
         ui.horizontal_top(|ui| {
             if view.graph.is_some() {
                 self.graph(ui, view, layout.map_width, height, commands);
@@ -542,10 +568,28 @@ pub struct PanelLayout {
     pub height: f32,
 }
 
+/// Space between the panel's parts.
+const GAP: f32 = 8.0;
+/// The width stacked plots keep beside a graph canvas.
+const GRAPH_PLOTS_WIDTH: f32 = 200.0;
+
 impl PanelLayout {
     pub fn new(available: f32, height: f32, aspect: Option<f32>) -> Self {
-        const GAP: f32 = 8.0;
         let map_width = aspect.map_or(0.0, |a| (height * a).min(0.25 * available).max(60.0));
+        Self::sharing(available, height, map_width)
+    }
+
+    /// A graph canvas gets what the controls and a column of stacked plots leave, up to the
+    /// panel's height times `aspect`, and never less than a map would get: lines beside their
+    /// twins need the room a residual map's pixels do not.
+    pub fn for_graph(available: f32, height: f32, aspect: f32) -> Self {
+        let map = Self::new(available, height, Some(aspect));
+        let left = available - map.controls_width - 3.0 * GAP - GRAPH_PLOTS_WIDTH;
+        let map_width = (height * aspect).min(left).max(map.map_width);
+        Self::sharing(available, height, map_width)
+    }
+
+    fn sharing(available: f32, height: f32, map_width: f32) -> Self {
         let controls_width = (0.3 * available).clamp(250.0, 290.0);
         let rest = (available - map_width - controls_width - 3.0 * GAP).max(120.0);
         let stacked = rest / 2.0 < 240.0;
@@ -759,5 +803,27 @@ mod tests {
         assert!(PanelLayout::new(600.0, 220.0, Some(1.0)).stacked);
         assert!(!PanelLayout::new(1400.0, 220.0, Some(1.0)).stacked);
         assert_eq!(PanelLayout::new(900.0, 220.0, None).map_width, 0.0);
+    }
+
+    #[test]
+    fn a_graph_canvas_takes_what_the_controls_and_stacked_plots_leave() {
+        for available in [590.0, 760.0, 1000.0, 1400.0, 2400.0] {
+            let g = PanelLayout::for_graph(available, 314.0, 1.2);
+            let map = PanelLayout::new(available, 314.0, Some(1.2));
+            assert!(g.map_width >= map.map_width, "{available}: {g:?}");
+            assert!(g.map_width <= 314.0 * 1.2 + 0.5, "{available}: {g:?}");
+            let plots = if g.stacked {
+                g.plot_width
+            } else {
+                2.0 * g.plot_width + 8.0
+            };
+            let used = g.map_width + g.controls_width + plots + 16.0;
+            assert!(used <= available + 1.0, "{available}: {g:?} uses {used}");
+            assert!(g.plot_width >= 120.0, "{available}: {g:?}");
+        }
+        // The central area beside both side panels of a 1360-point window: a square canvas
+        // instead of a quarter-width strip.
+        let g = PanelLayout::for_graph(760.0, 314.0, 1.2);
+        assert!(g.map_width >= 240.0, "{g:?}");
     }
 }

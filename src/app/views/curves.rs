@@ -2,7 +2,7 @@
 //! the message residual on a log scale (log10 values, ticks labelled as powers of ten).
 
 use eframe::egui::{self, Color32};
-use egui_plot::{HLine, HoverPosition, Line, LineStyle, PlotPoint, PlotPoints};
+use egui_plot::{HLine, HoverPosition, Line, LineStyle, PlotPoint, PlotPoints, VLine};
 
 use super::ticks::{self, Scale};
 use crate::scenarios::IterationRecord;
@@ -144,24 +144,90 @@ pub fn metrics_plot_over(
     max_iters: Option<usize>,
     height: f32,
 ) {
+    let lines = Lines {
+        series,
+        references,
+        marks: &[],
+    };
+    lines_plot(
+        ui, step_name, id, quantity, history, &lines, max_iters, height,
+    );
+}
+
+/// A vertical line at one step (e.g. the iterate a stopping rule kept), named in the legend.
+pub struct Mark {
+    pub name: String,
+    pub x: f64,
+    pub color: Color32,
+}
+
+/// What a per-iteration plot draws: curves, horizontal references, vertical marks.
+pub struct Lines<'a> {
+    pub series: &'a [Series],
+    pub references: &'a [Reference],
+    pub marks: &'a [Mark],
+}
+
+/// `metrics_plot` with vertical marks (drawn dotted in their colour).
+pub fn marked_metrics_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    quantity: &str,
+    history: &[IterationRecord],
+    lines: &Lines<'_>,
+    max_iters: Option<usize>,
+    height: f32,
+) {
+    lines_plot(
+        ui,
+        "iteration",
+        id,
+        quantity,
+        history,
+        lines,
+        max_iters,
+        height,
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lines_plot(
+    ui: &mut egui::Ui,
+    step_name: &str,
+    id: &str,
+    quantity: &str,
+    history: &[IterationRecord],
+    lines: &Lines<'_>,
+    max_iters: Option<usize>,
+    height: f32,
+) {
+    let Lines {
+        series,
+        references,
+        marks,
+    } = *lines;
     let curves: Vec<(String, Vec<[f64; 2]>)> = series
         .iter()
         .map(|s| (s.name.clone(), s.points(history)))
         .collect();
     let x_range = [0.0, x_end(history, max_iters)];
-    // The legend where the curves are not (reference lines count as curves across the plot).
+    // The legend where the curves are not (reference lines count as curves across the plot,
+    // marks as lines from 0 to the top of the curves).
     let mut shapes: Vec<Vec<[f64; 2]>> = curves.iter().map(|(_, p)| p.clone()).collect();
     shapes.extend(
         references
             .iter()
             .map(|r| vec![[x_range[0], r.value], [x_range[1], r.value]]),
     );
+    let top = shapes.iter().flatten().map(|p| p[1]).fold(0.0, f64::max);
+    shapes.extend(marks.iter().map(|m| vec![[m.x, 0.0], [m.x, top]]));
     let mut entries: Vec<(String, Color32)> = curves
         .iter()
         .enumerate()
         .map(|(k, (name, _))| (name.clone(), series_color(&series[k], k)))
         .collect();
     entries.extend(references.iter().map(|r| (r.name.clone(), REFERENCE_GRAY)));
+    entries.extend(marks.iter().map(|m| (m.name.clone(), m.color)));
     let mut height = height;
     let legend = super::legend::for_plot(ui, &shapes, &x_range, &[0.0], &entries, &mut height);
     let mut plot = ticks::plot(id, Scale::Integer, Scale::Real)
@@ -187,6 +253,14 @@ pub fn metrics_plot_over(
                 HLine::new(r.name.clone(), r.value)
                     .color(REFERENCE_GRAY)
                     .style(LineStyle::dashed_loose()),
+            );
+        }
+        for m in marks {
+            plot.vline(
+                VLine::new(m.name.clone(), m.x)
+                    .color(m.color)
+                    .style(LineStyle::dotted_dense())
+                    .width(1.5),
             );
         }
     });

@@ -11,7 +11,9 @@ use crate::app::commands::UiCommand;
 use crate::app::state::{InspectorTab, State};
 use crate::app::textures::{AsyncTexture, CachedTexture, Source};
 use crate::app::views::belief::{Marker, belief_plot};
-use crate::app::views::curves::{Reference, Series, metrics_plot, residual_plot};
+use crate::app::views::curves::{
+    Lines, Mark, Reference, Series, marked_metrics_plot, metrics_plot, residual_plot,
+};
 use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::app::views::ticks::{self, Scale};
 use crate::inference::{Belief, EstimateKind};
@@ -271,30 +273,35 @@ pub fn curves(
     config: Option<&DenoiseConfig>,
     height: f32,
 ) {
-    let mut rmse = vec![Series::metric(&view.label, "rmse")];
     let mut residual = vec![Series::residual(&view.label)];
     if let Some(cmp) = &view.compare {
-        rmse.push(Series::metric(&cmp.label, &format!("rmse_{}", cmp.label)));
         residual.push(Series::metric(
             &cmp.label,
             &format!("residual_{}", cmp.label),
         ));
     }
-    ui.strong("RMSE per iteration");
-    metrics_plot(
-        ui,
-        "denoise_rmse",
-        "RMSE (gray levels)",
-        &snapshot.history,
-        &rmse,
-        // No clean image: no RMSE curve and no noisy-input reference line.
-        &[Reference {
-            name: format!("noisy input ({:.1})", view.noisy_rmse),
-            value: view.noisy_rmse,
-        }][..usize::from(view.noisy_rmse.is_finite())],
-        config.map(|c| c.max_iters),
-        height,
-    );
+    if view.no_clean.is_some() {
+        no_clean_curves(ui, snapshot, view, config, height);
+    } else {
+        let mut rmse = vec![Series::metric(&view.label, "rmse")];
+        if let Some(cmp) = &view.compare {
+            rmse.push(Series::metric(&cmp.label, &format!("rmse_{}", cmp.label)));
+        }
+        ui.strong("RMSE per iteration");
+        metrics_plot(
+            ui,
+            "denoise_rmse",
+            "RMSE (gray levels)",
+            &snapshot.history,
+            &rmse,
+            &[Reference {
+                name: format!("noisy input ({:.1})", view.noisy_rmse),
+                value: view.noisy_rmse,
+            }],
+            config.map(|c| c.max_iters),
+            height,
+        );
+    }
     ui.add_space(6.0);
     let (title, rule) = residual_title(config, &view.label, view.compare.is_some());
     ui.strong(title).on_hover_text(format!(
@@ -309,6 +316,134 @@ pub fn curves(
         config.map(|c| c.max_iters),
         height,
     );
+}
+
+/// What the error plot of a noisy image with no clean version draws instead of the RMSE:
+/// SURE's estimate of each iterate's RMSE (with SURE stopping), the RMS distance to the noisy
+/// image against the noise σ, the iterate a stopping rule kept, and why there is no true RMSE.
+pub struct NoCleanCurves {
+    pub title: String,
+    pub series: Vec<Series>,
+    pub references: Vec<Reference>,
+    pub marks: Vec<Mark>,
+    /// One line under the plot: why there is no true RMSE.
+    pub note: String,
+    /// The note's hover text: what SURE is and how to read the curves.
+    pub detail: String,
+}
+
+/// The no-clean-image curves of `view` (run with `config`).
+pub fn no_clean_curves_of(view: &DenoiseView, config: Option<&DenoiseConfig>) -> NoCleanCurves {
+    let sure = config.is_some_and(|c| c.sure_stop);
+    // Names carry the algorithm only when two run.
+    let whose = |label: &str| match &view.compare {
+        Some(_) => format!(" · {label}"),
+        None => String::new(),
+    };
+    let mut series = Vec::new();
+    if sure {
+        series.push(Series::metric(
+            &format!("SURE estimate of RMSE{}", whose(&view.label)),
+            "sure_rmse",
+        ));
+        if let Some(cmp) = &view.compare {
+            series.push(Series::metric(
+                &format!("SURE estimate of RMSE{}", whose(&cmp.label)),
+                &format!("sure_rmse_{}", cmp.label),
+            ));
+        }
+    }
+    series.push(Series::metric(
+        &format!("RMS distance to noisy{}", whose(&view.label)),
+        "rms_to_noisy",
+    ));
+    let references = config
+        .map(|c| Reference {
+            name: format!(
+                "noise σ {:.1} ({})",
+                c.noise,
+                if c.sigma_rule.is_some() {
+                    "estimated, MAD"
+                } else {
+                    "given"
+                }
+            ),
+            value: c.noise,
+        })
+        .into_iter()
+        .collect();
+    let mut marks: Vec<Mark> = view
+        .kept
+        .map(|k| Mark {
+            name: format!("{}{}", k.label(), whose(&view.label)),
+            x: k.iteration as f64,
+            color: ESTIMATE_COLOR,
+        })
+        .into_iter()
+        .collect();
+    if let Some((cmp, k)) = view.compare.as_ref().and_then(|c| Some((c, c.kept?))) {
+        marks.push(Mark {
+            name: format!("{}{}", k.label(), whose(&cmp.label)),
+            x: k.iteration as f64,
+            color: Color32::from_rgb(120, 144, 156),
+        });
+    }
+    let (note, detail) = if sure {
+        (
+            "No clean version, so no true RMSE: SURE estimates it from the noisy image and σ alone.",
+            "SURE (Stein's unbiased risk estimate, Monte-Carlo: a second copy runs on the noisy \
+             image plus a tiny random probe) is an unbiased estimate of the mean squared error for \
+             Gaussian noise of the given σ. The shown estimate is the iterate of lowest SURE. A \
+             good estimate's distance to the noisy image comes close to σ from below.",
+        )
+    } else {
+        (
+            "No clean version, so no true RMSE; Stop by SURE is off, so no estimate of it either.",
+            "Only the distance to the noisy image is plotted: a good estimate brings it close to σ \
+             from below. Turn on Stop by SURE for an estimate of the RMSE.",
+        )
+    };
+    NoCleanCurves {
+        title: if sure {
+            "Estimated RMSE (SURE) · no clean image".into()
+        } else {
+            "Distance to the noisy image · no clean image".into()
+        },
+        series,
+        references,
+        marks,
+        note: note.into(),
+        detail: detail.into(),
+    }
+}
+
+/// The error plot of a noisy image with no clean version (see [`no_clean_curves_of`]).
+fn no_clean_curves(
+    ui: &mut egui::Ui,
+    snapshot: &Snapshot,
+    view: &DenoiseView,
+    config: Option<&DenoiseConfig>,
+    height: f32,
+) {
+    let c = no_clean_curves_of(view, config);
+    ui.strong(&c.title).on_hover_text(&c.detail);
+    // The note's lines come out of the plot's height, so the panel keeps its size.
+    let note_height = 2.0 * ui.text_style_height(&egui::TextStyle::Small) + 4.0;
+    marked_metrics_plot(
+        ui,
+        "denoise_rmse",
+        "gray levels",
+        &snapshot.history,
+        &Lines {
+            series: &c.series,
+            references: &c.references,
+            marks: &c.marks,
+        },
+        config.map(|c| c.max_iters),
+        (height - note_height).max(60.0),
+    );
+    ui.add(egui::Label::new(RichText::new(&c.note).small()).wrap())
+        .on_hover_text(&c.detail);
 }
 
 /// The residual plot's title and the stopping rule in full, as `Denoise::finished` applies it:
