@@ -508,7 +508,7 @@ fn the_debugger_shows_when_the_sure_guard_shrinks_the_steps() {
         );
     }
     let note = d.convergence().unwrap().step_note.unwrap();
-    assert!(note.starts_with("SURE guard: steps × 1/"), "{note}");
+    assert!(note.starts_with("SURE guard: steps × 2^-"), "{note}");
     let kept = d.runs()[0]
         .kept()
         .expect("the lowest-SURE iterate is labelled");

@@ -519,9 +519,9 @@ impl Scenario for Denoise {
             let t = &p.tracker;
             (t.rule() == SureRule::Guard && t.step_scale < 1.0).then(|| {
                 format!(
-                    "SURE guard: steps × 1/{:.0} (a step that raised SURE was taken back; \
+                    "SURE guard: steps × 2^-{:.0} (a step that raised SURE was taken back; \
                      lowest SURE at iteration {})",
-                    1.0 / t.step_scale,
+                    -t.step_scale.log2(),
                     t.best_iteration
                 )
             })
