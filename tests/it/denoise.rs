@@ -512,7 +512,7 @@ fn the_debugger_shows_when_the_sure_guard_shrinks_the_steps() {
     let kept = d.runs()[0]
         .kept()
         .expect("the lowest-SURE iterate is labelled");
-    assert!(kept.by_sure && kept.iteration < scales.len());
+    assert!(kept.by_sure && kept.guarded && kept.iteration < scales.len());
     assert!(scales.windows(2).all(|w| w[1] <= w[0]), "{scales:?}");
 }
 

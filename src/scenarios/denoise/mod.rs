@@ -226,6 +226,7 @@ impl AlgorithmRun {
         self.stopped_at.or(guarded).map(|iteration| KeptIterate {
             iteration,
             by_sure: self.sure.is_some(),
+            guarded: guarded.is_some(),
         })
     }
 

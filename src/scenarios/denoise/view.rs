@@ -62,6 +62,9 @@ pub struct KeptIterate {
     pub iteration: usize,
     /// True: Monte-Carlo SURE; false: the discrepancy principle.
     pub by_sure: bool,
+    /// The SURE guard settled the messages there and the run goes on from them, so the shown
+    /// estimate is the run's own (no "kept" in the image titles).
+    pub guarded: bool,
 }
 
 impl KeptIterate {

@@ -668,8 +668,10 @@ fn messages_plot(ui: &mut egui::Ui, p: &PixelProbe, k: &KbpProbe, height: f32) {
 /// A pane title with the iterate a stopping rule kept, if one stopped the run.
 fn titled(title: String, kept: Option<KeptIterate>) -> String {
     match kept {
-        Some(k) => format!("{title} · {}", k.label()),
-        None => title,
+        // Under the SURE guard the estimate is the run's current one (the debugger says where
+        // SURE was lowest); a title that long would cut off the RMSE.
+        Some(k) if !k.guarded => format!("{title} · {}", k.label()),
+        _ => title,
     }
 }
 
