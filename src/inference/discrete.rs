@@ -233,17 +233,7 @@ impl DiscreteBp {
     /// Puts back messages saved from [`Self::messages`] (a step guard returning to an earlier
     /// state); the iteration count goes on.
     pub fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
-        if saved.len() != self.messages.len() {
-            return Err(Error::param(
-                "messages",
-                format!(
-                    "expected {} values, got {}",
-                    self.messages.len(),
-                    saved.len()
-                ),
-            ));
-        }
-        self.messages.copy_from_slice(saved);
+        crate::inference::schedule::restore_saved(&mut self.messages, saved)?;
         self.queue = None;
         Ok(())
     }

@@ -82,6 +82,19 @@ impl Damping {
     }
 }
 
+/// Copies messages saved earlier back over `messages` (a step guard returning to an earlier
+/// state), refusing a copy of another length.
+pub fn restore_saved(messages: &mut [f64], saved: &[f64]) -> Result<()> {
+    if saved.len() != messages.len() {
+        return Err(crate::error::Error::param(
+            "messages",
+            format!("expected {} values, got {}", messages.len(), saved.len()),
+        ));
+    }
+    messages.copy_from_slice(saved);
+    Ok(())
+}
+
 /// A schedule switch made while a run was going (the debugger's "Switch live"): from iteration
 /// `from_iteration` on (the first iteration under it, counted from 1), the run uses `schedule`
 /// with `damping`. Configs keep these so the echoed config replays the run.

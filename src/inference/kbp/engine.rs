@@ -273,17 +273,7 @@ impl KbpEngine {
     /// Puts back coefficients saved from [`Self::message_coefficients`] (a step guard
     /// returning to an earlier state); the iteration count goes on.
     pub fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
-        if saved.len() != self.messages.len() {
-            return Err(Error::param(
-                "messages",
-                format!(
-                    "expected {} values, got {}",
-                    self.messages.len(),
-                    saved.len()
-                ),
-            ));
-        }
-        self.messages.copy_from_slice(saved);
+        crate::inference::schedule::restore_saved(&mut self.messages, saved)?;
         self.serial.reset_queue();
         Ok(())
     }
