@@ -695,3 +695,82 @@ fn kernel_bp_trained_on_another_real_image_comes_near_tv() {
         );
     }
 }
+
+/// In compare mode the run goes on until every algorithm has settled: the primary (kernel BP
+/// under the SURE guard) settles first and takes no more steps, while tree-reweighted discrete
+/// BP beside it converges to its own tolerance. Before, the run ended when the primary
+/// settled, with the compared algorithm's residual far above the tolerance.
+#[test]
+fn a_comparison_runs_until_every_algorithm_has_settled() {
+    let config = DenoiseConfig {
+        width: 48,
+        height: 48,
+        tolerance: 1e-4,
+        max_iters: 200,
+        compare: Some("discrete".parse().unwrap()),
+        ..DenoiseConfig::default()
+    };
+    let mut d = Denoise::new(config, &CancelFlag::default()).unwrap();
+    let mut records = Vec::new();
+    while !d.finished() {
+        records.push(d.step().unwrap());
+    }
+    let kbp = records
+        .iter()
+        .position(|r| r.residual < 1e-4)
+        .expect("kernel BP settles");
+    let discrete = records
+        .iter()
+        .position(|r| r.metrics["residual_discrete"] < 1e-4)
+        .expect("discrete BP settles");
+    assert!(
+        discrete > kbp,
+        "the test needs the compared algorithm to settle later ({kbp} vs {discrete})"
+    );
+    assert_eq!(
+        discrete + 1,
+        records.len(),
+        "the run ends when the last one settles"
+    );
+    // The settled primary's estimate and residual stay as they were.
+    let frozen = records[kbp].metrics["rmse"];
+    assert!(records[kbp..].iter().all(|r| r.metrics["rmse"] == frozen));
+    assert!(records[kbp..].iter().all(|r| r.residual < 1e-4));
+}
+
+/// `sure_probes` runs one copy per probe direction and is checked: 0 or more than 16 probes is
+/// a clear error naming the parameter.
+#[test]
+fn sure_averages_over_the_configured_probes() {
+    let config = DenoiseConfig {
+        width: 32,
+        height: 32,
+        max_iters: 8,
+        sure_probes: 3,
+        ..DenoiseConfig::default()
+    };
+    let mut d = Denoise::new(config.clone(), &CancelFlag::default()).unwrap();
+    assert_eq!(d.runs()[0].sure.as_ref().unwrap().engines.len(), 3);
+    let mut last = None;
+    while !d.finished() {
+        last = Some(d.step().unwrap());
+    }
+    let sure = last.unwrap().metrics["sure_rmse"];
+    assert!(sure.is_finite() && sure > 0.0);
+    for bad in [0, 17] {
+        let err = Denoise::new(
+            DenoiseConfig {
+                sure_probes: bad,
+                ..config.clone()
+            },
+            &CancelFlag::default(),
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(
+            err.contains("SURE probes") || err.contains("sure_probes"),
+            "{err}"
+        );
+    }
+}

@@ -110,6 +110,10 @@ pub struct DenoiseArgs {
     /// the messages settle at low SURE) or stop (after two such iterations) [default: guard].
     #[arg(long)]
     pub sure_rule: Option<SureRule>,
+    /// Probe directions SURE averages its divergence over; each runs another copy of the
+    /// algorithm [default: 1].
+    #[arg(long)]
+    pub sure_probes: Option<u8>,
     /// synchronous, sweep, random or residual (residual BP, Elidan et al. 2006) [default:
     /// synchronous].
     #[arg(long)]
@@ -174,6 +178,7 @@ impl RunFlags for DenoiseArgs {
             discrepancy_stop: self.discrepancy_stop,
             sure_stop: !self.no_sure_stop,
             sure_rule: self.sure_rule.unwrap_or(d.sure_rule),
+            sure_probes: self.sure_probes.unwrap_or(d.sure_probes),
             estimate: self.estimate.unwrap_or(d.estimate),
             edge_appearance: self.edge_appearance.unwrap_or(d.edge_appearance),
             kbp_edge_appearance: self.kbp_edge_appearance.unwrap_or(d.kbp_edge_appearance),

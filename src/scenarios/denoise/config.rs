@@ -31,6 +31,10 @@ pub const PARAMS: &[Param] = &[
         .log()
         .help("Stop when the residual falls below this."),
     Param::int("max_iters", "Iterations", 1.0, 1e7).help("Maximum number of iterations."),
+    Param::int("sure_probes", "SURE probes", 1.0, 16.0).help(
+        "Probe directions Monte-Carlo SURE averages its divergence over: each runs another copy \
+         of the algorithm; K probes divide the divergence's noise variance by K.",
+    ),
     Param::real("edge_appearance", "Edge appearance ρ (discrete)", 0.0, 1.0).help(
         "Discrete BP is tree-reweighted (Wainwright et al. 2003, the potentials' own method): \
          0 picks the grid's uniform spanning-tree value (pixels − 1) / edges ≈ 0.5, 1 is \
@@ -251,6 +255,10 @@ pub struct DenoiseConfig {
     /// halves the step size, so the messages settle at low SURE; `stop` stops after two
     /// iterations without a lower SURE (`sure_stop.rs`).
     pub sure_rule: SureRule,
+    /// Probe directions Monte-Carlo SURE averages its divergence over (1 by default; each is
+    /// another copy of every algorithm, and K of them divide the divergence's noise variance
+    /// by K).
+    pub sure_probes: u8,
     pub estimate: EstimateKind,
     /// Edge appearance probability ρ of tree-reweighted message passing, for both algorithms:
     /// 1 is ordinary (loopy) BP, 0 means the uniform spanning-tree value of the grid,
@@ -305,6 +313,7 @@ impl Default for DenoiseConfig {
             // ends at its lowest-SURE messages instead of stopping mid-drift (README
             // "Denoising: SURE step guard").
             sure_rule: SureRule::Guard,
+            sure_probes: 1,
             // The posterior mean minimises the expected squared error, the metric shown; the
             // argmax of a belief over 50 levels throws that away (cameraman trained on house,
             // discrete BP: 15.9 against 17.7).
@@ -439,12 +448,16 @@ impl ScenarioParams for DenoiseConfig {
         choices.extend(self.compare);
         let mut need = MemoryNeed::new(format!("denoise {w} x {h} with {} levels", self.colors))
             .bytes("images", (pixels + train_pixels) * 64.0);
-        // With SURE every algorithm runs twice (on y and on y + eps b).
-        let copies = if self.sure_stop { 2.0 } else { 1.0 };
-        // The guard also keeps both copies' messages at their lowest SURE: four messages per
+        // With SURE every algorithm runs on y and on each y + eps b_k.
+        let copies = if self.sure_stop {
+            1.0 + f64::from(self.sure_probes)
+        } else {
+            1.0
+        };
+        // The guard also keeps every copy's messages at their lowest SURE: four messages per
         // pixel, of C values (discrete) or about 40 coefficients (kernel BP's feature rank).
         let saved = if self.sure_stop && self.sure_rule == SureRule::Guard {
-            2.0
+            copies
         } else {
             0.0
         };

@@ -122,7 +122,8 @@ pub struct AlgorithmRun {
     pub engine: Engine,
     pub estimate: Arc<Vec<f64>>,
     pub setup_seconds: f64,
-    /// Stopped by the discrepancy principle: no further steps, the estimate stays.
+    /// Stopped (by a stopping rule, or settled below the tolerance): no further steps, the
+    /// estimate stays.
     pub stopped: bool,
     /// The residual of its last step (repeated while stopped).
     pub last_residual: f64,
@@ -133,28 +134,43 @@ pub struct AlgorithmRun {
     pub stopped_at: Option<usize>,
 }
 
-/// The second copy of an algorithm that Monte-Carlo SURE needs (`sure_stop.rs`).
+/// The copies of an algorithm that Monte-Carlo SURE needs (`sure_stop.rs`), one per probe.
 pub struct SureProbe {
-    pub engine: Engine,
+    pub engines: Vec<Engine>,
     pub tracker: SureTracker,
-    /// The guard's return point: the run's and the probe's messages at the lowest SURE.
-    best_messages: [Vec<f64>; 2],
+    /// The guard's return point: the run's messages, then each probe's, at the best iterate.
+    best_messages: Vec<Vec<f64>>,
 }
 
 impl SureProbe {
-    /// Applies the tracker's verdict on `run_engine` (the run on y) and the probe: saves both
-    /// copies' messages at a new lowest SURE, or takes the step back and shrinks the step.
+    /// Steps every probe copy and returns their estimates.
+    fn step(&mut self, estimate: crate::inference::EstimateKind) -> Result<Vec<Vec<f64>>> {
+        self.engines
+            .iter_mut()
+            .map(|e| {
+                e.inference_mut().step()?;
+                Ok(e.inference().estimates(estimate).values)
+            })
+            .collect()
+    }
+
+    /// Applies the tracker's verdict on `run_engine` (the run on y) and the probes: saves every
+    /// copy's messages at a new best iterate, or takes the step back and shrinks the step.
     fn follow(&mut self, verdict: SureVerdict, run_engine: &mut Engine) -> Result<()> {
+        self.best_messages
+            .resize(self.engines.len() + 1, Vec::new());
+        let copies = std::iter::once(run_engine).chain(self.engines.iter_mut());
         match verdict {
             SureVerdict::Improved if self.tracker.rule() == SureRule::Guard => {
-                run_engine.save_messages_into(&mut self.best_messages[0]);
-                self.engine.save_messages_into(&mut self.best_messages[1]);
+                for (engine, saved) in copies.zip(&mut self.best_messages) {
+                    engine.save_messages_into(saved);
+                }
             }
             SureVerdict::Revert => {
-                run_engine.restore_messages(&self.best_messages[0])?;
-                self.engine.restore_messages(&self.best_messages[1])?;
-                run_engine.set_step_scale(self.tracker.step_scale);
-                self.engine.set_step_scale(self.tracker.step_scale);
+                for (engine, saved) in copies.zip(&self.best_messages) {
+                    engine.restore_messages(saved)?;
+                    engine.set_step_scale(self.tracker.step_scale);
+                }
             }
             _ => {}
         }
@@ -162,16 +178,45 @@ impl SureProbe {
     }
 }
 
-/// Sets up the SURE probe of `run`: the same algorithm and model on `y + ε b`.
+/// Sets up the SURE probes of `run`: the same algorithm and model on `y + ε b_k`, one for each
+/// of the config's `sure_probes` directions.
 pub fn attach_sure_probe(
     run: &mut AlgorithmRun,
     data: &DenoiseData,
     config: &DenoiseConfig,
 ) -> Result<()> {
-    let direction = sure_stop::probe_direction(data.noisy.len(), config.seed);
     let epsilon = sure_stop::EPSILON_PER_SIGMA * config.noise;
-    let noisy = sure_stop::perturbed(&data.noisy, &direction, epsilon);
-    let engine = match &run.engine {
+    let directions: Vec<Vec<f64>> = (0..usize::from(config.sure_probes))
+        .map(|k| sure_stop::probe_direction(data.noisy.len(), config.seed, k))
+        .collect();
+    let engines = directions
+        .iter()
+        .map(|direction| {
+            let noisy = sure_stop::perturbed(&data.noisy, direction, epsilon);
+            probe_engine(&run.engine, noisy, data, config)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    run.sure = Some(SureProbe {
+        engines,
+        tracker: SureTracker::new(
+            directions,
+            epsilon,
+            Arc::clone(&run.estimate),
+            config.sure_rule,
+        ),
+        best_messages: Vec::new(),
+    });
+    Ok(())
+}
+
+/// A copy of `engine`'s algorithm and model on the observations `noisy`.
+fn probe_engine(
+    engine: &Engine,
+    noisy: Vec<f64>,
+    data: &DenoiseData,
+    config: &DenoiseConfig,
+) -> Result<Engine> {
+    Ok(match engine {
         Engine::Discrete(e) => {
             let probe_data = DenoiseData {
                 noisy,
@@ -201,28 +246,17 @@ pub fn attach_sure_probe(
                 .with_edge_appearance(e.edge_appearance())?,
             ))
         }
-    };
-    run.sure = Some(SureProbe {
-        engine,
-        tracker: SureTracker::new(
-            direction,
-            epsilon,
-            Arc::clone(&run.estimate),
-            config.sure_rule,
-        ),
-        best_messages: [Vec::new(), Vec::new()],
-    });
-    Ok(())
+    })
 }
 
 impl AlgorithmRun {
     /// The iterate a stopping rule kept, once one stopped the run.
     pub fn kept(&self) -> Option<KeptIterate> {
         // Once the guard has taken a step back, the estimate shown is that of lowest SURE.
-        let guarded = self.sure.as_ref().and_then(|p| {
-            (p.tracker.rule() == SureRule::Guard && p.tracker.step_scale < 1.0)
-                .then_some(p.tracker.best_iteration)
-        });
+        let guarded = self
+            .sure
+            .as_ref()
+            .and_then(|p| p.tracker.holds_best().then_some(p.tracker.best_iteration));
         self.stopped_at.or(guarded).map(|iteration| KeptIterate {
             iteration,
             by_sure: self.sure.is_some(),
@@ -490,10 +524,9 @@ impl Denoise {
                 run.engine
                     .reschedulable_mut()
                     .reschedule(change.schedule, Damping(change.damping))?;
-                // The SURE probe is the same algorithm on y + εb: it must switch with it.
-                if let Some(probe) = &mut run.sure {
-                    probe
-                        .engine
+                // The SURE probes are the same algorithm on y + εb: they must switch with it.
+                for engine in run.sure.iter_mut().flat_map(|p| p.engines.iter_mut()) {
+                    engine
                         .reschedulable_mut()
                         .reschedule(change.schedule, Damping(change.damping))?;
                 }
@@ -516,17 +549,10 @@ impl Scenario for Denoise {
             self.config.tolerance,
             self.config.max_iters,
         );
-        view.step_note = self.runs[0].sure.as_ref().and_then(|p| {
-            let t = &p.tracker;
-            (t.rule() == SureRule::Guard && t.step_scale < 1.0).then(|| {
-                format!(
-                    "SURE guard: steps × 2^-{:.0} (a step that raised SURE was taken back; \
-                     lowest SURE at iteration {})",
-                    -t.step_scale.log2(),
-                    t.best_iteration
-                )
-            })
-        });
+        view.step_note = self.runs[0]
+            .sure
+            .as_ref()
+            .and_then(|p| p.tracker.step_note());
         Some(view)
     }
 
@@ -573,6 +599,7 @@ impl Scenario for Denoise {
             run.last_residual = report.residual;
             let mut sure_rmse = None;
             let mut step_scale = None;
+            let mut sure_z = None;
             if !run.stopped {
                 run.estimate = Arc::new(
                     run.engine
@@ -581,24 +608,20 @@ impl Scenario for Denoise {
                         .values,
                 );
                 if let Some(probe) = &mut run.sure {
-                    probe.engine.inference_mut().step()?;
-                    let probe_estimate = probe
-                        .engine
-                        .inference()
-                        .estimates(self.config.estimate)
-                        .values;
+                    let probe_estimates = probe.step(self.config.estimate)?;
                     let t = &mut probe.tracker;
-                    let mse = sure_stop::sure_mse(
+                    let terms = sure_stop::sure_terms(
                         &run.estimate,
-                        &probe_estimate,
+                        &probe_estimates,
                         &self.noisy,
-                        &t.direction,
+                        &t.directions,
                         t.epsilon,
                         self.config.noise,
                     );
-                    sure_rmse = Some(mse.max(0.0).sqrt());
-                    let verdict = t.observe(report.iteration, mse, &run.estimate);
-                    if matches!(verdict, SureVerdict::Stop | SureVerdict::Revert) {
+                    let verdict = t.observe(report.iteration, terms, &run.estimate);
+                    sure_rmse = Some(t.last_mse.max(0.0).sqrt());
+                    sure_z = t.last_change.map(|c| c.z());
+                    if verdict == SureVerdict::Stop || t.holds_best() {
                         run.estimate = Arc::clone(&t.best_estimate);
                     }
                     if verdict == SureVerdict::Stop {
@@ -624,6 +647,14 @@ impl Scenario for Denoise {
                     format!("sure_rmse_{}", run.choice.label())
                 };
                 metrics.insert(key, value);
+            }
+            if let Some(z) = sure_z.filter(|z| z.is_finite()) {
+                let key = if i == 0 {
+                    "sure_change_z".to_string()
+                } else {
+                    format!("sure_change_z_{}", run.choice.label())
+                };
+                metrics.insert(key, z);
             }
             if let Some(scale) = step_scale {
                 let key = if i == 0 {
@@ -655,6 +686,11 @@ impl Scenario for Denoise {
                 metrics.insert(format!("seconds_{label}"), report.seconds);
                 metrics.insert(format!("residual_{label}"), report.residual);
             }
+            // A settled algorithm takes no more steps; the run goes on until every algorithm
+            // beside it has settled too (or the iteration limit), so a comparison is complete.
+            if run.last_residual < self.config.tolerance {
+                run.stopped = true;
+            }
         }
         let report = primary.expect("a primary run");
         let record = IterationRecord {
@@ -670,7 +706,8 @@ impl Scenario for Denoise {
         self.runs.iter().all(|r| r.stopped)
             || self
                 .log
-                .reached(self.config.max_iters, self.config.tolerance)
+                .last()
+                .is_some_and(|r| r.iter >= self.config.max_iters)
     }
 
     fn view(&self, probe: Option<Probe>) -> ScenarioView {

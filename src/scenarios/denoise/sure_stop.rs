@@ -18,6 +18,10 @@
 //!   reaches it with full steps; where its iterates drift past their best (kernel BP on a grid,
 //!   README "Denoising") the guard stops the drift. The settled messages need not be a BP fixed
 //!   point; results.json records each iteration's step scale (`step_scale`).
+//!
+//!   Each change of SURE is recorded with its standard error ([`SureChange`], results.json
+//!   `sure_change_z`). Tolerating changes within two standard errors for a few full steps was
+//!   measured and not adopted (README "The SURE step guard").
 //! * **stop**: keeps the estimate of lowest SURE and stops once SURE has not improved for
 //!   [`PATIENCE`] iterations.
 //!
@@ -91,9 +95,15 @@ impl std::str::FromStr for SureRule {
     }
 }
 
-/// The probe direction b (±1 per pixel), seeded.
-pub fn probe_direction(len: usize, seed: u64) -> Vec<f64> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(SURE_SEED_OFFSET));
+/// The most probe directions a run may average over (each is another copy of the algorithm).
+pub const MAX_PROBES: usize = 16;
+
+/// The `k`-th probe direction b (±1 per pixel), seeded; probe 0 is the single probe's.
+pub fn probe_direction(len: usize, seed: u64, k: usize) -> Vec<f64> {
+    let stream = seed
+        .wrapping_add(SURE_SEED_OFFSET)
+        .wrapping_add((k as u64).wrapping_mul(1_000_003));
+    let mut rng = ChaCha8Rng::seed_from_u64(stream);
     (0..len)
         .map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 })
         .collect()
@@ -108,8 +118,36 @@ pub fn perturbed(noisy: &[f64], direction: &[f64], epsilon: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Monte-Carlo SURE of `estimate` = f(y), given `probe_estimate` = f(y + ε b): an unbiased
-/// estimate of the mean squared error against the (unknown) clean image.
+/// The per-pixel terms of Monte-Carlo SURE of `estimate` = f(y), given the estimates
+/// `probe_estimates[k]` = f(y + ε b_k): `(f_i - y_i)² - σ² + 2 σ² mean_k b_k,i (f_i(y + ε b_k) -
+/// f_i(y)) / ε`. Their mean is SURE (an unbiased estimate of the mean squared error against
+/// the unknown clean image); the spread of two iterates' differences gives the standard error
+/// of their change. More probes average out the divergence estimate's noise (Ramani et al.,
+/// Sec. IV-B), which grows with how strongly the iteration amplifies a perturbation.
+pub fn sure_terms(
+    estimate: &[f64],
+    probe_estimates: &[Vec<f64>],
+    noisy: &[f64],
+    directions: &[Vec<f64>],
+    epsilon: f64,
+    sigma: f64,
+) -> Vec<f64> {
+    let s2 = sigma * sigma;
+    let weight = 2.0 * s2 / (epsilon * directions.len().max(1) as f64);
+    let mut terms: Vec<f64> = estimate
+        .iter()
+        .zip(noisy)
+        .map(|(f, y)| (f - y).powi(2) - s2)
+        .collect();
+    for (probe, direction) in probe_estimates.iter().zip(directions) {
+        for (((t, f), p), b) in terms.iter_mut().zip(estimate).zip(probe).zip(direction) {
+            *t += weight * b * (p - f);
+        }
+    }
+    terms
+}
+
+/// Monte-Carlo SURE with one probe: the mean of [`sure_terms`].
 pub fn sure_mse(
     estimate: &[f64],
     probe_estimate: &[f64],
@@ -118,35 +156,70 @@ pub fn sure_mse(
     epsilon: f64,
     sigma: f64,
 ) -> f64 {
-    let n = estimate.len().max(1) as f64;
-    let fit: f64 = estimate
-        .iter()
-        .zip(noisy)
-        .map(|(f, y)| (f - y).powi(2))
-        .sum::<f64>()
-        / n;
-    let divergence: f64 = direction
-        .iter()
-        .zip(probe_estimate.iter().zip(estimate))
-        .map(|(b, (p, f))| b * (p - f))
-        .sum::<f64>()
-        / (epsilon * n);
-    fit - sigma * sigma + 2.0 * sigma * sigma * divergence
+    mean(&sure_terms(
+        estimate,
+        &[probe_estimate.to_vec()],
+        noisy,
+        &[direction.to_vec()],
+        epsilon,
+        sigma,
+    ))
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The change of SURE from one iterate to another, with its standard error: the per-pixel
+/// differences' standard deviation over √N. It counts the noise of both the fit term and the
+/// Monte-Carlo divergence; neighbouring pixels' terms are correlated, so it is a lower bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SureChange {
+    pub change: f64,
+    pub standard_error: f64,
+}
+
+impl SureChange {
+    pub fn between(from: &[f64], to: &[f64]) -> SureChange {
+        let n = from.len().max(1) as f64;
+        let d: Vec<f64> = to.iter().zip(from).map(|(a, b)| a - b).collect();
+        let change = mean(&d);
+        let var = d.iter().map(|x| (x - change).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        SureChange {
+            change,
+            standard_error: (var / n).sqrt(),
+        }
+    }
+
+    /// The change in standard errors (±∞ for a change with no spread).
+    pub fn z(&self) -> f64 {
+        if self.standard_error > 0.0 {
+            self.change / self.standard_error
+        } else if self.change == 0.0 {
+            0.0
+        } else {
+            self.change.signum() * f64::INFINITY
+        }
+    }
 }
 
 /// The lowest SURE so far and the estimate that had it.
 #[derive(Debug, Clone)]
 pub struct SureTracker {
-    pub direction: Vec<f64>,
+    /// One probe direction per copy on `y + ε b_k`.
+    pub directions: Vec<Vec<f64>>,
     pub epsilon: f64,
     pub best_mse: f64,
     pub best_iteration: usize,
     pub best_estimate: Arc<Vec<f64>>,
     /// SURE of the latest iterate (NaN before the first).
     pub last_mse: f64,
+    /// The latest iterate's change of SURE from the best one (None before the second).
+    pub last_change: Option<SureChange>,
     /// Fraction of the damped step the guard lets the next iteration take.
     pub step_scale: f64,
     rule: SureRule,
+    best_terms: Vec<f64>,
     since_best: usize,
 }
 
@@ -155,7 +228,7 @@ pub struct SureTracker {
 pub enum SureVerdict {
     /// Keep iterating.
     Continue,
-    /// The latest iterate has the lowest SURE so far (the guard saves its messages).
+    /// The latest iterate is the new best (the guard saves its messages).
     Improved,
     /// The guard takes the step back: return to the best messages, take `step_scale` steps.
     Revert,
@@ -164,16 +237,23 @@ pub enum SureVerdict {
 }
 
 impl SureTracker {
-    pub fn new(direction: Vec<f64>, epsilon: f64, initial: Arc<Vec<f64>>, rule: SureRule) -> Self {
+    pub fn new(
+        directions: Vec<Vec<f64>>,
+        epsilon: f64,
+        initial: Arc<Vec<f64>>,
+        rule: SureRule,
+    ) -> Self {
         SureTracker {
-            direction,
+            directions,
             epsilon,
             best_mse: f64::INFINITY,
             best_iteration: 0,
             best_estimate: initial,
             last_mse: f64::NAN,
+            last_change: None,
             step_scale: 1.0,
             rule,
+            best_terms: Vec::new(),
             since_best: 0,
         }
     }
@@ -182,28 +262,61 @@ impl SureTracker {
         self.rule
     }
 
-    /// Records the SURE `mse` of `estimate` at `iteration`.
-    pub fn observe(&mut self, iteration: usize, mse: f64, estimate: &Arc<Vec<f64>>) -> SureVerdict {
+    /// Whether the estimate shown is the best iterate rather than the latest: the guard has
+    /// taken a step back.
+    pub fn holds_best(&self) -> bool {
+        self.rule == SureRule::Guard && self.step_scale < 1.0
+    }
+
+    /// What the guard has done to the steps, for the debugger (None while it has not acted).
+    pub fn step_note(&self) -> Option<String> {
+        self.holds_best().then(|| {
+            format!(
+                "SURE guard: steps × 2^-{:.0} (a step that raised SURE was taken back; \
+                 lowest SURE at iteration {})",
+                -self.step_scale.log2(),
+                self.best_iteration
+            )
+        })
+    }
+
+    /// Records the SURE terms ([`sure_terms`]) of `estimate` at `iteration`.
+    pub fn observe(
+        &mut self,
+        iteration: usize,
+        terms: Vec<f64>,
+        estimate: &Arc<Vec<f64>>,
+    ) -> SureVerdict {
+        let mse = mean(&terms);
         self.last_mse = mse;
-        if mse < self.best_mse {
+        self.last_change =
+            (!self.best_terms.is_empty()).then(|| SureChange::between(&self.best_terms, &terms));
+        // The first iterate, or a lower SURE than the best's.
+        let improved = self.last_change.is_none_or(|c| c.change < 0.0);
+        if improved {
             self.best_mse = mse;
             self.best_iteration = iteration;
             self.best_estimate = Arc::clone(estimate);
+            self.best_terms = terms;
             self.since_best = 0;
-            SureVerdict::Improved
-        } else if self.rule == SureRule::Guard {
-            self.step_scale /= 2.0;
-            if self.step_scale < MIN_STEP_SCALE {
-                SureVerdict::Stop
-            } else {
-                SureVerdict::Revert
+            return SureVerdict::Improved;
+        }
+        match self.rule {
+            SureRule::Guard => {
+                self.step_scale /= 2.0;
+                if self.step_scale < MIN_STEP_SCALE {
+                    SureVerdict::Stop
+                } else {
+                    SureVerdict::Revert
+                }
             }
-        } else {
-            self.since_best += 1;
-            if self.since_best >= PATIENCE {
-                SureVerdict::Stop
-            } else {
-                SureVerdict::Continue
+            SureRule::Stop => {
+                self.since_best += 1;
+                if self.since_best >= PATIENCE {
+                    SureVerdict::Stop
+                } else {
+                    SureVerdict::Continue
+                }
             }
         }
     }
@@ -225,7 +338,7 @@ mod tests {
         let sigma = 30.0;
         let noisy = sunset::add_noise(&clean, sigma, 7);
         let shrink = |y: &[f64]| -> Vec<f64> { y.iter().map(|v| 0.6 * v + 0.4 * 100.0).collect() };
-        let b = probe_direction(n, 7);
+        let b = probe_direction(n, 7, 0);
         let eps = EPSILON_PER_SIGMA * sigma;
         let f = shrink(&noisy);
         let fp = shrink(&perturbed(&noisy, &b, eps));
@@ -249,33 +362,109 @@ mod tests {
         );
     }
 
+    /// A three-tap moving average has divergence exactly N / 3, but one probe's estimate
+    /// carries the off-diagonal terms `b_i (b_(i-1) + b_(i+1)) / 3`; K probes average them:
+    /// the terms with K probes are the mean of the single probes' terms, and the error of the
+    /// divergence shrinks like 1 / √K.
+    #[test]
+    fn more_probes_average_the_divergence_noise_away() {
+        let n = 4_000;
+        let smooth = |y: &[f64]| -> Vec<f64> {
+            (0..y.len())
+                .map(|i| (y[i.saturating_sub(1)] + y[i] + y[(i + 1).min(y.len() - 1)]) / 3.0)
+                .collect()
+        };
+        let clean: Vec<f64> = (0..n)
+            .map(|i| 100.0 + 20.0 * (i as f64 * 0.02).sin())
+            .collect();
+        let (sigma, eps) = (10.0, 0.1);
+        let noisy = sunset::add_noise(&clean, sigma, 3);
+        let f = smooth(&noisy);
+        // The exact divergence per pixel: 1/3 inside, 2/3 at the two clamped ends.
+        let exact = (1.0 / 3.0) * (n as f64 + 2.0) / n as f64;
+        let divergence_error = |k: usize, trial: u64| -> f64 {
+            let dirs: Vec<Vec<f64>> = (0..k)
+                .map(|j| probe_direction(n, 1000 * trial, j))
+                .collect();
+            let probes: Vec<Vec<f64>> = dirs
+                .iter()
+                .map(|b| smooth(&perturbed(&noisy, b, eps)))
+                .collect();
+            let terms = sure_terms(&f, &probes, &noisy, &dirs, eps, sigma);
+            let fit = mean(
+                &f.iter()
+                    .zip(&noisy)
+                    .map(|(a, y)| (a - y).powi(2))
+                    .collect::<Vec<_>>(),
+            );
+            let div = (mean(&terms) - fit + sigma * sigma) / (2.0 * sigma * sigma);
+            if k == 4 {
+                // The same terms as the mean of the four single-probe estimates.
+                let single: Vec<Vec<f64>> = (0..4)
+                    .map(|j| sure_terms(&f, &probes[j..=j], &noisy, &dirs[j..=j], eps, sigma))
+                    .collect();
+                for (i, t) in terms.iter().enumerate().step_by(97) {
+                    let m = single.iter().map(|s| s[i]).sum::<f64>() / 4.0;
+                    assert!((t - m).abs() < 1e-9 * (1.0 + m.abs()));
+                }
+            }
+            div - exact
+        };
+        let rms = |k: usize| -> f64 {
+            let e: Vec<f64> = (1..=40).map(|t| divergence_error(k, t).powi(2)).collect();
+            mean(&e).sqrt()
+        };
+        let (one, four) = (rms(1), rms(4));
+        // One probe: sqrt(2 · 2 / 9 / N) = 0.0105 per pixel; four: half that.
+        assert!((0.007..0.015).contains(&one), "{one}");
+        assert!((0.35..0.65).contains(&(four / one)), "{four} / {one}");
+    }
+
     #[test]
     fn the_tracker_stops_after_patience_and_keeps_the_best() {
-        let mut t = SureTracker::new(vec![1.0], 0.1, Arc::new(vec![0.0]), SureRule::Stop);
+        let mut t = SureTracker::new(vec![vec![1.0]], 0.1, Arc::new(vec![0.0]), SureRule::Stop);
         let e = |v: f64| Arc::new(vec![v]);
-        assert_eq!(t.observe(1, 5.0, &e(1.0)), SureVerdict::Improved);
-        assert_eq!(t.observe(2, 4.0, &e(2.0)), SureVerdict::Improved);
-        assert_eq!(t.observe(3, 4.5, &e(3.0)), SureVerdict::Continue);
-        assert_eq!(t.observe(4, 4.2, &e(4.0)), SureVerdict::Stop);
+        assert_eq!(t.observe(1, vec![5.0], &e(1.0)), SureVerdict::Improved);
+        assert_eq!(t.observe(2, vec![4.0], &e(2.0)), SureVerdict::Improved);
+        assert_eq!(t.observe(3, vec![4.5], &e(3.0)), SureVerdict::Continue);
+        assert_eq!(t.observe(4, vec![4.2], &e(4.0)), SureVerdict::Stop);
         assert_eq!((t.best_iteration, t.best_estimate[0]), (2, 2.0));
     }
 
     #[test]
     fn the_guard_halves_the_step_on_every_rise_and_stops_when_it_is_negligible() {
-        let mut t = SureTracker::new(vec![1.0], 0.1, Arc::new(vec![0.0]), SureRule::Guard);
+        let mut t = SureTracker::new(vec![vec![1.0]], 0.1, Arc::new(vec![0.0]), SureRule::Guard);
         let e = |v: f64| Arc::new(vec![v]);
-        assert_eq!(t.observe(1, 5.0, &e(1.0)), SureVerdict::Improved);
-        assert_eq!(t.observe(2, 6.0, &e(2.0)), SureVerdict::Revert);
+        assert_eq!(t.observe(1, vec![5.0], &e(1.0)), SureVerdict::Improved);
+        assert_eq!(t.observe(2, vec![6.0], &e(2.0)), SureVerdict::Revert);
         assert_eq!(t.step_scale, 0.5);
         // A lower SURE at the smaller step is kept, and the step stays.
-        assert_eq!(t.observe(3, 4.0, &e(3.0)), SureVerdict::Improved);
+        assert_eq!(t.observe(3, vec![4.0], &e(3.0)), SureVerdict::Improved);
         assert_eq!(t.step_scale, 0.5);
         let mut rises = 1;
-        while t.observe(3 + rises, 4.5, &e(0.0)) == SureVerdict::Revert {
+        while t.observe(3 + rises, vec![4.5], &e(0.0)) == SureVerdict::Revert {
             rises += 1;
         }
         // 0.5 / 2^19 is the last scale at or above 2^-20.
         assert_eq!(rises, 20);
         assert_eq!((t.best_iteration, t.best_estimate[0]), (3, 3.0));
+    }
+
+    /// Terms whose mean is `level` and whose per-pixel spread is `spread` (alternating signs).
+    fn noisy_terms(level: f64, spread: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| level + if i % 2 == 0 { spread } else { -spread })
+            .collect()
+    }
+
+    #[test]
+    fn a_change_s_standard_error_is_the_spread_of_the_pixel_differences() {
+        // Differences ±3 around 0.5 on 10 000 pixels: the standard error is 3 / 100.
+        let from = vec![0.0; 10_000];
+        let to = noisy_terms(0.5, 3.0, 10_000);
+        let c = SureChange::between(&from, &to);
+        assert!((c.change - 0.5).abs() < 1e-12);
+        assert!((c.standard_error - 0.03).abs() < 1e-5, "{c:?}");
+        assert!((c.z() - 0.5 / 0.03).abs() < 0.01);
     }
 }

@@ -259,6 +259,17 @@ pub fn ui(
                         })
                         .response
                         .labelled_by(id);
+                    ui.add(
+                        egui::DragValue::new(&mut c.sure_probes)
+                            .range(1..=crate::scenarios::denoise::sure_stop::MAX_PROBES as u8)
+                            .suffix(" probe(s)"),
+                    )
+                    .on_hover_text(
+                        "Probe directions SURE averages its divergence over: each runs another \
+                         copy of the algorithm, and K probes divide the divergence's noise \
+                         variance by K",
+                    )
+                    .labelled_by(id);
                 });
             });
             ui.end_row();
