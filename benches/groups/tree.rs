@@ -70,6 +70,41 @@ pub fn benches(c: &mut Criterion) {
     }
     group.finish();
 
+    // The default config on the 1000-row built-ins (every row an edge sample since session
+    // 10) beside the old default m = 300: one slider move, and the set-up.
+    let mut group = c.benchmark_group("tree_default_1000_rows");
+    group.sample_size(20);
+    for (label, data) in [
+        ("nongauss-chain", BuiltinData::NongaussChain),
+        ("gauss-tree", BuiltinData::GaussTree),
+    ] {
+        for m in [300, TreeConfig::default().samples_per_edge] {
+            let config = TreeConfig {
+                samples_per_edge: m,
+                ..TreeConfig::builtin(data)
+            };
+            let node = if data == BuiltinData::NongaussChain {
+                1
+            } else {
+                3
+            };
+            let mut s = TreeScenario::new(config.clone(), &cancel).unwrap();
+            s.run_all().unwrap();
+            let mut flip = false;
+            group.bench_function(format!("slider-{label}-m{m}"), |b| {
+                b.iter(|| {
+                    flip = !flip;
+                    let v = if flip { -0.1 } else { 0.1 };
+                    s.set_evidence(node, Some(vec![v])).unwrap();
+                })
+            });
+            group.bench_function(format!("setup-{label}-m{m}"), |b| {
+                b.iter(|| TreeScenario::new(config.clone(), &cancel).unwrap())
+            });
+        }
+    }
+    group.finish();
+
     let mut group = c.benchmark_group("tree_setup_m500_n20");
     group.sample_size(10);
     group.bench_function("chain-per-edge", |b| {

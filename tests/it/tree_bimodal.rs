@@ -309,8 +309,8 @@ fn l1_and_ess(
     (l1(&c.parzen, &exact, dx), s.beliefs()[0].effective_samples)
 }
 
-/// Issue 15 asks for L1 < 0.35 on a sharp bimodal posterior. At the default 300 samples per
-/// edge no bandwidth gets there on every seed (`where_the_error_comes_from`: the best of 15
+/// Issue 15 asks for L1 < 0.35 on a sharp bimodal posterior. At 300 samples per edge (the
+/// default until session 10) no bandwidth gets there on every seed (`where_the_error_comes_from`: the best of 15
 /// fixed pairs is 0.30 / 0.27 / 0.34 on seeds 0-2, and even the exact likelihood as weights
 /// on the 300 belief samples gives 0.34 on seed 0): the belief rests on about 50 effective
 /// samples. With 2000 rows, every row an edge sample (m = rows), the LOO-CV default gets below
@@ -337,8 +337,10 @@ fn the_default_bandwidth_resolves_sharp_bimodal_posteriors_with_enough_samples()
                  median x 0.35 {l1_median:.3}"
             );
             assert!(l1_cv < 0.35, "{name}, seed {seed}: L1 {l1_cv} by LOO-CV");
+            // The median rule was above 0.55 before the belief was clipped at 0 (session 10),
+            // which helps every rule.
             assert!(
-                l1_median > 0.5 && l1_median > 1.5 * l1_cv,
+                l1_median > 0.4 && l1_median > 1.5 * l1_cv,
                 "{name}, seed {seed}: median rule L1 {l1_median} against LOO-CV {l1_cv}"
             );
         }
@@ -376,4 +378,177 @@ fn effective_sample_size_counts_positive_weights() {
     assert_eq!(effective_sample_size(&[1.0, 1.0, 0.0, -1.0]), 2.0);
     assert!((effective_sample_size(&[1.0, 0.5]) - 1.8).abs() < 1e-12);
     assert_eq!(effective_sample_size(&[-1.0, 0.0]), 0.0);
+}
+
+/// Session 10: does a read-out over all rows help (the messages evaluated at every row of the
+/// node, a weighted Parzen window over them), and how does the Parzen belief move with the
+/// samples per edge and λ? Prints per (m, λ, seed): the Parzen belief's L1 (`parzen`), the same
+/// clipped at 0 (`parzen+`), the weighted KDE over all rows with weights `m(x_i)⁺` at the
+/// node's σ and at the best width (`rows`), the exact likelihood as weights on all rows at the
+/// node's σ (`ideal`), the effective sample sizes over all rows and over the belief samples,
+/// and the model's set-up seconds. `DIAG_M`, `DIAG_LAMBDA`, `DIAG_SEEDS`, `DIAG_ROWS`,
+/// `DIAG_CASE=a,s,y`.
+#[test]
+#[ignore = "diagnostic: read-out over all rows against more samples per edge"]
+fn readout_over_rows_against_samples_per_edge() {
+    use beliefscope::inference::tree_kbp::Message;
+    use beliefscope::kernel::cross_gram;
+    let c = env_list("DIAG_CASE", "1.5,0.6,4");
+    let case = SquaredChain {
+        a: c[0],
+        s: c[1],
+        y: c[2],
+    };
+    let rows = env_list("DIAG_ROWS", "1000")[0] as usize;
+    for m in env_list("DIAG_M", "300") {
+        for lambda in env_list("DIAG_LAMBDA", "3") {
+            let mut sums = [0.0; 5];
+            let seeds = env_list("DIAG_SEEDS", "0,1,2,3,4,5,6,7");
+            for &seed in &seeds {
+                let kernel = NodeKernelSettings {
+                    lambda,
+                    ..NodeKernelSettings::default()
+                };
+                let s =
+                    squared_chain_run(case, rows, m as usize, seed as u64, kernel, BTreeMap::new());
+                let c = s.curves(0).unwrap();
+                let xs = c.xs.to_vec();
+                let dx = xs[1] - xs[0];
+                let exact = case.posterior(&xs, 0.0);
+                let parzen = l1(&c.parzen, &exact, dx);
+                let clipped: Vec<f64> = c.parzen.iter().map(|p| p.max(0.0)).collect();
+                let parzen_clipped = l1(&normalise(&clipped, dx), &exact, dx);
+                let model = &s.problem().model;
+                let msg = model.graph().message_between(1, 0).unwrap();
+                let Message::Weights(w) = s.engine().message(msg) else {
+                    panic!("no message")
+                };
+                let (_, set) = model.receiver_set(msg);
+                let support = &model.node(0).sets[set].points;
+                let all = model.values(0);
+                let at_rows = cross_gram(&model.kernel(0).kernel, all, support).unwrap() * &w.beta;
+                let points = all.as_slice().to_vec();
+                let wts: Vec<f64> = at_rows.iter().map(|v| v.max(0.0)).collect();
+                let sigma = model.kernel(0).sigma.unwrap();
+                let rows_at_sigma = l1(&weighted_kde(&points, &wts, sigma, &xs), &exact, dx);
+                let rows_best = h_grid()
+                    .iter()
+                    .map(|&h| l1(&weighted_kde(&points, &wts, h, &xs), &exact, dx))
+                    .fold(f64::INFINITY, f64::min);
+                let ideal_w: Vec<f64> = points.iter().map(|&x| case.likelihood(x)).collect();
+                let ideal = l1(&weighted_kde(&points, &ideal_w, sigma, &xs), &exact, dx);
+                let ess_rows = beliefscope::inference::tree_kbp::effective_sample_size(&wts);
+                let ess_m = s.beliefs()[0].effective_samples;
+                for (acc, v) in
+                    sums.iter_mut()
+                        .zip([parzen, parzen_clipped, rows_at_sigma, rows_best, ideal])
+                {
+                    *acc += v / seeds.len() as f64;
+                }
+                eprintln!(
+                    "m {m} λ {lambda} seed {seed} σ ({sigma:.3}, {:.3}): parzen {parzen:.3} parzen+ \
+                     {parzen_clipped:.3} | rows at σ {rows_at_sigma:.3} best {rows_best:.3} ideal \
+                     {ideal:.3} ess rows {ess_rows:.0} ess m {ess_m:.0} | set-up {:.2} s",
+                    model.kernel(1).sigma.unwrap(),
+                    model.setup_seconds()
+                );
+            }
+            eprintln!(
+                "m {m} λ {lambda} MEAN: parzen {:.3} parzen+ {:.3} rows at σ {:.3} best {:.3} ideal {:.3}",
+                sums[0], sums[1], sums[2], sums[3], sums[4]
+            );
+        }
+    }
+}
+
+/// Issue 15, part 2, at the rows of the issue (1000) and the DEFAULT config: the LOO-CV
+/// bandwidth and the default samples per edge (every row an edge sample) put x1's Parzen belief
+/// within L1 0.35 of the exact posterior on eight seeds, the median rule stays above 0.5.
+/// The old default m = 300 misses on most of the same seeds (`readout_over_rows_against_
+/// samples_per_edge`: the messages need the samples; a read-out over more points does not
+/// help), which this test checks too. On a second case (modes ±1.5, noise 0.45) seven of eight
+/// seeds pass (seed 2: 0.45).
+#[test]
+fn the_default_config_resolves_the_issues_bimodal_posterior_from_1000_rows() {
+    let config = TreeConfig::default();
+    let (rows, m) = (1000, config.samples_per_edge);
+    assert!(
+        m >= rows,
+        "the default takes every one of 1000 rows as an edge sample"
+    );
+    let default = config.kernel;
+    let median = NodeKernelSettings {
+        rule: BandwidthRule::Median,
+        ..default
+    };
+    let mut old_misses = 0;
+    for seed in 0..8 {
+        let (l1_cv, ess) = l1_and_ess(SquaredChain::ISSUE, rows, m, seed, default);
+        let (l1_median, _) = l1_and_ess(SquaredChain::ISSUE, rows, m, seed, median);
+        let (l1_old, _) = l1_and_ess(SquaredChain::ISSUE, rows, 300, seed, default);
+        eprintln!(
+            "issue case, seed {seed}: L1 default {l1_cv:.3} ({ess:.0} effective samples), \
+             median x 0.35 {l1_median:.3}, m = 300 {l1_old:.3}"
+        );
+        assert!(l1_cv < 0.35, "seed {seed}: L1 {l1_cv} at the default");
+        assert!(
+            l1_median > 0.5 && l1_median > 1.5 * l1_cv,
+            "seed {seed}: median rule L1 {l1_median} against LOO-CV {l1_cv}"
+        );
+        old_misses += usize::from(l1_old >= 0.35);
+    }
+    // Measured: 5 of 8 seeds at or above 0.35 with m = 300 (0.46 on seed 0).
+    assert!(old_misses >= 3, "m = 300 misses on {old_misses} seeds only");
+    let mut passes = 0;
+    for seed in 0..8 {
+        let (l1_cv, _) = l1_and_ess(CLOSER_MODES, rows, m, seed, default);
+        let (l1_median, _) = l1_and_ess(CLOSER_MODES, rows, m, seed, median);
+        eprintln!("closer modes, seed {seed}: L1 default {l1_cv:.3}, median {l1_median:.3}");
+        passes += usize::from(l1_cv < 0.35);
+        assert!(
+            l1_median > 1.5 * l1_cv.min(0.35),
+            "seed {seed}: median {l1_median}"
+        );
+    }
+    assert!(passes >= 7, "closer modes: {passes} of 8 seeds below 0.35");
+}
+
+/// The estimated messages swing below 0 between their samples; the Parzen belief is a density
+/// and is clipped at 0 (session 10: closer to the exact posterior on every seed measured).
+#[test]
+fn the_parzen_belief_is_clipped_where_the_messages_swing_below_zero() {
+    let s = squared_chain_run(
+        SquaredChain::ISSUE,
+        1000,
+        300,
+        0,
+        NodeKernelSettings::default(),
+        BTreeMap::new(),
+    );
+    let (product, _) = s.engine().message_product_at_eval(0).unwrap().unwrap();
+    let raw: Vec<f64> = product
+        .iter()
+        .zip(s.problem().model.prior(0))
+        .map(|(m, p)| m * p)
+        .collect();
+    let negative = raw.iter().filter(|&&v| v < 0.0).count();
+    let belief = &s.beliefs()[0];
+    eprintln!(
+        "{negative} of {} grid points below 0 before clipping",
+        raw.len()
+    );
+    assert!(
+        negative > 0,
+        "the unclipped belief has no negative lobe here"
+    );
+    assert!(belief.parzen.iter().all(|&v| v >= 0.0));
+    // Where the product is positive the belief is the same curve (up to its scale).
+    let (i, top) = raw
+        .iter()
+        .enumerate()
+        .fold((0, f64::MIN), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
+    assert!((belief.parzen[i] - 1.0).abs() < 1e-12);
+    for (r, b) in raw.iter().zip(&belief.parzen) {
+        assert!((b - r.max(0.0) / top).abs() < 1e-9);
+    }
 }

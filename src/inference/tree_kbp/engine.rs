@@ -69,7 +69,11 @@ pub struct NodeBelief {
     /// The evidence, for an observed node (then the curves are empty and `mean = argmax =`
     /// the value).
     pub observed: Option<Vec<f64>>,
-    /// The Parzen belief `P(x) Π_u m_u(x)` at the evaluation points, rescaled to max |.| 1.
+    /// The Parzen belief `P(x) Π_u m_u(x)` at the evaluation points, clipped at 0 and
+    /// rescaled to max 1. The estimated messages swing below 0 between and beyond their
+    /// samples; a density cannot, and the clipped belief is closer to the exact posterior on
+    /// every seed measured (README, "Samples per edge": mean L1 0.367 -> 0.341 at m = 300,
+    /// 0.261 -> 0.238 at m = 1000 on the sharp bimodal case). The embedding keeps its lobes.
     pub parzen: Vec<f64>,
     /// The belief embedding `μ(x) = Σ_i w_i k(b_i, x) / n_b` at the evaluation points,
     /// rescaled to max |.| 1 (negative lobes kept).
@@ -511,7 +515,7 @@ impl TreeKbp {
             observed: None,
             argmax: argmax_of(&at_eval),
             argmax_embedding: argmax_of(&embedding),
-            parzen: rescale(at_eval),
+            parzen: rescale(at_eval.map(|v| v.max(0.0))),
             embedding: rescale(embedding),
             effective_samples: effective_sample_size(w.as_slice()),
             weights: w.iter().copied().collect(),

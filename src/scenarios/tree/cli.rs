@@ -56,7 +56,7 @@ pub struct TreeArgs {
     /// Root of the message schedule [default: the first node].
     #[arg(long)]
     pub root: Option<String>,
-    /// Sample pairs per edge m [default: 300].
+    /// Sample pairs per edge m; all rows when m is at least the rows [default: 1000].
     #[arg(long)]
     pub samples_per_edge: Option<usize>,
     /// All edges use the same rows (else each edge draws its own, as in the paper).

@@ -296,7 +296,9 @@ impl TreeProblem {
 
         // Samples.
         let m = config.samples_per_edge;
-        if m > rows {
+        // The default asks for more than a small table has on purpose (every row an edge
+        // sample), so only a chosen m is worth a warning.
+        if m > rows && m != super::config::DEFAULT_SAMPLES_PER_EDGE {
             warnings.push(format!(
                 "samples per edge {m} > {rows} rows: every edge uses all {rows} rows"
             ));

@@ -42,7 +42,7 @@ use crate::io::{results::curves_csv, write_atomic};
 use crate::model::NodeId;
 
 pub use builtin::{BuiltinData, ReferenceMarginal, TrueModel};
-pub use config::{DataSource, NodeSpec, PARAMS, Topology, TreeConfig};
+pub use config::{DEFAULT_SAMPLES_PER_EDGE, DataSource, NodeSpec, PARAMS, Topology, TreeConfig};
 pub use data::TreeProblem;
 pub use draft::{DraftNode, DraftProblem, TreeDraft, tidy_layout, wide_layout};
 pub use view::{
