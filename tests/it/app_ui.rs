@@ -332,3 +332,31 @@ fn a_noisy_image_without_a_clean_version_says_rmse_not_available() {
     assert!(has_text(&harness, "(MAD)"));
     assert!(!has_text(&harness, "RMSE NaN"));
 }
+
+/// Kernel BP's likelihood: the checkbox switches between the expected observation template
+/// (the default) and one noise draw per training pixel, and the training line says which ran.
+#[test]
+fn the_likelihood_checkbox_switches_kernel_bps_observation_template() {
+    let mut harness = small_app(false);
+    wait_for(&mut harness, "the expected template named", |h| {
+        texts(h)
+            .iter()
+            .any(|t| t.contains("its likelihood the expectation over the noise draws"))
+    });
+    let label = "kernel BP: likelihood expected over the noise";
+    harness.get_by_label(label).scroll_to_me();
+    harness.run_steps(3);
+    harness.get_by_label(label).click();
+    harness.run_steps(2);
+    harness.get_by_label("Reset").click();
+    wait_for(&mut harness, "one draw running", |h| {
+        h.state().snapshot().is_some_and(
+            |s| matches!(&s.config, ScenarioConfig::Denoise(c) if !c.kbp_expected_observations),
+        )
+    });
+    wait_for(&mut harness, "the one-draw template named", |h| {
+        texts(h)
+            .iter()
+            .any(|t| t.contains("its likelihood from one noise draw per pixel"))
+    });
+}

@@ -462,9 +462,11 @@ fn the_sure_stop_rule_keeps_its_lowest_sure_iterate_and_stops() {
 
 /// The guard on the built-in sunset (no shared data), where it is less sharp: 100 x 100 pixels
 /// give SURE differences between iterates a noise of about 2 σ rms(Δf) / √N ≈ 0.9 in MSE, so the
-/// guard starts halving its steps an iteration or two before the true best (measured: 3.12
-/// against the free run's best 3.03 at iteration 14, 3% above; seeds 1-3 2-9%). The run must
-/// converge, end at its own best, within 6% of the free run's best and below its final iterate.
+/// guard starts halving its steps an iteration or two before the true best (measured with one
+/// noise draw per training pixel: 3.12 against the free run's best 3.03 at iteration 14, 3%
+/// above; seeds 1-3 2-9%; with the expected observation template, session 10: 2.956 against
+/// 2.782, 6.3% above, both lower). The run must converge, end at its own best, within 7% of the
+/// free run's best and below its final iterate.
 #[test]
 fn kernel_bp_on_the_sunset_converges_near_its_best_iterate_under_the_guard() {
     let (last, run_best, residuals) = final_best_residuals(DenoiseConfig::default());
@@ -484,7 +486,7 @@ fn kernel_bp_on_the_sunset_converges_near_its_best_iterate_under_the_guard() {
         last <= 1.005 * run_best,
         "final {last}, run best {run_best}"
     );
-    assert!(last <= 1.06 * free_best, "{last} against best {free_best}");
+    assert!(last <= 1.07 * free_best, "{last} against best {free_best}");
     assert!(
         last < free_last,
         "{last} against the free run's final {free_last}"
@@ -661,21 +663,24 @@ fn kernel_bp_trained_on_another_histogram_denoises_with_the_default_templates() 
     }
 }
 
-/// Issue 15: on the shared images, kernel BP trained on one and tested on the other keeps an
-/// estimate within 6% of TV's RMSE with the default (shifted) templates (measured: cameraman
-/// trained on house 12.10 against TV 11.73, house trained on cameraman 9.22 against 8.77); with
-/// the paper's templates it was 14.15 and 9.95 (21% and 13% above). Needs ../shared/data.
+/// Issue 15: on the shared images, kernel BP trained on one and tested on the other is within
+/// 5% of TV's RMSE with the default templates (shifted, and the expected observation template;
+/// measured: cameraman trained on house 12.08 against TV 11.73, house trained on cameraman 9.17
+/// against 8.77, +3.0% and +4.5%). With one noise draw per training pixel (the paper's
+/// observation template) it was 12.10 and 9.215 (+5.03% on house), and with the paper's
+/// templates altogether 14.15 and 9.95 (21% and 13% above). Needs ../shared/data.
 #[test]
 fn kernel_bp_trained_on_another_real_image_comes_near_tv() {
     for (test, train) in [("cameraman", "house"), ("house", "cameraman")] {
         let Some((test_path, train_path)) = shared_image_pair(test, train) else {
             return;
         };
-        let run = |template_shifts: Option<Vec<f64>>| {
+        let run = |template_shifts: Option<Vec<f64>>, expected: bool| {
             let config = DenoiseConfig {
                 image: Some(test_path.clone()),
                 train_image: Some(train_path.clone()),
                 template_shifts,
+                kbp_expected_observations: expected,
                 ..DenoiseConfig::default()
             };
             let mut d = Denoise::new(config, &CancelFlag::default()).unwrap();
@@ -685,10 +690,18 @@ fn kernel_bp_trained_on_another_real_image_comes_near_tv() {
             let m = d.final_metrics();
             (m["rmse"], m["baseline_rmse_tv"])
         };
-        let (rmse, tv) = run(None);
-        let (paper, _) = run(Some(Vec::new()));
-        eprintln!("{test} <- {train}: default {rmse:.3}, paper's templates {paper:.3}, TV {tv:.3}");
-        assert!(rmse < 1.06 * tv, "{rmse} against TV {tv}");
+        let (rmse, tv) = run(None, true);
+        let (one_draw, _) = run(None, false);
+        let (paper, _) = run(Some(Vec::new()), false);
+        eprintln!(
+            "{test} <- {train}: default {rmse:.4}, one noise draw {one_draw:.4}, paper's \
+             templates {paper:.3}, TV {tv:.4}"
+        );
+        assert!(rmse < 1.05 * tv, "{rmse} against TV {tv}");
+        assert!(
+            rmse < one_draw,
+            "the expected observation template {rmse} against one draw {one_draw}"
+        );
         assert!(
             paper > 1.1 * tv,
             "the contrast case: {paper} against TV {tv}"

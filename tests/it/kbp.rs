@@ -124,6 +124,7 @@ fn without_evidence_the_beliefs_are_the_prior() {
         receiver: &t.receiver,
         hidden: &t.hidden,
         observed: &t.observed,
+        observation_noise: t.observation_noise,
     };
     let graph = Graph::grid(6, 5).unwrap();
     for update in KbpUpdate::ALL {

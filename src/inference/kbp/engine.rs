@@ -909,6 +909,7 @@ mod tests {
             receiver: &receiver,
             hidden: &clean,
             observed: &training_noisy,
+            observation_noise: None,
         };
         let settings = KbpSettings {
             update: KbpUpdate::Constant,

@@ -17,7 +17,22 @@
 //!
 //! λ is in Gram form throughout (`L + λ·m·I`, m = number of template pairs; the evidence solve
 //! uses n = number of observation pairs). Set-up cost: full O(U³ + m), linear O(m l²),
-//! constant O(m (l² + l'²) + m l l') per factor count, evidence O(n · pixels + U² · pixels).
+//! constant O(m (l² + l'²) + m l l') per factor count, evidence O(n · pixels + U² · pixels)
+//! (O(U · pixels + U² · pixels) with the expected observation template).
+//!
+//! **The expected observation template** (a deviation from Sec. 6.1, used when the noise is
+//! known, [`KbpTraining::observation_noise`]). The paper learns the likelihood from one noisy
+//! draw `o_i` of each clean training value `h_i`: the evidence message regresses
+//! `k_o(o_i, y)` on `h_i`. When the noise is Gaussian with a known σ (the generator the paper
+//! draws its training pair from), the model takes the expectation of that estimator over the
+//! draws instead, in closed form:
+//! `E_{o ~ N(h, σ²)} k_o(o, y) = σ_o / √(σ_o² + σ²) · exp(−(y − h)² / (2 (σ_o² + σ²)))`,
+//! the limit of infinitely many independent draws per training pixel. The observation
+//! bandwidth σ_o is still the median heuristic of the drawn noisy values, so the estimator is
+//! the paper's, without its sampling noise (which the near-interpolating regression passes on
+//! to the likelihood at rarely seen gray levels). Measured (README, "The expected observation
+//! template"): kernel BP's RMSE falls on both photographs trained on each other, the synthetic
+//! pair and the sunset, and the evidence set-up is cheaper than with one draw.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +59,11 @@ pub struct KbpTraining<'a> {
     pub hidden: &'a [f64],
     /// Observed (noisy) values o_i, paired with `hidden`.
     pub observed: &'a [f64],
+    /// The known standard deviation σ of Gaussian observation noise, if known: then the
+    /// evidence uses the observation template's expectation over the noise in closed form (see
+    /// the module doc) and `observed` only sets the observation bandwidth. None: the paper's
+    /// estimator from the drawn `observed` values.
+    pub observation_noise: Option<f64>,
 }
 
 /// How a message's coefficients become a function.
@@ -122,8 +142,11 @@ pub struct KbpModel {
     /// Distinct training values u (a, b and h together).
     values: Vec<f64>,
     hidden: Collapsed,
-    /// Observation template sorted by the noisy value, with each pair's clean-value index.
+    /// Observation template sorted by the noisy value, with each pair's clean-value index
+    /// (empty with a known noise, whose expectation replaces the drawn values).
     observed_sorted: Vec<(f64, usize)>,
+    /// Known Gaussian observation noise σ (the expected observation template), or None.
+    observation_noise: Option<f64>,
     /// `N_h K_u + λ n I` for the evidence messages.
     evidence_solver: CountWeightedSolver,
     /// b-basis features of the distinct values (low-rank bases): `dim x U`.
@@ -192,6 +215,9 @@ impl KbpModel {
                     training.observed.len()
                 ),
             ));
+        }
+        if let Some(noise) = training.observation_noise {
+            crate::error::check_positive("observation noise", noise)?;
         }
         for (what, s) in [
             ("edge template", training.sender),
@@ -363,12 +389,15 @@ impl KbpModel {
                 (MessageBasis::LowRank(Box::new(ic_b)), classes, Some(fv))
             }
         };
-        let mut observed_sorted: Vec<(f64, usize)> = training
-            .observed
-            .iter()
-            .copied()
-            .zip(hidden.index.iter().copied())
-            .collect();
+        let mut observed_sorted: Vec<(f64, usize)> = match training.observation_noise {
+            Some(_) => Vec::new(),
+            None => training
+                .observed
+                .iter()
+                .copied()
+                .zip(hidden.index.iter().copied())
+                .collect(),
+        };
         observed_sorted.sort_by(|x, y| x.0.total_cmp(&y.0));
         Ok(KbpModel {
             update: settings.update,
@@ -383,6 +412,7 @@ impl KbpModel {
             values,
             hidden,
             observed_sorted,
+            observation_noise: training.observation_noise,
             evidence_solver,
             features_of_values,
         })
@@ -395,8 +425,10 @@ impl KbpModel {
 
     /// Evidence-message coefficients (`dim x len(y)`) for observations `y`: the learned
     /// likelihood `m_obs(x) = Σ_j β_j k(u_j, x)`, `β = (N_h K_u + λ n I)^{-1} s(y)`,
-    /// `s_j(y) = Σ_{i: h_i = u_j} k_o(o_i, y)`, expressed in the message basis.
-    /// Cost O(n · min(len(y), grid) + dim · len(y)), grid = range(y) / (σ_o / 64).
+    /// `s_j(y) = Σ_{i: h_i = u_j} k_o(o_i, y)`, expressed in the message basis; with a known
+    /// noise σ, `s_j(y) = N_j E_{o ~ N(u_j, σ²)} k_o(o, y)` in closed form (module doc).
+    /// Cost O(n · min(len(y), grid) + dim · len(y)), grid = range(y) / (σ_o / 64); n becomes
+    /// U with a known noise.
     pub fn evidence_coefficients(&self, y: &[f64]) -> Result<DMatrix<f64>> {
         if let Some(v) = y.iter().find(|v| !v.is_finite()) {
             return Err(Error::param(
@@ -439,6 +471,41 @@ impl KbpModel {
 
     /// Exact evidence coefficients at each observation in `y`. O(n · len(y) + U² · len(y)).
     fn evidence_at(&self, y: &[f64]) -> Result<DMatrix<f64>> {
+        let s = match self.observation_noise {
+            Some(noise) => self.expected_kernel_sums(y, noise),
+            None => self.drawn_kernel_sums(y),
+        };
+        let beta = self.evidence_solver.solve(&s)?;
+        Ok(match &self.features_of_values {
+            None => beta,
+            Some(f) => f * beta,
+        })
+    }
+
+    /// `s_j(y) = N_j σ_o / √(σ_o² + σ²) exp(−(y − u_j)² / (2 (σ_o² + σ²)))`: the kernel sums of
+    /// the observation template averaged over its Gaussian noise (`U x len(y)`). O(U · len(y)).
+    fn expected_kernel_sums(&self, y: &[f64], noise: f64) -> DMatrix<f64> {
+        let u = self.values.len();
+        let var = self.sigma_observed * self.sigma_observed + noise * noise;
+        let scale = self.sigma_observed / var.sqrt();
+        let mut s = DMatrix::zeros(u, y.len());
+        s.as_mut_slice()
+            .par_chunks_mut(u)
+            .zip(y.par_iter())
+            .for_each(|(col, &yt)| {
+                for ((c, &v), &count) in col.iter_mut().zip(&self.values).zip(&self.hidden.counts) {
+                    if count > 0.0 {
+                        let d = yt - v;
+                        *c = count * scale * (-d * d / (2.0 * var)).exp();
+                    }
+                }
+            });
+        s
+    }
+
+    /// `s_j(y) = Σ_{i: h_i = u_j} k_o(o_i, y)` over the drawn observation template
+    /// (`U x len(y)`). O(n · len(y)).
+    fn drawn_kernel_sums(&self, y: &[f64]) -> DMatrix<f64> {
         let u = self.values.len();
         let sigma2 = 2.0 * self.sigma_observed * self.sigma_observed;
         // Terms beyond 9 sigma are below 1e-17 of the largest: skip them via a sorted window.
@@ -459,11 +526,7 @@ impl KbpModel {
                     col[j] += (-d * d / sigma2).exp();
                 }
             });
-        let beta = self.evidence_solver.solve(&s)?;
-        Ok(match &self.features_of_values {
-            None => beta,
-            Some(f) => f * beta,
-        })
+        s
     }
 
     /// The Parzen estimate `P(x) = (1/n) Σ_i k(h_i, x)` of the clean values (unnormalised
@@ -490,5 +553,126 @@ impl KbpModel {
     pub fn message_values(&self, c: &[f64], xs: &[f64]) -> Result<Vec<f64>> {
         let e = self.basis.eval_matrix(xs)?;
         Ok((e * DVector::from_column_slice(c)).as_slice().to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, StandardNormal};
+
+    use super::*;
+
+    const LEVELS: [f64; 3] = [40.0, 120.0, 200.0];
+    const NOISE: f64 = 30.0;
+    const SIGMA_O: f64 = 12.0;
+
+    /// Three clean levels far apart under bandwidth 10 (so `K_u` is the identity to 1e-14) and
+    /// a λ of 1e-9: the evidence message at a level is then the mean of `k_o(o, y)` over that
+    /// level's observation pairs, to 1e-8.
+    fn model(draws: usize, observation_noise: Option<f64>) -> KbpModel {
+        let hidden: Vec<f64> = (0..draws).flat_map(|_| LEVELS).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let observed: Vec<f64> = hidden
+            .iter()
+            .map(|h| {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                h + NOISE * z
+            })
+            .collect();
+        let training = KbpTraining {
+            sender: &LEVELS,
+            receiver: &[120.0, 200.0, 40.0],
+            hidden: &hidden,
+            observed: &observed,
+            observation_noise,
+        };
+        let settings = KbpSettings {
+            update: KbpUpdate::Full,
+            lambda: 1e-9,
+            bandwidth: Bandwidth::Value(10.0),
+            observation_bandwidth: Bandwidth::Value(SIGMA_O),
+            ..KbpSettings::default()
+        };
+        KbpModel::learn(&training, &settings, &[2]).unwrap()
+    }
+
+    /// The evidence message `m_obs(u_j)` at every level (rows) for every `y` (columns).
+    fn likelihood_at_levels(model: &KbpModel, ys: &[f64]) -> DMatrix<f64> {
+        let coeff = model.evidence_coefficients(ys).unwrap();
+        DMatrix::from_fn(LEVELS.len(), ys.len(), |j, t| {
+            let c: Vec<f64> = coeff.column(t).iter().copied().collect();
+            model.message_values(&c, &[LEVELS[j]]).unwrap()[0]
+        })
+    }
+
+    /// `E_{o ~ N(h, σ²)} exp(−(o − y)² / (2 σ_o²))` by the trapezoid rule over ±12 σ.
+    fn quadrature(h: f64, y: f64) -> f64 {
+        let (step, n) = (1e-3, 24_000);
+        (0..=n)
+            .map(|i| {
+                let z = -12.0 + i as f64 * step;
+                let o = h + NOISE * z;
+                let w = if i == 0 || i == n { 0.5 } else { 1.0 };
+                w * (-(o - y).powi(2) / (2.0 * SIGMA_O * SIGMA_O)).exp() * (-z * z / 2.0).exp()
+            })
+            .sum::<f64>()
+            * step
+            / (2.0 * std::f64::consts::PI).sqrt()
+    }
+
+    #[test]
+    fn the_expected_observation_template_is_the_gaussian_noise_models_kernel_mean() {
+        let ys = [10.0, 40.0, 95.0, 160.0, 250.0];
+        let m = model(5, Some(NOISE));
+        let got = likelihood_at_levels(&m, &ys);
+        for (j, &h) in LEVELS.iter().enumerate() {
+            for (t, &y) in ys.iter().enumerate() {
+                let want = quadrature(h, y);
+                assert!(
+                    (got[(j, t)] - want).abs() < 1e-7,
+                    "level {h}, y {y}: {} against quadrature {want}",
+                    got[(j, t)]
+                );
+            }
+        }
+        // As a function of y it is the noise density widened by the kernel: its log is a
+        // parabola in y - h of curvature 1 / (σ² + σ_o²).
+        let var = NOISE * NOISE + SIGMA_O * SIGMA_O;
+        let ratio = got[(1, 3)] / got[(1, 2)];
+        let want = ((95.0f64 - 120.0).powi(2) / (2.0 * var)
+            - (160.0f64 - 120.0).powi(2) / (2.0 * var))
+            .exp();
+        assert!((ratio / want - 1.0).abs() < 1e-6, "{ratio} against {want}");
+    }
+
+    #[test]
+    fn many_noise_draws_converge_to_the_expected_observation_template() {
+        let ys = [10.0, 95.0, 160.0, 250.0];
+        let expected = likelihood_at_levels(&model(5, Some(NOISE)), &ys);
+        let one = likelihood_at_levels(&model(1, None), &ys);
+        let many = likelihood_at_levels(&model(20_000, None), &ys);
+        // Each entry is a mean of k_o in [0, 1] over 20,000 draws: standard error below 0.0035.
+        let err_many = (&many - &expected).amax();
+        let err_one = (&one - &expected).amax();
+        assert!(err_many < 0.015, "20,000 draws: {err_many}");
+        assert!(
+            err_one > 3.0 * err_many,
+            "one draw {err_one}, many {err_many}"
+        );
+    }
+
+    #[test]
+    fn a_non_positive_observation_noise_is_refused() {
+        let training = KbpTraining {
+            sender: &LEVELS,
+            receiver: &LEVELS,
+            hidden: &LEVELS,
+            observed: &LEVELS,
+            observation_noise: Some(0.0),
+        };
+        let err = KbpModel::learn(&training, &KbpSettings::default(), &[2]).unwrap_err();
+        assert!(err.to_string().contains("observation noise"), "{err}");
     }
 }

@@ -85,6 +85,10 @@ pub struct DenoiseArgs {
     /// image, 0 for the sunset and the oracle].
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub template_shifts: Option<Vec<f64>>,
+    /// Kernel BP: learn the likelihood from one noise draw per training pixel, as Song et al.
+    /// 2011 Sec. 6.1 [default: the draws' expectation over the known noise, in closed form].
+    #[arg(long)]
+    pub one_noise_draw: bool,
     /// Also run this algorithm on the same noisy image: discrete, kbp-full, kbp-linear,
     /// kbp-constant.
     #[arg(long)]
@@ -169,6 +173,7 @@ impl RunFlags for DenoiseArgs {
             },
             candidates: self.candidates.unwrap_or(d.candidates),
             template_shifts: self.template_shifts.or(d.template_shifts),
+            kbp_expected_observations: d.kbp_expected_observations && !self.one_noise_draw,
             compare: self.compare,
             schedule: self.schedule.unwrap_or(d.schedule),
             damping: self.damping.unwrap_or(d.damping),

@@ -6,7 +6,10 @@
 //! that is not the test image. On the sunset the training image is the same generator's output
 //! with an independent noise draw (the paper's protocol). A loaded test image trains by default
 //! on the built-in sunset of the same size, or on `train_image`; training on the test image's
-//! own clean version is the `oracle` option (a user has no clean test image).
+//! own clean version is the `oracle` option (a user has no clean test image). By default
+//! kernel BP's likelihood uses the observation template's expectation over the known noise
+//! instead of its one noise draw per pixel (`kbp_expected_observations`, see
+//! `inference::kbp::model`).
 
 use crate::error::{Error, Result};
 use crate::inference::discrete::{DiscreteMrf, EdgePotentials};
@@ -78,17 +81,25 @@ fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<
     Ok((img.width, img.height, values, idx))
 }
 
-/// The training description, naming kernel BP's template shifts where there are any.
-fn with_shifts(source: String, config: &DenoiseConfig) -> String {
+/// The training description, naming kernel BP's template shifts where there are any and how it
+/// learns its likelihood.
+fn describe_training(source: String, config: &DenoiseConfig) -> String {
     let shifts = config.resolved_template_shifts();
-    if shifts.iter().all(|&s| s == 0.0) {
-        return source;
-    }
-    let list: Vec<String> = shifts.iter().map(|s| format!("{s}")).collect();
-    format!(
-        "{source}; kernel BP's templates also shifted by ±{} gray levels",
-        list.join(", ")
-    )
+    let shifted = if shifts.iter().all(|&s| s == 0.0) {
+        String::new()
+    } else {
+        let list: Vec<String> = shifts.iter().map(|s| format!("{s}")).collect();
+        format!(
+            "; kernel BP's templates also shifted by ±{} gray levels",
+            list.join(", ")
+        )
+    };
+    let likelihood = if config.kbp_expected_observations {
+        "its likelihood the expectation over the noise draws"
+    } else {
+        "its likelihood from one noise draw per pixel"
+    };
+    format!("{source}{shifted}; {likelihood}")
 }
 
 /// Kernel-BP training samples from the training pair.
@@ -108,9 +119,12 @@ pub struct KbpTemplates {
     pub sender: Vec<f64>,
     pub receiver: Vec<f64>,
     /// Observation template: clean and noisy training pixels, each pixel once (at one of the
-    /// shifts when there are shifts).
+    /// shifts when there are shifts), with one noise draw each.
     pub hidden: Vec<f64>,
     pub observed: Vec<f64>,
+    /// The known noise σ when kernel BP uses the observation template's expectation over it
+    /// (`kbp_expected_observations`); `observed` then only sets the observation bandwidth.
+    pub observation_noise: Option<f64>,
 }
 
 impl DenoiseData {
@@ -148,7 +162,7 @@ impl DenoiseData {
             ),
         };
         let noisy = sunset::add_noise(&clean, config.noise, config.seed);
-        let source = with_shifts(source, config);
+        let source = describe_training(source, config);
         Ok(DenoiseData {
             width,
             height,
@@ -198,7 +212,7 @@ impl DenoiseData {
                 format!("the built-in sunset, {width} x {height} (another image)"),
             ),
         };
-        let source = with_shifts(source, config);
+        let source = describe_training(source, config);
         Ok(DenoiseData {
             width,
             height,
@@ -316,6 +330,7 @@ impl DenoiseData {
             receiver,
             hidden,
             observed,
+            observation_noise: config.kbp_expected_observations.then_some(config.noise),
         }
     }
 

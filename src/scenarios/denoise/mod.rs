@@ -296,6 +296,7 @@ pub fn build_run(
                 receiver: &templates.receiver,
                 hidden: &templates.hidden,
                 observed: &templates.observed,
+                observation_noise: templates.observation_noise,
             };
             // With evidence at every pixel a message multiplies degree-many factors.
             let mut factor_counts: Vec<usize> =

@@ -153,6 +153,15 @@ pub fn ui(
     if c.oracle {
         c.train_image = None;
     }
+    ui.checkbox(
+        &mut c.kbp_expected_observations,
+        "kernel BP: likelihood expected over the noise",
+    )
+    .on_hover_text(
+        "On: kernel BP learns its likelihood from the training pixels' expected noisy \
+         observations, in closed form for the known Gaussian noise (the limit of infinitely many \
+         noise draws). Off: one noise draw per training pixel, as Song et al. 2011, Sec. 6.1.",
+    );
 
     section(ui, "Model");
     egui::Grid::new("denoise_model")
