@@ -303,7 +303,7 @@ pub fn curves(
         );
     }
     ui.add_space(6.0);
-    let (title, rule) = residual_title(config, &view.label, view.compare.is_some());
+    let (title, rule) = residual_title(config, view.compare.is_some());
     ui.strong(title).on_hover_text(format!(
         "The size of the change of the messages in each iteration, on a log scale. {rule}"
     ));
@@ -447,27 +447,23 @@ fn no_clean_curves(
 }
 
 /// The residual plot's title and the stopping rule in full, as `Denoise::finished` applies it:
-/// the run ends at `max_iters`, or once the first method's residual falls below the tolerance,
-/// or (with the discrepancy stop) once every method has stopped. The title names only what the
+/// the run ends at `max_iters`, or once every method has stopped: settled below the tolerance
+/// (a settled method takes no more steps while the others go on) or stopped by a rule. The title names only what the
 /// rule does, so a residual that never comes down is not promised a stop below the tolerance.
-pub fn residual_title(
-    config: Option<&DenoiseConfig>,
-    primary: &str,
-    comparing: bool,
-) -> (String, String) {
+pub fn residual_title(config: Option<&DenoiseConfig>, comparing: bool) -> (String, String) {
     let Some(c) = config else {
         return ("Residual".into(), String::new());
     };
     let whose = if comparing {
-        format!("{primary}'s residual")
+        "every method's residual has fallen".to_string()
     } else {
-        "the residual".into()
+        "the residual falls".into()
     };
     let title = if c.tolerance > 0.0 {
         let when = if comparing {
-            format!(" when {primary}'s is")
+            " when every method's is"
         } else {
-            String::new()
+            ""
         };
         format!(
             "Residual · ends at iteration {} or{when} below {:.0e}",
@@ -478,8 +474,9 @@ pub fn residual_title(
     };
     let mut rule = if c.tolerance > 0.0 {
         format!(
-            "The run ends after {} iterations, or earlier as soon as {whose} falls below {:.0e}; \
-             a residual that does not fall runs all {} iterations.",
+            "The run ends after {} iterations, or earlier as soon as {whose} below {:.0e} (a \
+             method that has settled takes no more steps); a residual that does not fall runs \
+             all {} iterations.",
             c.max_iters, c.tolerance, c.max_iters
         )
     } else {
@@ -699,20 +696,20 @@ mod tests {
             tolerance: 1e-6,
             ..DenoiseConfig::default()
         };
-        let (title, rule) = residual_title(Some(&c), "kernel BP", false);
+        let (title, rule) = residual_title(Some(&c), false);
         assert_eq!(title, "Residual · ends at iteration 20 or below 1e-6");
         assert!(rule.contains("runs all 20 iterations"), "{rule}");
-        let (title, _) = residual_title(Some(&c), "kernel BP", true);
+        let (title, _) = residual_title(Some(&c), true);
         assert_eq!(
             title,
-            "Residual · ends at iteration 20 or when kernel BP's is below 1e-6"
+            "Residual · ends at iteration 20 or when every method's is below 1e-6"
         );
         let none = DenoiseConfig {
             tolerance: 0.0,
             discrepancy_stop: true,
             ..c
         };
-        let (title, rule) = residual_title(Some(&none), "kernel BP", false);
+        let (title, rule) = residual_title(Some(&none), false);
         assert_eq!(title, "Residual · ends at iteration 20");
         assert!(rule.contains("discrepancy stop"), "{rule}");
         assert!(!title.contains("stops below"));
