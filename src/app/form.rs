@@ -20,6 +20,15 @@ pub fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
     ui.label(text).on_hover_text(hint).id
 }
 
+/// Width a panel's label column takes beside its sliders.
+const LABEL_COLUMN_WIDTH: f32 = 150.0;
+
+/// Sets a parameter panel's default slider width: the panel less its label column. Sliders
+/// drawn by [`param_row`] and [`fitted_slider`] size themselves at the cursor instead.
+pub fn default_slider_width(ui: &mut egui::Ui) {
+    ui.spacing_mut().slider_width = (ui.available_width() - LABEL_COLUMN_WIDTH).max(80.0);
+}
+
 /// Width kept for a slider's value box (enough for "1.0e-5" or "10000").
 const VALUE_BOX_WIDTH: f32 = 72.0;
 

@@ -6,7 +6,9 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{bounded_count, fitted_slider, param_row, row_label, section};
+use crate::app::form::{
+    bounded_count, default_slider_width, fitted_slider, param_row, row_label, section,
+};
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
@@ -31,8 +33,7 @@ pub fn ui(
     commands: &mut Vec<UiCommand>,
 ) {
     let running_size = running.map(|v| [v.width, v.height]);
-    let slider_width = (ui.available_width() - 150.0).max(80.0);
-    ui.spacing_mut().slider_width = slider_width;
+    default_slider_width(ui);
 
     section(ui, "Image");
     ui.horizontal_wrapped(|ui| {

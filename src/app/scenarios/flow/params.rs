@@ -6,7 +6,9 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{fitted_slider, fitted_slider_reserving, param_row, row_label, section};
+use crate::app::form::{
+    default_slider_width, fitted_slider, fitted_slider_reserving, param_row, row_label, section,
+};
 use crate::inference::EstimateKind;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView, PARAMS};
 
@@ -22,8 +24,7 @@ pub fn ui(
     running: Option<&FlowView>,
     commands: &mut Vec<UiCommand>,
 ) {
-    let slider_width = (ui.available_width() - 150.0).max(80.0);
-    ui.spacing_mut().slider_width = slider_width;
+    default_slider_width(ui);
 
     section(ui, "Data");
     match (&c.frame1, &c.frame2) {

@@ -4,7 +4,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{param_grid, row_label, section};
+use crate::app::form::{default_slider_width, param_grid, row_label, section};
 use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
 use crate::scenarios::params::Param;
 
@@ -138,7 +138,7 @@ pub fn kjit_ui(ui: &mut egui::Ui, c: &mut KjitConfig) {
         .collect();
     if !table.is_empty() {
         section(ui, "Settings");
-        ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
+        default_slider_width(ui);
         param_grid(ui, "kjit_params", c, &table);
     }
 }

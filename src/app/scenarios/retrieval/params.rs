@@ -3,12 +3,12 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{bounded_count, row_label, section};
+use crate::app::form::{bounded_count, default_slider_width, row_label, section};
 use crate::app::scenarios::tree::params::kernel_rows;
 use crate::scenarios::retrieval::RetrievalConfig;
 
 pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
-    ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
+    default_slider_width(ui);
     section(ui, "Experiment");
     ui.label(
         RichText::new(

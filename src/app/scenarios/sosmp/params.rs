@@ -5,7 +5,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{param_row, row_label, section};
+use crate::app::form::{default_slider_width, param_row, row_label, section};
 use crate::inference::sosmp::basis::BasisKind;
 use crate::inference::sosmp::potentials::MixtureForm;
 use crate::scenarios::sosmp::{GraphKind, PARAMS, PotentialKind, SosmpConfig, SosmpView};
@@ -19,8 +19,7 @@ fn basis_label(b: Option<BasisKind>) -> &'static str {
 }
 
 pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
-    let slider_width = (ui.available_width() - 150.0).max(80.0);
-    ui.spacing_mut().slider_width = slider_width;
+    default_slider_width(ui);
 
     section(ui, "Model");
     egui::Grid::new("sosmp_model")

@@ -7,7 +7,7 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{bounded_count, row_label, section};
+use crate::app::form::{bounded_count, default_slider_width, row_label, section};
 use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{BandwidthRule, KernelKind, NodeKernelSettings};
 use crate::scenarios::tree::{
@@ -131,7 +131,7 @@ pub fn tree_ui(
     selection: Option<Probe>,
     commands: &mut Vec<UiCommand>,
 ) {
-    ui.spacing_mut().slider_width = (ui.available_width() - 150.0).max(80.0);
+    default_slider_width(ui);
     section(ui, "Data");
     let builtin = match &c.data {
         DataSource::Builtin { name, .. } => Some(*name),
