@@ -16,11 +16,11 @@ pub fn write_results(dir: &Path, results: &RunResults) -> Result<()> {
 }
 
 /// `iter,seconds,residual,<metric>...` one row per iteration, metric columns in name order.
+/// The columns are every metric any iteration has (some start later, e.g. a change from the
+/// best iterate so far); an iteration without one writes NaN.
 pub fn curves_csv(history: &[IterationRecord]) -> String {
-    let names: Vec<&String> = history
-        .first()
-        .map(|r| r.metrics.keys().collect())
-        .unwrap_or_default();
+    let names: std::collections::BTreeSet<&String> =
+        history.iter().flat_map(|r| r.metrics.keys()).collect();
     let mut out = String::from("iter,seconds,residual");
     for n in &names {
         out.push(',');
@@ -35,4 +35,30 @@ pub fn curves_csv(history: &[IterationRecord]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(iter: usize, metrics: &[(&str, f64)]) -> IterationRecord {
+        IterationRecord {
+            iter,
+            seconds: 0.5,
+            residual: 1.0,
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_metric_that_starts_later_still_gets_its_column() {
+        let history = [
+            record(1, &[("rmse", 3.0)]),
+            record(2, &[("rmse", 2.0), ("change_z", -4.0)]),
+        ];
+        assert_eq!(
+            curves_csv(&history),
+            "iter,seconds,residual,change_z,rmse\n1,0.5,1,NaN,3\n2,0.5,1,-4,2\n"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use crate::inference::schedule::ScheduleChange;
 use crate::inference::{Damping, EstimateKind, Schedule};
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::denoise::sure_stop::SureRule;
+use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureRule};
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a denoise run, described once (ranges, units, scales).
@@ -31,7 +31,7 @@ pub const PARAMS: &[Param] = &[
         .log()
         .help("Stop when the residual falls below this."),
     Param::int("max_iters", "Iterations", 1.0, 1e7).help("Maximum number of iterations."),
-    Param::int("sure_probes", "SURE probes", 1.0, 16.0).help(
+    Param::int("sure_probes", "SURE probes", 1.0, MAX_PROBES as f64).help(
         "Probe directions Monte-Carlo SURE averages its divergence over: each runs another copy \
          of the algorithm; K probes divide the divergence's noise variance by K.",
     ),

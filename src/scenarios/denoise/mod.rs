@@ -157,8 +157,6 @@ impl SureProbe {
     /// Applies the tracker's verdict on `run_engine` (the run on y) and the probes: saves every
     /// copy's messages at a new best iterate, or takes the step back and shrinks the step.
     fn follow(&mut self, verdict: SureVerdict, run_engine: &mut Engine) -> Result<()> {
-        self.best_messages
-            .resize(self.engines.len() + 1, Vec::new());
         let copies = std::iter::once(run_engine).chain(self.engines.iter_mut());
         match verdict {
             SureVerdict::Improved if self.tracker.rule() == SureRule::Guard => {
@@ -204,7 +202,7 @@ pub fn attach_sure_probe(
             Arc::clone(&run.estimate),
             config.sure_rule,
         ),
-        best_messages: Vec::new(),
+        best_messages: vec![Vec::new(); usize::from(config.sure_probes) + 1],
     });
     Ok(())
 }

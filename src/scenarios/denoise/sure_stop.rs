@@ -147,25 +147,6 @@ pub fn sure_terms(
     terms
 }
 
-/// Monte-Carlo SURE with one probe: the mean of [`sure_terms`].
-pub fn sure_mse(
-    estimate: &[f64],
-    probe_estimate: &[f64],
-    noisy: &[f64],
-    direction: &[f64],
-    epsilon: f64,
-    sigma: f64,
-) -> f64 {
-    mean(&sure_terms(
-        estimate,
-        &[probe_estimate.to_vec()],
-        noisy,
-        &[direction.to_vec()],
-        epsilon,
-        sigma,
-    ))
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
@@ -326,6 +307,25 @@ impl SureTracker {
 mod tests {
     use super::*;
     use crate::scenarios::denoise::sunset;
+
+    /// Monte-Carlo SURE with one probe: the mean of [`sure_terms`].
+    fn sure_mse(
+        estimate: &[f64],
+        probe_estimate: &[f64],
+        noisy: &[f64],
+        direction: &[f64],
+        epsilon: f64,
+        sigma: f64,
+    ) -> f64 {
+        mean(&sure_terms(
+            estimate,
+            &[probe_estimate.to_vec()],
+            noisy,
+            &[direction.to_vec()],
+            epsilon,
+            sigma,
+        ))
+    }
 
     /// For a linear smoother f(y) = a y + (1 - a) c the divergence is exactly a N, so SURE
     /// must match the closed form; averaged over the noise it must match the true MSE.
