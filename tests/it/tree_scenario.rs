@@ -446,3 +446,33 @@ fn the_default_bandwidth_does_not_over_smooth_a_bimodal_posterior() {
         );
     }
 }
+
+/// On a table with fewer rows than the samples per edge asked for, every edge uses every row;
+/// the window's header and results.json say how many, whether m was typed or the default
+/// (which asks for more than a small table has on purpose), and only a typed m is warned.
+#[test]
+fn every_row_is_an_edge_sample_when_the_table_is_smaller_than_m() {
+    let cancel = CancelFlag::default();
+    let small = |m: usize| TreeConfig {
+        data: DataSource::Builtin {
+            name: BuiltinData::NongaussChain,
+            rows: 300,
+            size: None,
+            seed: 0,
+        },
+        samples_per_edge: m,
+        ..TreeConfig::default()
+    };
+    for (m, warned) in [(TreeConfig::default().samples_per_edge, false), (500, true)] {
+        let s = TreeScenario::new(small(m), &cancel).unwrap();
+        let beliefscope::scenarios::ScenarioView::Tree(v) = s.view(None) else {
+            panic!("not a tree view")
+        };
+        assert_eq!(v.samples_per_edge, 300, "m = {m}");
+        let samples = &s.extra_results()["samples"];
+        assert_eq!(samples["per_edge"], 300, "m = {m}: {samples}");
+        assert_eq!(samples["rows"], 300, "m = {m}: {samples}");
+        let warning = s.warnings().iter().any(|w| w.contains("> 300 rows"));
+        assert_eq!(warning, warned, "m = {m}: {:?}", s.warnings());
+    }
+}

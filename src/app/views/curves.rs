@@ -168,30 +168,10 @@ pub struct Lines<'a> {
     pub marks: &'a [Mark],
 }
 
-/// `metrics_plot` with vertical marks (drawn dotted in their colour).
-pub fn marked_metrics_plot(
-    ui: &mut egui::Ui,
-    id: &str,
-    quantity: &str,
-    history: &[IterationRecord],
-    lines: &Lines<'_>,
-    max_iters: Option<usize>,
-    height: f32,
-) {
-    lines_plot(
-        ui,
-        "iteration",
-        id,
-        quantity,
-        history,
-        lines,
-        max_iters,
-        height,
-    );
-}
-
+/// A plot of `lines` (curves, horizontal references and vertical marks drawn dotted in their
+/// colour) per step, the x axis labelled `step_name`.
 #[allow(clippy::too_many_arguments)]
-fn lines_plot(
+pub fn lines_plot(
     ui: &mut egui::Ui,
     step_name: &str,
     id: &str,

@@ -297,7 +297,8 @@ impl TreeProblem {
         // Samples.
         let m = config.samples_per_edge;
         // The default asks for more than a small table has on purpose (every row an edge
-        // sample), so only a chosen m is worth a warning.
+        // sample), so only a chosen m is worth a warning; the header and results.json show the
+        // m each edge uses either way.
         if m > rows && m != super::config::DEFAULT_SAMPLES_PER_EDGE {
             warnings.push(format!(
                 "samples per edge {m} > {rows} rows: every edge uses all {rows} rows"

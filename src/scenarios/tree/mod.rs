@@ -610,7 +610,10 @@ impl TreeScenario {
                 .reference
                 .as_ref()
                 .and_then(|r| r.iter().flatten().next().map(|m| m.label())),
-            samples_per_edge: self.config.samples_per_edge,
+            samples_per_edge: self
+                .config
+                .samples_per_edge
+                .min(self.problem.dataset.rows()),
             shared_samples: self.config.shared_samples,
             query_seconds: self.query_seconds,
             query_timings: self.query_timings.clone(),

@@ -119,6 +119,8 @@ pub struct NodeKernel<'a> {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Samples {
+    /// The samples each edge uses: the config's `samples_per_edge`, or every row when the
+    /// table has fewer.
     pub per_edge: usize,
     pub shared: bool,
     pub rows: usize,
@@ -185,7 +187,7 @@ impl<'a> TreeReport<'a> {
             kernels,
             lambda_convention: super::LAMBDA_CONVENTION,
             samples: Samples {
-                per_edge: s.config.samples_per_edge,
+                per_edge: s.config.samples_per_edge.min(p.dataset.rows()),
                 shared: s.config.shared_samples,
                 rows: p.dataset.rows(),
                 seed: s.config.sample_seed,

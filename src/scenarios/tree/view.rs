@@ -127,6 +127,7 @@ pub struct TreeView {
     /// The generating tree (built-ins with their own nodes).
     pub true_edges: Option<Vec<(usize, usize)>>,
     pub reference_label: Option<&'static str>,
+    /// The samples each edge uses: the config's m, or every row when the table has fewer.
     pub samples_per_edge: usize,
     pub shared_samples: bool,
     /// Seconds of the last evidence update (messages + read-outs + baselines).

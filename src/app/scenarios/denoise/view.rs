@@ -12,7 +12,7 @@ use crate::app::state::{InspectorTab, State};
 use crate::app::textures::{AsyncTexture, CachedTexture, Source};
 use crate::app::views::belief::{Marker, belief_plot};
 use crate::app::views::curves::{
-    Lines, Mark, Reference, Series, marked_metrics_plot, metrics_plot, residual_plot,
+    Lines, Mark, Reference, Series, lines_plot, metrics_plot, residual_plot,
 };
 use crate::app::views::image_panes::{self, ColorBar, Pane};
 use crate::app::views::ticks::{self, Scale};
@@ -429,8 +429,9 @@ fn no_clean_curves(
     ui.strong(&c.title).on_hover_text(&c.detail);
     // The note's lines come out of the plot's height, so the panel keeps its size.
     let note_height = 2.0 * ui.text_style_height(&egui::TextStyle::Small) + 4.0;
-    marked_metrics_plot(
+    lines_plot(
         ui,
+        "iteration",
         "denoise_rmse",
         "gray levels",
         &snapshot.history,

@@ -90,12 +90,17 @@ pub fn central(
             .on_hover_text("Draw a tree, assign columns, apply it or save it");
         ui.separator();
         ui.label(format!(
-            "{} · {} rows · {} nodes · {} · m = {} per edge{}",
+            "{} · {} rows · {} nodes · {} · m = {} per edge{}{}",
             view.data_label,
             view.rows,
             view.nodes.len(),
             view.topology,
             view.samples_per_edge,
+            if view.samples_per_edge >= view.rows {
+                " (every row)"
+            } else {
+                ""
+            },
             if view.shared_samples { " (shared)" } else { "" }
         ));
         if view.query_seconds > 0.0 {
