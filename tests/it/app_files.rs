@@ -15,27 +15,6 @@ use eframe::egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 
-fn small_config() -> ScenarioConfig {
-    ScenarioConfig::Denoise(DenoiseConfig {
-        width: 24,
-        height: 16,
-        colors: 8,
-        max_iters: 30,
-        tolerance: 0.0,
-        ..DenoiseConfig::default()
-    })
-}
-
-fn app(config: ScenarioConfig) -> Harness<'static, App> {
-    let mut h = Harness::builder()
-        .with_size([1360.0, 840.0])
-        .build_eframe(move |cc| App::with_config(cc, config, false));
-    wait_for(&mut h, "the first snapshot", |h| {
-        h.state().snapshot().is_some()
-    });
-    h
-}
-
 fn gradient(dir: &Path, name: &str, w: u32, h: u32) -> PathBuf {
     let path = dir.join(name);
     image::GrayImage::from_fn(w, h, |x, y| image::Luma([(x * 7 + y * 3) as u8]))
@@ -84,7 +63,7 @@ fn open_falls_back_to_the_in_window_browser_starting_beside_the_last_file() {
     let first = gradient(dir.path(), "first.png", 30, 20);
     gradient(dir.path(), "second.png", 26, 18);
     std::fs::write(dir.path().join("notes.txt"), "not offered").unwrap();
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_image(first.clone());
     wait_for(&mut h, "the first image", |h| {
         running_image(h).as_deref() == Some(&first)
@@ -116,7 +95,7 @@ fn file_open_recent_reopens_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let first = gradient(dir.path(), "first.png", 30, 20);
     let second = gradient(dir.path(), "second.png", 26, 18);
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     for p in [&first, &second] {
         h.state_mut().open_image(p.clone());
         wait_for(&mut h, "the image", |h| {
@@ -141,7 +120,7 @@ fn file_open_recent_reopens_a_file() {
 fn a_saved_session_reopens_with_the_same_settings_and_files() {
     let dir = tempfile::tempdir().unwrap();
     let image = gradient(dir.path(), "photo.png", 28, 22);
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_image(image.clone());
     wait_for(&mut h, "the image", |h| {
         running_image(h).as_deref() == Some(&image)
@@ -176,7 +155,7 @@ fn a_saved_session_reopens_with_the_same_settings_and_files() {
     drop(h); // quit
 
     // A new window restores it.
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_session_file(session.clone());
     wait_for(&mut h, "the restored session", |h| {
         h.state()
@@ -207,7 +186,7 @@ fn a_saved_session_reopens_with_the_same_settings_and_files() {
 fn exported_results_and_the_copied_command_rerun_headless_with_the_same_config() {
     let dir = tempfile::tempdir().unwrap();
     let image = gradient(dir.path(), "photo.png", 20, 14);
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_image(image.clone());
     wait_for(&mut h, "the image", |h| {
         running_image(h).as_deref() == Some(&image)
@@ -293,7 +272,7 @@ fn exported_results_and_the_copied_command_rerun_headless_with_the_same_config()
 
 #[test]
 fn help_windows_open_from_the_menu() {
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     click(&mut h, "Help");
     click(&mut h, "Keyboard shortcuts");
     assert!(has_text(&h, "Run one iteration, then pause"));
@@ -498,7 +477,7 @@ fn answer_screenshots(h: &mut Harness<'_, App>, image: &eframe::egui::ColorImage
 fn a_pane_saved_from_its_right_click_menu_is_the_window_cropped_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let image = gradient(dir.path(), "photo.png", 24, 16);
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_image(image.clone());
     wait_for(&mut h, "the image", |h| {
         running_image(h).as_deref() == Some(&image)
@@ -561,7 +540,7 @@ fn a_pane_saved_from_its_right_click_menu_is_the_window_cropped_to_it() {
 #[test]
 fn escape_closes_the_dialog_on_top_before_it_clears_the_selection() {
     use beliefscope::scenarios::Probe;
-    let mut h = app(small_config());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().select(Probe::Node(5));
     h.run_steps(2);
     click(&mut h, "Help");

@@ -14,24 +14,6 @@ use egui_kittest::kittest::Queryable as _;
 
 const OPEN_NOISY: &str = "Open noisy image…";
 
-fn app() -> Harness<'static, App> {
-    let config = ScenarioConfig::Denoise(DenoiseConfig {
-        width: 24,
-        height: 16,
-        colors: 8,
-        max_iters: 30,
-        tolerance: 0.0,
-        ..DenoiseConfig::default()
-    });
-    let mut h = Harness::builder()
-        .with_size([1360.0, 840.0])
-        .build_eframe(move |cc| App::with_config(cc, config, false));
-    wait_for(&mut h, "the first snapshot", |h| {
-        h.state().snapshot().is_some()
-    });
-    h
-}
-
 /// A smooth 48 x 40 image with Gaussian noise of `sigma` added, saved as 8-bit PNG.
 fn noisy_png(dir: &Path, name: &str, sigma: f64) -> PathBuf {
     let (w, h) = (48, 40);
@@ -61,7 +43,7 @@ fn open_noisy_image_runs_the_file_as_the_observation_with_its_estimated_sigma() 
     let dir = tempfile::tempdir().unwrap();
     let noisy = noisy_png(dir.path(), "noisy.png", 20.0);
     let clean = noisy_png(dir.path(), "clean.png", 0.0);
-    let mut h = app();
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     // A clean image first, so the browser starts in this folder (beside the newest image).
     h.state_mut().open_image(clean.clone());
     wait_for(&mut h, "the clean image", |h| {
@@ -114,7 +96,7 @@ fn the_file_menu_offers_open_noisy_image_and_a_clean_open_replaces_it() {
     let dir = tempfile::tempdir().unwrap();
     noisy_png(dir.path(), "noisy.png", 15.0);
     let clean = noisy_png(dir.path(), "clean.png", 0.0);
-    let mut h = app();
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_image(clean.clone());
     wait_for(&mut h, "the clean image", |h| {
         running(h).is_some_and(|c| c.image.is_some())
@@ -168,7 +150,7 @@ fn a_noisy_image_plots_sures_estimate_and_the_distance_to_the_noisy_image() {
     let dir = tempfile::tempdir().unwrap();
     noisy_png(dir.path(), "noisy.png", 20.0);
     let clean = noisy_png(dir.path(), "clean.png", 0.0);
-    let mut h = app();
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut().open_image(clean.clone());
     wait_for(&mut h, "the clean image", |h| {
         running(h).is_some_and(|c| c.image.is_some())

@@ -13,21 +13,17 @@ use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, Denoise
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 
-/// A tiny denoise run: 24 x 16 pixels, 8 levels; iterations take microseconds.
-fn small_denoise() -> DenoiseConfig {
+/// The shared small run (iterations take microseconds), long enough (500 iterations, no SURE guard) that tests see it running.
+fn long_small_denoise() -> DenoiseConfig {
     DenoiseConfig {
-        width: 24,
-        height: 16,
-        colors: 8,
         max_iters: 500,
-        tolerance: 0.0,
         sure_stop: false,
-        ..DenoiseConfig::default()
+        ..small_denoise()
     }
 }
 
 fn small_config() -> ScenarioConfig {
-    ScenarioConfig::Denoise(small_denoise())
+    ScenarioConfig::Denoise(long_small_denoise())
 }
 
 fn small_app(autoplay: bool) -> Harness<'static, App> {
@@ -130,7 +126,7 @@ fn clicking_a_pixel_shows_its_belief_and_it_follows_the_iterations() {
 fn discrete_bp_beliefs_are_probabilities_over_the_levels() {
     let config = ScenarioConfig::Denoise(DenoiseConfig {
         algorithm: DenoiseAlgorithm::Discrete,
-        ..small_denoise()
+        ..long_small_denoise()
     });
     let mut harness = Harness::builder()
         .with_size([1280.0, 800.0])
@@ -151,7 +147,7 @@ fn compare_mode_shows_both_estimates_and_their_errors() {
             algorithm: DenoiseAlgorithm::Discrete,
             update: KbpUpdate::Constant,
         }),
-        ..small_denoise()
+        ..long_small_denoise()
     });
     let mut harness = Harness::builder()
         .with_size([1280.0, 800.0])
@@ -321,7 +317,7 @@ fn a_noisy_image_without_a_clean_version_says_rmse_not_available() {
     let config = ScenarioConfig::Denoise(DenoiseConfig {
         noisy_image: Some(path),
         estimate_sigma: true,
-        ..small_denoise()
+        ..long_small_denoise()
     });
     let mut harness = Harness::builder()
         .with_size([1280.0, 800.0])

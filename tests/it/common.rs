@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use beliefscope::app::App;
 use beliefscope::app::debugger::graph::CanvasGeometry;
 use beliefscope::run::residuals::ConvergenceGraph;
+use beliefscope::scenarios::ScenarioConfig;
+use beliefscope::scenarios::denoise::DenoiseConfig;
 use eframe::egui::{self, accesskit::Role};
 use egui_kittest::Harness;
 use egui_kittest::kittest::NodeT as _;
@@ -32,6 +34,30 @@ pub fn text_containing(harness: &Harness<'_, App>, part: &str) -> Option<String>
 
 pub fn has_text(harness: &Harness<'_, App>, part: &str) -> bool {
     text_containing(harness, part).is_some()
+}
+
+/// The window (1360 x 840) on `config`, stepped until the engine's first snapshot is there.
+pub fn window_on(config: ScenarioConfig) -> Harness<'static, App> {
+    let mut h = Harness::builder()
+        .with_size([1360.0, 840.0])
+        .build_eframe(move |cc| App::with_config(cc, config, false));
+    wait_for(&mut h, "the first snapshot", |h| {
+        h.state().snapshot().is_some()
+    });
+    h
+}
+
+/// A denoising run small enough for window tests: 24 x 16 pixels, 8 gray levels, 30
+/// iterations, no early settling (tolerance 0).
+pub fn small_denoise() -> DenoiseConfig {
+    DenoiseConfig {
+        width: 24,
+        height: 16,
+        colors: 8,
+        max_iters: 30,
+        tolerance: 0.0,
+        ..DenoiseConfig::default()
+    }
 }
 
 /// Runs frames (with short sleeps for the engine thread) until `done` holds.

@@ -391,22 +391,10 @@ mod window_faults {
     use egui_kittest::kittest::Queryable as _;
 
     fn window() -> Harness<'static, App> {
-        let config = ScenarioConfig::Denoise(DenoiseConfig {
-            width: 24,
-            height: 16,
-            colors: 8,
-            max_iters: 30,
-            tolerance: 0.0,
+        window_on(ScenarioConfig::Denoise(DenoiseConfig {
             sure_stop: false,
-            ..DenoiseConfig::default()
-        });
-        let mut h = Harness::builder()
-            .with_size([1360.0, 840.0])
-            .build_eframe(move |cc| App::with_config(cc, config, false));
-        wait_for(&mut h, "the first snapshot", |h| {
-            h.state().snapshot().is_some()
-        });
-        h
+            ..small_denoise()
+        }))
     }
 
     fn iterations(h: &Harness<'_, App>) -> usize {

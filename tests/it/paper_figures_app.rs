@@ -7,31 +7,9 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use beliefscope::app::App;
 use beliefscope::scenarios::ScenarioConfig;
-use beliefscope::scenarios::denoise::DenoiseConfig;
 use beliefscope::scenarios::paper_figures::FIGURES;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-
-fn app(config: ScenarioConfig) -> Harness<'static, App> {
-    let mut h = Harness::builder()
-        .with_size([1360.0, 840.0])
-        .build_eframe(move |cc| App::with_config(cc, config, false));
-    wait_for(&mut h, "the first snapshot", |h| {
-        h.state().snapshot().is_some()
-    });
-    h
-}
-
-fn small_denoise() -> ScenarioConfig {
-    ScenarioConfig::Denoise(DenoiseConfig {
-        width: 24,
-        height: 16,
-        colors: 8,
-        max_iters: 30,
-        tolerance: 0.0,
-        ..DenoiseConfig::default()
-    })
-}
 
 fn click(h: &mut Harness<'_, App>, label: &str) {
     h.get_by_label(label).click();
@@ -41,7 +19,7 @@ fn click(h: &mut Harness<'_, App>, label: &str) {
 #[test]
 fn the_paper_figures_menu_runs_sosmp_figure_5_and_compares_with_the_paper() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = app(small_denoise());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.state_mut()
         .paper_figures()
         .set_output_folder(dir.path().to_path_buf());
@@ -101,7 +79,7 @@ fn the_paper_figures_menu_runs_sosmp_figure_5_and_compares_with_the_paper() {
 
 #[test]
 fn a_right_click_on_a_pane_offers_to_save_it_as_png() {
-    let mut h = app(small_denoise());
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
     h.run_steps(5);
     let ctx = h.ctx.clone();
     // Right-clicks over the central area and the inspector find the image panes and plots.
