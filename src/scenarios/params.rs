@@ -180,6 +180,8 @@ fn parse_like(old: &Value, text: &str) -> std::result::Result<Value, String> {
             .ok_or_else(|| format!("'{t}' is not a finite number"))
     };
     match old {
+        // A number field that also takes "auto" (e.g. SURE's probes) holds a number when set.
+        Value::Number(_) if text.trim() == "auto" => Ok(Value::String("auto".to_string())),
         Value::Number(_) => number(text),
         Value::Bool(_) => text
             .trim()

@@ -9,6 +9,7 @@ use crate::common::*;
 use beliefscope::app::App;
 use beliefscope::inference::kbp::KbpUpdate;
 use beliefscope::scenarios::ScenarioConfig;
+use beliefscope::scenarios::denoise::sure_stop::SureProbes;
 use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
@@ -354,5 +355,24 @@ fn the_likelihood_checkbox_switches_kernel_bps_observation_template() {
         texts(h)
             .iter()
             .any(|t| t.contains("its likelihood from one noise draw per pixel"))
+    });
+}
+
+/// SURE's probes: `auto` (the default) names the count it resolves to for the image (8 on
+/// 24 x 16); unticking it keeps that count as a number to type, and the next run uses it.
+#[test]
+fn the_sure_probes_checkbox_shows_auto_s_count_and_unticks_to_a_number() {
+    let mut h = window_on(ScenarioConfig::Denoise(small_denoise()));
+    let label = "auto (8 probes)";
+    h.get_by_label(label).scroll_to_me();
+    h.run_steps(3);
+    h.get_by_label(label).click();
+    h.run_steps(2);
+    assert!(h.query_by_label(label).is_none(), "still auto");
+    h.get_by_label("Reset").click();
+    wait_for(&mut h, "a run with 8 typed probes", |h| {
+        h.state().snapshot().is_some_and(|s| {
+            matches!(&s.config, ScenarioConfig::Denoise(c) if c.sure_probes == SureProbes::Count(8))
+        })
     });
 }

@@ -3,7 +3,7 @@
 
 use beliefscope::run::IterationRecord;
 use beliefscope::scenarios::denoise::sunset::{gray_levels, sunset_indices};
-use beliefscope::scenarios::denoise::sure_stop::SureRule;
+use beliefscope::scenarios::denoise::sure_stop::{SureProbes, SureRule};
 use beliefscope::scenarios::denoise::{Denoise, DenoiseAlgorithm, DenoiseConfig};
 use beliefscope::scenarios::{CancelFlag, Scenario};
 
@@ -774,7 +774,7 @@ fn sure_averages_over_the_configured_probes() {
         width: 32,
         height: 32,
         max_iters: 8,
-        sure_probes: 3,
+        sure_probes: SureProbes::Count(3),
         ..DenoiseConfig::default()
     };
     let mut d = Denoise::new(config.clone(), &CancelFlag::default()).unwrap();
@@ -785,10 +785,21 @@ fn sure_averages_over_the_configured_probes() {
     }
     let sure = last.unwrap().metrics["sure_rmse"];
     assert!(sure.is_finite() && sure > 0.0);
+    // The default, auto, gives this 32 x 32 image the most it gives (8); the report says so.
+    let auto = Denoise::new(
+        DenoiseConfig {
+            sure_probes: SureProbes::Auto,
+            ..config.clone()
+        },
+        &CancelFlag::default(),
+    )
+    .unwrap();
+    assert_eq!(auto.runs()[0].sure.as_ref().unwrap().engines.len(), 8);
+    assert_eq!(auto.extra_results()["runs"][0]["sure"]["probes"], 8);
     for bad in [0, 17] {
         let err = Denoise::new(
             DenoiseConfig {
-                sure_probes: bad,
+                sure_probes: SureProbes::Count(bad),
                 ..config.clone()
             },
             &CancelFlag::default(),

@@ -177,14 +177,15 @@ impl SureProbe {
 }
 
 /// Sets up the SURE probes of `run`: the same algorithm and model on `y + ε b_k`, one for each
-/// of the config's `sure_probes` directions.
+/// of the config's `sure_probes` directions (resolved for the image's size).
 pub fn attach_sure_probe(
     run: &mut AlgorithmRun,
     data: &DenoiseData,
     config: &DenoiseConfig,
 ) -> Result<()> {
     let epsilon = sure_stop::EPSILON_PER_SIGMA * config.noise;
-    let directions: Vec<Vec<f64>> = (0..usize::from(config.sure_probes))
+    let probes = config.sure_probes.resolve(data.noisy.len());
+    let directions: Vec<Vec<f64>> = (0..probes)
         .map(|k| sure_stop::probe_direction(data.noisy.len(), config.seed, k))
         .collect();
     let engines = directions
@@ -202,7 +203,7 @@ pub fn attach_sure_probe(
             Arc::clone(&run.estimate),
             config.sure_rule,
         ),
-        best_messages: vec![Vec::new(); usize::from(config.sure_probes) + 1],
+        best_messages: vec![Vec::new(); probes + 1],
     });
     Ok(())
 }

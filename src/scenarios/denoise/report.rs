@@ -60,6 +60,8 @@ pub struct SureReadout {
     pub best_rmse: f64,
     pub best_iteration: usize,
     pub probe_epsilon: f64,
+    /// The probe directions that ran (`config.sure_probes` resolved for the image's size).
+    pub probes: usize,
     pub rule: &'static str,
 }
 
@@ -166,6 +168,7 @@ impl RunReport {
                 best_rmse: p.tracker.best_mse.max(0.0).sqrt(),
                 best_iteration: p.tracker.best_iteration,
                 probe_epsilon: p.tracker.epsilon,
+                probes: p.tracker.directions.len(),
                 rule: p.tracker.rule().description(),
             }),
             model,

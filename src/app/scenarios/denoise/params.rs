@@ -12,7 +12,7 @@ use crate::app::form::{
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
-use crate::scenarios::denoise::sure_stop::SureRule;
+use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
 use crate::scenarios::denoise::{
     AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, Candidates, DenoiseAlgorithm,
     DenoiseConfig, DenoiseView, PARAMS,
@@ -269,17 +269,7 @@ pub fn ui(
                         })
                         .response
                         .labelled_by(id);
-                    ui.add(
-                        egui::DragValue::new(&mut c.sure_probes)
-                            .range(1..=crate::scenarios::denoise::sure_stop::MAX_PROBES as u8)
-                            .suffix(" probe(s)"),
-                    )
-                    .on_hover_text(
-                        "Probe directions SURE averages its divergence over: each runs another \
-                         copy of the algorithm, and K probes divide the divergence's noise \
-                         variance by K",
-                    )
-                    .labelled_by(id);
+                    sure_probes_row(ui, c, running_size, id);
                 });
             });
             ui.end_row();
@@ -301,6 +291,54 @@ pub fn ui(
     if uses_kbp {
         kbp_section(ui, &mut c.kbp, &mut c.candidates, running);
         autotune_section(ui, c, task_running, autotune, commands);
+    }
+}
+
+/// SURE's probe count: `auto` (by the image's size, the count shown where the size is known)
+/// or a number typed in.
+fn sure_probes_row(
+    ui: &mut egui::Ui,
+    c: &mut DenoiseConfig,
+    running_size: Option<[usize; 2]>,
+    id: egui::Id,
+) {
+    let pixels = if c.image.is_none() && c.noisy_image.is_none() {
+        Some(c.width * c.height)
+    } else {
+        running_size.map(|[w, h]| w * h)
+    };
+    let resolved = pixels.map(|p| SureProbes::Auto.resolve(p));
+    let mut auto = c.sure_probes == SureProbes::Auto;
+    // While auto, the checkbox names the count it resolves to.
+    let text = match (auto, resolved) {
+        (true, Some(1)) => "auto (1 probe)".to_string(),
+        (true, Some(k)) => format!("auto ({k} probes)"),
+        (true, None) => "auto (by image size)".to_string(),
+        (false, _) => "auto".to_string(),
+    };
+    let toggled = ui
+        .checkbox(&mut auto, text)
+        .on_hover_text(
+            "Probe directions SURE averages its divergence over: each runs another copy of the \
+             algorithm, and K probes divide the divergence's noise variance by K. Auto: enough \
+             that pixels × probes reaches 65,536, at most 8 (7 on the 100 × 100 sunset, 1 from \
+             256 × 256 on)",
+        )
+        .changed();
+    if toggled {
+        c.sure_probes = if auto {
+            SureProbes::Auto
+        } else {
+            SureProbes::Count(resolved.unwrap_or(1) as u8)
+        };
+    }
+    if let SureProbes::Count(k) = &mut c.sure_probes {
+        ui.add(
+            egui::DragValue::new(k)
+                .range(1..=MAX_PROBES as u8)
+                .suffix(" probe(s)"),
+        )
+        .labelled_by(id);
     }
 }
 
