@@ -364,13 +364,14 @@ fn the_likelihood_checkbox_switches_kernel_bps_observation_template() {
 }
 
 /// The built-in training picker: disabled on the sunset (which trains on its own generator);
-/// on a loaded image it switches the training to dead leaves, the running config echoes it and
-/// the training line names it.
+/// a loaded image trains on the sunset by default, and the picker switches it to dead leaves:
+/// the running config echoes the choice and the training line names it.
 #[test]
-fn the_built_in_training_picker_trains_a_loaded_image_on_dead_leaves() {
+fn the_built_in_training_picker_switches_a_loaded_images_training() {
     use eframe::egui::accesskit::Role;
-    let combo = |h: &Harness<'_, App>| {
-        h.get_by_role_and_label(Role::ComboBox, "Built-in training")
+    let picker = "Built-in training";
+    let disabled = |h: &Harness<'_, App>| {
+        h.get_by_role_and_label(Role::ComboBox, picker)
             .accesskit_node()
             .is_disabled()
     };
@@ -378,7 +379,7 @@ fn the_built_in_training_picker_trains_a_loaded_image_on_dead_leaves() {
     wait_for(&mut sunset, "the sunset running", |h| {
         h.state().snapshot().is_some()
     });
-    assert!(combo(&sunset), "the sunset's picker is enabled");
+    assert!(disabled(&sunset), "the sunset's picker is enabled");
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("blocks.png");
@@ -395,19 +396,19 @@ fn the_built_in_training_picker_trains_a_loaded_image_on_dead_leaves() {
     wait_for(&mut harness, "the sunset named as training", |h| {
         has_text(h, "trained on the built-in sunset, 24 x 16")
     });
-    assert!(!combo(&harness), "a loaded image's picker is disabled");
+    assert!(!disabled(&harness), "a loaded image's picker is disabled");
     harness
-        .get_by_role_and_label(Role::ComboBox, "Built-in training")
+        .get_by_role_and_label(Role::ComboBox, picker)
         .scroll_to_me();
     harness.run_steps(3);
     harness
-        .get_by_role_and_label(Role::ComboBox, "Built-in training")
+        .get_by_role_and_label(Role::ComboBox, picker)
         .click();
     harness.run_steps(3);
     harness.get_by_label("dead leaves").click();
     harness.run_steps(2);
     harness.get_by_label("Reset").click();
-    wait_for(&mut harness, "dead leaves running", |h| {
+    wait_for(&mut harness, "dead leaves running as training", |h| {
         h.state().snapshot().is_some_and(|s| {
             matches!(&s.config, ScenarioConfig::Denoise(c)
                 if c.train_builtin == BuiltinTraining::DeadLeaves)

@@ -43,8 +43,8 @@ pub struct DenoiseArgs {
     #[arg(long, requires = "noisy_image", conflicts_with = "noise")]
     pub sigma: Option<f64>,
     /// Learn the potentials from this clean image (converted to gray, quantised like the test
-    /// image) [default: the built-in sunset for a loaded image; the sunset generator for the
-    /// sunset].
+    /// image) [default: the built-in image --train-builtin names for a loaded image; the sunset
+    /// generator for the sunset].
     #[arg(long, value_name = "PATH")]
     pub train_image: Option<PathBuf>,
     /// The built-in image a loaded image trains on without --train-image: sunset, dead-leaves

@@ -4,9 +4,10 @@
 //!
 //! Training follows Song et al. 2011, Sec. 6.1: the potentials are learned from a training pair
 //! that is not the test image. On the sunset the training image is the same generator's output
-//! with an independent noise draw (the paper's protocol). A loaded test image trains by default
-//! on a built-in image of the same size (`train_builtin`: the sunset or a dead-leaves image,
-//! `dead_leaves.rs`), or on `train_image`; training on the test image's
+//! with an independent noise draw (the paper's protocol). A loaded test image trains on
+//! `train_image` or else on a built-in image of the same size (`train_builtin`: by default the
+//! sunset, or a dead-leaves image, `dead_leaves.rs`, whose edges at every scale resemble a
+//! photograph's); training on the test image's
 //! own clean version is the `oracle` option (a user has no clean test image). By default
 //! kernel BP's likelihood uses the observation template's expectation over the known noise
 //! instead of its one noise draw per pixel (`kbp_expected_observations`, see

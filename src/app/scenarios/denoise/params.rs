@@ -130,11 +130,14 @@ pub fn ui(
             .add_enabled(
                 !c.oracle,
                 egui::TextEdit::singleline(&mut path)
-                    .hint_text("built-in sunset")
+                    .hint_text(c.train_builtin.title())
                     .desired_width(160.0),
             )
             .labelled_by(id)
-            .on_hover_text("Path of a clean image to learn from (empty: the built-in sunset)");
+            .on_hover_text(
+                "Path of a clean image to learn from (empty: the built-in training image below; \
+                 the sunset trains on its own generator)",
+            );
         if edit.lost_focus() {
             let path = path.trim();
             c.train_image = (!path.is_empty()).then(|| std::path::PathBuf::from(path));
