@@ -19,7 +19,7 @@
 //! grown by `r_max` on each side, so every leaf that can reach the image is drawn and the image
 //! is a window of the stationary model. A pixel is covered when its centre lies in the disk.
 //! Cost: about `|window| / E[π r²] · ln(pixels)` draws (some 2 · 10⁵ for 256², E[π r²] ≈ 2π ln
-//! r_max at α = 3), each O(1) plus O(r²) for the leaves that reach the image; a few ms.
+//! r_max at α = 3), each O(1) plus O(r²) for the leaves that reach the image.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
