@@ -10,7 +10,9 @@ use beliefscope::app::App;
 use beliefscope::inference::kbp::KbpUpdate;
 use beliefscope::scenarios::ScenarioConfig;
 use beliefscope::scenarios::denoise::sure_stop::SureProbes;
-use beliefscope::scenarios::denoise::{AlgorithmChoice, DenoiseAlgorithm, DenoiseConfig};
+use beliefscope::scenarios::denoise::{
+    AlgorithmChoice, BuiltinTraining, DenoiseAlgorithm, DenoiseConfig,
+};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 
@@ -374,5 +376,61 @@ fn the_sure_probes_checkbox_shows_auto_s_count_and_unticks_to_a_number() {
         h.state().snapshot().is_some_and(|s| {
             matches!(&s.config, ScenarioConfig::Denoise(c) if c.sure_probes == SureProbes::Count(8))
         })
+    });
+}
+
+/// The built-in training picker: disabled on the sunset (which trains on its own generator);
+/// a loaded image trains on the sunset by default, and the picker switches it to dead leaves:
+/// the running config echoes the choice and the training line names it.
+#[test]
+fn the_built_in_training_picker_switches_a_loaded_images_training() {
+    use eframe::egui::accesskit::Role;
+    let picker = "Built-in training";
+    let disabled = |h: &Harness<'_, App>| {
+        h.get_by_role_and_label(Role::ComboBox, picker)
+            .accesskit_node()
+            .is_disabled()
+    };
+    let mut sunset = small_app(false);
+    wait_for(&mut sunset, "the sunset running", |h| {
+        h.state().snapshot().is_some()
+    });
+    assert!(disabled(&sunset), "the sunset's picker is enabled");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blocks.png");
+    image::GrayImage::from_fn(24, 16, |x, y| image::Luma([((x / 6 + y / 4) * 40) as u8]))
+        .save(&path)
+        .unwrap();
+    let config = DenoiseConfig {
+        image: Some(path),
+        ..long_small_denoise()
+    };
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| App::with_config(cc, ScenarioConfig::Denoise(config), false));
+    wait_for(&mut harness, "the sunset named as training", |h| {
+        has_text(h, "trained on the built-in sunset, 24 x 16")
+    });
+    assert!(!disabled(&harness), "a loaded image's picker is disabled");
+    harness
+        .get_by_role_and_label(Role::ComboBox, picker)
+        .scroll_to_me();
+    harness.run_steps(3);
+    harness
+        .get_by_role_and_label(Role::ComboBox, picker)
+        .click();
+    harness.run_steps(3);
+    harness.get_by_label("dead leaves").click();
+    harness.run_steps(2);
+    harness.get_by_label("Reset").click();
+    wait_for(&mut harness, "dead leaves running as training", |h| {
+        h.state().snapshot().is_some_and(|s| {
+            matches!(&s.config, ScenarioConfig::Denoise(c)
+                if c.train_builtin == BuiltinTraining::DeadLeaves)
+        })
+    });
+    wait_for(&mut harness, "dead leaves named as training", |h| {
+        has_text(h, "trained on built-in dead leaves, 24 x 16")
     });
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use beliefscope::scenarios::denoise::{Denoise, DenoiseConfig};
+use beliefscope::scenarios::denoise::{BuiltinTraining, Denoise, DenoiseConfig};
 use beliefscope::scenarios::flow::{FlowConfig, FlowScenario};
 use beliefscope::scenarios::{CancelFlag, Scenario};
 use serde_json::Value;
@@ -82,6 +82,57 @@ fn denoise_on_a_loaded_image_echoes_its_size_and_reruns() {
         again.config().to_json(),
         serde_json::to_value(&config).unwrap()
     );
+}
+
+/// A loaded image trained on the built-in dead-leaves image: the config echoes the choice
+/// (`train_builtin`), results.json's `training` names it, the echoed config re-runs to the same
+/// metrics, and the same config with the sunset trains on another image (other metrics).
+#[test]
+fn denoise_trained_on_built_in_dead_leaves_echoes_it_and_reruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("blocks.png");
+    blocks(&img, 40, 24, 0);
+    let out = dir.path().join("out");
+    let o = beliefscope(&[
+        "run",
+        "denoise",
+        "--image",
+        img.to_str().unwrap(),
+        "--train-builtin",
+        "dead-leaves",
+        "--colors",
+        "8",
+        "--iters",
+        "3",
+        "--compare",
+        "discrete",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&out.join("results.json"));
+    assert_eq!(
+        r["config"]["train_builtin"], "dead_leaves",
+        "{}",
+        r["config"]
+    );
+    let training = r["training"].as_str().unwrap();
+    assert!(training.contains("dead leaves, 40 x 24"), "{training}");
+    assert_eq!(r["training_size"], serde_json::json!([40, 24]));
+    let config: DenoiseConfig = serde_json::from_value(r["config"].clone()).unwrap();
+    let rerun = finish(Denoise::new(config.clone(), &CancelFlag::default()).unwrap());
+    assert_same_metrics(&r["final"]["metrics"], &rerun);
+    let sunset = finish(
+        Denoise::new(
+            DenoiseConfig {
+                train_builtin: BuiltinTraining::Sunset,
+                ..config
+            },
+            &CancelFlag::default(),
+        )
+        .unwrap(),
+    );
+    assert_ne!(sunset["rmse"], rerun["rmse"]);
 }
 
 #[test]

@@ -157,7 +157,9 @@ fn blocks_png(path: &std::path::Path, w: u32, h: u32, phase: u32) {
 #[test]
 fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
     use beliefscope::scenarios::denoise::DenoiseData;
-    use beliefscope::scenarios::denoise::sunset::sunset_indices;
+    use beliefscope::scenarios::denoise::dead_leaves::{DeadLeavesParams, Shading, dead_leaves};
+    use beliefscope::scenarios::denoise::sunset::{nearest_level, sunset_indices};
+    use beliefscope::scenarios::denoise::{BuiltinTraining, config::DEAD_LEAVES_SEED_OFFSET};
     let dir = tempfile::tempdir().unwrap();
     let (test, train) = (dir.path().join("test.png"), dir.path().join("train.png"));
     blocks_png(&test, 40, 32, 0);
@@ -168,20 +170,40 @@ fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
         ..DenoiseConfig::default()
     };
     let levels = gray_levels(16);
-    // Default: the built-in sunset of the test image's size.
-    let data = DenoiseData::generate(&base).unwrap();
-    let sunset: Vec<f64> = sunset_indices(40, 32, 16)
-        .iter()
-        .map(|&i| levels[i])
-        .collect();
-    assert_eq!(data.train.clean, sunset);
-    assert_ne!(Some(&data.train.clean), data.clean.as_ref());
     // (The paper's templates, without the gray-level shifts a loaded image gets by default.)
     let paper = |c: &DenoiseConfig| DenoiseConfig {
         template_shifts: Some(Vec::new()),
         ..c.clone()
     };
-    let t = data.kbp_templates(&paper(&base));
+    // Asked for: the built-in dead-leaves image of the test image's size, on the C levels.
+    let on_leaves = DenoiseConfig {
+        train_builtin: BuiltinTraining::DeadLeaves,
+        ..base.clone()
+    };
+    let data = DenoiseData::generate(&on_leaves).unwrap();
+    let params = DeadLeavesParams::standard(40, 32, Shading::Flat);
+    let leaves: Vec<f64> = dead_leaves(40, 32, &params, DEAD_LEAVES_SEED_OFFSET)
+        .values
+        .iter()
+        .map(|&v| levels[nearest_level(&levels, v)])
+        .collect();
+    assert_eq!(data.train.clean, leaves);
+    assert_ne!(Some(&data.train.clean), data.clean.as_ref());
+    assert_eq!(data.kbp_templates(&paper(&on_leaves)).hidden, leaves);
+    assert!(
+        data.train.source.contains("dead leaves, 40 x 32"),
+        "{}",
+        data.train.source
+    );
+    // Default: the built-in sunset of the test image's size.
+    let on_sunset = base.clone();
+    let data = DenoiseData::generate(&on_sunset).unwrap();
+    let sunset: Vec<f64> = sunset_indices(40, 32, 16)
+        .iter()
+        .map(|&i| levels[i])
+        .collect();
+    assert_eq!(data.train.clean, sunset);
+    let t = data.kbp_templates(&paper(&on_sunset));
     assert_eq!(t.hidden, sunset, "kernel BP learns from the sunset");
     assert!(
         data.train.source.contains("sunset"),

@@ -9,7 +9,9 @@ use crate::inference::kbp::{Bandwidth, KbpSettings, KbpUpdate};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::denoise::sure_stop::{SureProbes, SureRule};
-use crate::scenarios::denoise::{AlgorithmChoice, Candidates, DenoiseAlgorithm, DenoiseConfig};
+use crate::scenarios::denoise::{
+    AlgorithmChoice, BuiltinTraining, Candidates, DenoiseAlgorithm, DenoiseConfig,
+};
 use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
@@ -41,10 +43,15 @@ pub struct DenoiseArgs {
     #[arg(long, requires = "noisy_image", conflicts_with = "noise")]
     pub sigma: Option<f64>,
     /// Learn the potentials from this clean image (converted to gray, quantised like the test
-    /// image) [default: the built-in sunset for a loaded image; the sunset generator for the
-    /// sunset].
+    /// image) [default: the built-in image --train-builtin names for a loaded image; the sunset
+    /// generator for the sunset].
     #[arg(long, value_name = "PATH")]
     pub train_image: Option<PathBuf>,
+    /// The built-in image a loaded image trains on without --train-image: sunset, dead-leaves
+    /// (Lee, Mumford & Huang 2001: occluding disks, radii ~ r^-3, independent gray levels) or
+    /// dead-leaves-shaded (each leaf a linear ramp) [default: sunset].
+    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["train_image", "oracle_training"])]
+    pub train_builtin: Option<BuiltinTraining>,
     /// Learn the potentials from the test image's own clean version: an oracle no user has.
     #[arg(long)]
     pub oracle_training: bool,
@@ -159,6 +166,7 @@ impl RunFlags for DenoiseArgs {
             image: self.image,
             quantize: !self.no_quantize,
             train_image: self.train_image,
+            train_builtin: self.train_builtin.unwrap_or(d.train_builtin),
             oracle: self.oracle_training,
             algorithm: self.algorithm.unwrap_or(d.algorithm),
             kbp: KbpSettings {

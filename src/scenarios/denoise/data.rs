@@ -4,8 +4,10 @@
 //!
 //! Training follows Song et al. 2011, Sec. 6.1: the potentials are learned from a training pair
 //! that is not the test image. On the sunset the training image is the same generator's output
-//! with an independent noise draw (the paper's protocol). A loaded test image trains by default
-//! on the built-in sunset of the same size, or on `train_image`; training on the test image's
+//! with an independent noise draw (the paper's protocol). A loaded test image trains on
+//! `train_image` or else on a built-in image of the same size (`train_builtin`: by default the
+//! sunset, or a dead-leaves image, `dead_leaves.rs`, whose edges at every scale resemble a
+//! photograph's); training on the test image's
 //! own clean version is the `oracle` option (a user has no clean test image). By default
 //! kernel BP's likelihood uses the observation template's expectation over the known noise
 //! instead of its one noise draw per pixel (`kbp_expected_observations`, see
@@ -16,7 +18,10 @@ use crate::inference::discrete::{DiscreteMrf, EdgePotentials};
 use crate::io;
 use crate::model::Graph;
 
-use super::config::{DenoiseConfig, TRAINING_SEED_OFFSET};
+use super::config::{
+    BuiltinTraining, DEAD_LEAVES_SEED_OFFSET, DenoiseConfig, TRAINING_SEED_OFFSET,
+};
+use super::dead_leaves::{DeadLeavesParams, Shading, dead_leaves};
 use super::{potentials, sunset};
 use crate::scenarios::ScenarioParams;
 
@@ -54,6 +59,51 @@ fn sunset_clean(width: usize, height: usize, levels: &[f64]) -> Clean {
     let idx = sunset::sunset_indices(width, height, levels.len());
     let values = idx.iter().map(|&i| levels[i]).collect();
     (width, height, values, idx)
+}
+
+/// The built-in training image of `width x height` a loaded image trains on
+/// (`config.train_builtin`), with its description.
+fn builtin_clean(
+    config: &DenoiseConfig,
+    width: usize,
+    height: usize,
+    levels: &[f64],
+) -> (Clean, String) {
+    let shading = match config.train_builtin {
+        BuiltinTraining::Sunset => {
+            return (
+                sunset_clean(width, height, levels),
+                format!("the built-in sunset, {width} x {height} (another image)"),
+            );
+        }
+        BuiltinTraining::DeadLeaves => Shading::Flat,
+        BuiltinTraining::DeadLeavesShaded => Shading::Ramp,
+    };
+    let params = DeadLeavesParams::standard(width, height, shading);
+    let seed = config.seed.wrapping_add(DEAD_LEAVES_SEED_OFFSET);
+    let img = dead_leaves(width, height, &params, seed);
+    let idx: Vec<usize> = img
+        .values
+        .iter()
+        .map(|&v| sunset::nearest_level(levels, v))
+        .collect();
+    let values = if config.quantize {
+        idx.iter().map(|&i| levels[i]).collect()
+    } else {
+        img.values
+    };
+    let what = match shading {
+        Shading::Flat => "flat",
+        Shading::Ramp => "shaded",
+    };
+    (
+        (width, height, values, idx),
+        format!(
+            "built-in dead leaves, {width} x {height} ({what} disks, radii ∝ r^-{} in {}..{} px, \
+             seed {seed}; another image)",
+            params.exponent, params.r_min, params.r_max
+        ),
+    )
 }
 
 fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<Clean> {
@@ -156,10 +206,7 @@ impl DenoiseData {
                 (width, height, clean.clone(), indices.clone()),
                 "the sunset generator (the paper's protocol: an independent noise draw)".into(),
             ),
-            (None, Some(_)) => (
-                sunset_clean(width, height, &levels),
-                format!("the built-in sunset, {width} x {height} (another image)"),
-            ),
+            (None, Some(_)) => builtin_clean(config, width, height, &levels),
         };
         let noisy = sunset::add_noise(&clean, config.noise, config.seed);
         let source = describe_training(source, config);
@@ -181,7 +228,7 @@ impl DenoiseData {
     }
 
     /// A noisy image taken as it is (the observation y, never quantised), with no clean
-    /// version; the potentials learn from `train_image` or the built-in sunset of its size.
+    /// version; the potentials learn from `train_image` or the built-in training image of its size.
     fn from_noisy(
         config: &DenoiseConfig,
         path: &std::path::Path,
@@ -207,10 +254,7 @@ impl DenoiseData {
                         .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
                 ),
             ),
-            None => (
-                sunset_clean(width, height, &levels),
-                format!("the built-in sunset, {width} x {height} (another image)"),
-            ),
+            None => builtin_clean(config, width, height, &levels),
         };
         let source = describe_training(source, config);
         Ok(DenoiseData {

@@ -16,6 +16,7 @@ pub mod baselines;
 pub mod cli;
 pub mod config;
 pub mod data;
+pub mod dead_leaves;
 pub mod noise_estimate;
 pub mod potentials;
 pub mod report;
@@ -51,8 +52,8 @@ use sure_stop::{SureRule, SureTracker, SureVerdict};
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
-    AlgorithmChoice, CROSS_IMAGE_TEMPLATE_SHIFTS, Candidates, DenoiseAlgorithm, DenoiseConfig,
-    PARAMS, TRAINING_SEED_OFFSET, VALIDATION_SEED_OFFSET,
+    AlgorithmChoice, BuiltinTraining, CROSS_IMAGE_TEMPLATE_SHIFTS, Candidates, DenoiseAlgorithm,
+    DenoiseConfig, PARAMS, TRAINING_SEED_OFFSET, VALIDATION_SEED_OFFSET,
 };
 pub use data::{DenoiseData, KbpTemplates};
 pub use view::{CompareView, DenoiseView, KbpInfo, KbpProbe, KeptIterate, PixelProbe};

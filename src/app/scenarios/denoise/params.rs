@@ -14,8 +14,8 @@ use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
 use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
 use crate::scenarios::denoise::{
-    AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, Candidates, DenoiseAlgorithm,
-    DenoiseConfig, DenoiseView, PARAMS,
+    AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, BuiltinTraining, Candidates,
+    DenoiseAlgorithm, DenoiseConfig, DenoiseView, PARAMS,
 };
 
 /// Widest sunset the panel offers (larger sizes work from the command line).
@@ -130,16 +130,20 @@ pub fn ui(
             .add_enabled(
                 !c.oracle,
                 egui::TextEdit::singleline(&mut path)
-                    .hint_text("built-in sunset")
+                    .hint_text(c.train_builtin.title())
                     .desired_width(160.0),
             )
             .labelled_by(id)
-            .on_hover_text("Path of a clean image to learn from (empty: the built-in sunset)");
+            .on_hover_text(
+                "Path of a clean image to learn from (empty: the built-in training image below; \
+                 the sunset trains on its own generator)",
+            );
         if edit.lost_focus() {
             let path = path.trim();
             c.train_image = (!path.is_empty()).then(|| std::path::PathBuf::from(path));
         }
     });
+    builtin_training_row(ui, c);
     ui.add_enabled(
         c.noisy_image.is_none(),
         egui::Checkbox::new(
@@ -400,6 +404,39 @@ fn noisy_sigma_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
             )
             .labelled_by(id);
         }
+    });
+}
+
+/// Which built-in image a loaded image trains on when no training image is given. The sunset
+/// itself always trains on its own generator, and the oracle on the test image, so the picker
+/// is enabled only for a loaded image without a training image or the oracle.
+fn builtin_training_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
+    let loaded = c.image.is_some() || c.noisy_image.is_some();
+    let enabled = loaded && c.train_image.is_none() && !c.oracle;
+    ui.horizontal(|ui| {
+        let id = ui.label("Built-in training").id;
+        ui.add_enabled_ui(enabled, |ui| {
+            egui::ComboBox::from_id_salt("denoise_train_builtin")
+                .selected_text(c.train_builtin.title())
+                .show_ui(ui, |ui| {
+                    for b in BuiltinTraining::ALL {
+                        ui.selectable_value(&mut c.train_builtin, b, b.title());
+                    }
+                })
+                .response
+                .labelled_by(id)
+                .on_hover_text(
+                    "The image a loaded image learns from when no training image is given: the \
+                     synthetic sunset, or dead leaves (occluding disks with power-law radii, \
+                     Lee, Mumford & Huang 2001), whose edges at every scale resemble a \
+                     photograph's",
+                )
+                .on_disabled_hover_text(if loaded {
+                    "A training image or the oracle is chosen"
+                } else {
+                    "The sunset trains on its own generator (Song et al. 2011, Sec. 6.1)"
+                });
+        });
     });
 }
 
