@@ -380,7 +380,7 @@ fn the_sure_probes_checkbox_shows_auto_s_count_and_unticks_to_a_number() {
 }
 
 /// The built-in training picker: disabled on the sunset (which trains on its own generator);
-/// a loaded image trains on the sunset by default, and the picker switches it to dead leaves:
+/// a loaded image trains on dead leaves by default, and the picker switches it to the sunset:
 /// the running config echoes the choice and the training line names it.
 #[test]
 fn the_built_in_training_picker_switches_a_loaded_images_training() {
@@ -409,8 +409,8 @@ fn the_built_in_training_picker_switches_a_loaded_images_training() {
     let mut harness = Harness::builder()
         .with_size([1280.0, 800.0])
         .build_eframe(move |cc| App::with_config(cc, ScenarioConfig::Denoise(config), false));
-    wait_for(&mut harness, "the sunset named as training", |h| {
-        has_text(h, "trained on the built-in sunset, 24 x 16")
+    wait_for(&mut harness, "dead leaves named as training", |h| {
+        has_text(h, "trained on built-in dead leaves, 4 draws of 24 x 16")
     });
     assert!(!disabled(&harness), "a loaded image's picker is disabled");
     harness
@@ -421,16 +421,16 @@ fn the_built_in_training_picker_switches_a_loaded_images_training() {
         .get_by_role_and_label(Role::ComboBox, picker)
         .click();
     harness.run_steps(3);
-    harness.get_by_label("dead leaves").click();
+    harness.get_by_label("built-in sunset").click();
     harness.run_steps(2);
     harness.get_by_label("Reset").click();
-    wait_for(&mut harness, "dead leaves running as training", |h| {
+    wait_for(&mut harness, "the sunset running as training", |h| {
         h.state().snapshot().is_some_and(|s| {
             matches!(&s.config, ScenarioConfig::Denoise(c)
-                if c.train_builtin == BuiltinTraining::DeadLeaves)
+                if c.train_builtin == BuiltinTraining::Sunset)
         })
     });
-    wait_for(&mut harness, "dead leaves named as training", |h| {
-        has_text(h, "trained on built-in dead leaves, 24 x 16")
+    wait_for(&mut harness, "the sunset named as training", |h| {
+        has_text(h, "trained on the built-in sunset, 24 x 16")
     });
 }

@@ -117,8 +117,11 @@ fn denoise_trained_on_built_in_dead_leaves_echoes_it_and_reruns() {
         r["config"]
     );
     let training = r["training"].as_str().unwrap();
-    assert!(training.contains("dead leaves, 40 x 24"), "{training}");
-    assert_eq!(r["training_size"], serde_json::json!([40, 24]));
+    assert!(
+        training.contains("dead leaves, 4 draws of 40 x 24"),
+        "{training}"
+    );
+    assert_eq!(r["training_size"], serde_json::json!([160, 24]));
     let config: DenoiseConfig = serde_json::from_value(r["config"].clone()).unwrap();
     let rerun = finish(Denoise::new(config.clone(), &CancelFlag::default()).unwrap());
     assert_same_metrics(&r["final"]["metrics"], &rerun);

@@ -156,10 +156,12 @@ fn blocks_png(path: &std::path::Path, w: u32, h: u32, phase: u32) {
 
 #[test]
 fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
+    use beliefscope::scenarios::denoise::BuiltinTraining;
     use beliefscope::scenarios::denoise::DenoiseData;
+    use beliefscope::scenarios::denoise::config::{DEAD_LEAVES_DRAWS, DEAD_LEAVES_SEED_OFFSET};
+    use beliefscope::scenarios::denoise::data::draw_seed;
     use beliefscope::scenarios::denoise::dead_leaves::{DeadLeavesParams, Shading, dead_leaves};
     use beliefscope::scenarios::denoise::sunset::{nearest_level, sunset_indices};
-    use beliefscope::scenarios::denoise::{BuiltinTraining, config::DEAD_LEAVES_SEED_OFFSET};
     let dir = tempfile::tempdir().unwrap();
     let (test, train) = (dir.path().join("test.png"), dir.path().join("train.png"));
     blocks_png(&test, 40, 32, 0);
@@ -175,28 +177,43 @@ fn a_loaded_image_is_never_its_own_training_image_unless_asked() {
         template_shifts: Some(Vec::new()),
         ..c.clone()
     };
-    // Asked for: the built-in dead-leaves image of the test image's size, on the C levels.
-    let on_leaves = DenoiseConfig {
-        train_builtin: BuiltinTraining::DeadLeaves,
-        ..base.clone()
-    };
+    // Default: DEAD_LEAVES_DRAWS independent dead-leaves images of the test image's size, side
+    // by side, on the C levels.
+    let on_leaves = base.clone();
+    assert_eq!(on_leaves.train_builtin, BuiltinTraining::DeadLeaves);
     let data = DenoiseData::generate(&on_leaves).unwrap();
     let params = DeadLeavesParams::standard(40, 32, Shading::Flat);
-    let leaves: Vec<f64> = dead_leaves(40, 32, &params, DEAD_LEAVES_SEED_OFFSET)
-        .values
-        .iter()
-        .map(|&v| levels[nearest_level(&levels, v)])
+    let draws: Vec<Vec<f64>> = (0..DEAD_LEAVES_DRAWS)
+        .map(|j| dead_leaves(40, 32, &params, draw_seed(DEAD_LEAVES_SEED_OFFSET, j)).values)
         .collect();
+    let leaves: Vec<f64> = (0..32)
+        .flat_map(|row| {
+            draws
+                .iter()
+                .flat_map(move |d| d[row * 40..(row + 1) * 40].to_vec())
+        })
+        .map(|v| levels[nearest_level(&levels, v)])
+        .collect();
+    assert_ne!(draws[0], draws[1], "the draws are independent");
+    assert_eq!(
+        (data.train.width, data.train.height),
+        (40 * DEAD_LEAVES_DRAWS, 32)
+    );
     assert_eq!(data.train.clean, leaves);
     assert_ne!(Some(&data.train.clean), data.clean.as_ref());
     assert_eq!(data.kbp_templates(&paper(&on_leaves)).hidden, leaves);
     assert!(
-        data.train.source.contains("dead leaves, 40 x 32"),
+        data.train
+            .source
+            .contains("dead leaves, 4 draws of 40 x 32"),
         "{}",
         data.train.source
     );
-    // Default: the built-in sunset of the test image's size.
-    let on_sunset = base.clone();
+    // Asked for: the built-in sunset of the test image's size.
+    let on_sunset = DenoiseConfig {
+        train_builtin: BuiltinTraining::Sunset,
+        ..base.clone()
+    };
     let data = DenoiseData::generate(&on_sunset).unwrap();
     let sunset: Vec<f64> = sunset_indices(40, 32, 16)
         .iter()

@@ -121,7 +121,7 @@ pub struct DenoiseArgs {
     /// the messages settle at low SURE) or stop (after two such iterations) [default: guard].
     #[arg(long)]
     pub sure_rule: Option<SureRule>,
-    /// Probe directions SURE averages its divergence over, or auto: enough that pixels x
+    /// Probe directions SURE averages its divergence over (1..16), or auto: enough that pixels x
     /// probes reaches 65,536, at most 8 (7 on the 100 x 100 sunset, 1 from 256 x 256 on); each
     /// runs another copy of the algorithm [default: auto].
     #[arg(long)]

@@ -14,6 +14,11 @@ use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
 use crate::scenarios::params::{Param, check_table};
 
 /// The tunable numbers of a denoise run, described once (ranges, units, scales).
+/// The range of a typed SURE probe count (`sure_probes` may also be `auto`, so it is not a row
+/// of [`PARAMS`]).
+pub const SURE_PROBES_RANGE: Param =
+    Param::int("sure_probes", "SURE probes", 1.0, MAX_PROBES as f64);
+
 pub const PARAMS: &[Param] = &[
     Param::int("width", "Width", 2.0, 4096.0)
         .unit("pixels")
@@ -31,12 +36,6 @@ pub const PARAMS: &[Param] = &[
         .log()
         .help("Stop when the residual falls below this."),
     Param::int("max_iters", "Iterations", 1.0, 1e7).help("Maximum number of iterations."),
-    Param::int("sure_probes", "SURE probes", 1.0, MAX_PROBES as f64).help(
-        "Probe directions Monte-Carlo SURE averages its divergence over, or auto (enough that \
-         pixels × probes reaches 65,536, at most 8: 7 on the 100 × 100 sunset, 1 from 256 × 256 \
-         on): each runs another copy of the algorithm; K probes divide the divergence's noise \
-         variance by K.",
-    ),
     Param::real("edge_appearance", "Edge appearance ρ (discrete)", 0.0, 1.0).help(
         "Discrete BP is tree-reweighted (Wainwright et al. 2003, the potentials' own method): \
          0 picks the grid's uniform spanning-tree value (pixels − 1) / edges ≈ 0.5, 1 is \
@@ -75,8 +74,14 @@ pub const CROSS_IMAGE_TEMPLATE_SHIFTS: [f64; 6] = [20.0, 40.0, 60.0, 80.0, 100.0
 
 /// Added to the test seed to get the training pair's noise seed, so the two never coincide.
 pub const TRAINING_SEED_OFFSET: u64 = 1_000_003;
-/// Added to the test seed to get the seed of a built-in dead-leaves training image.
-pub const DEAD_LEAVES_SEED_OFFSET: u64 = 3_000_009;
+/// Added to the test seed to get the seed of a built-in dead-leaves training image (its own
+/// stream: not SURE's probes', `sure_stop::SURE_SEED_OFFSET`).
+pub const DEAD_LEAVES_SEED_OFFSET: u64 = 4_000_037;
+/// Independent dead-leaves draws a loaded image trains on, side by side. One draw of the test
+/// image's size is dominated by its few largest leaves, so what kernel BP learns from it varies
+/// from draw to draw (house over three draws: 9.22 / 9.53 / 9.55); four draws average that out
+/// (README, "Built-in training: dead leaves").
+pub const DEAD_LEAVES_DRAWS: usize = 4;
 /// Added to the test seed for the held-out noisy copy that auto-tune scores on.
 pub const VALIDATION_SEED_OFFSET: u64 = 2_000_006;
 
@@ -192,11 +197,13 @@ impl std::str::FromStr for Candidates {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BuiltinTraining {
-    /// The synthetic sunset of the test image's size (the default).
-    #[default]
+    /// The synthetic sunset of the test image's size.
     Sunset,
-    /// A dead-leaves image of the test image's size (`dead_leaves.rs`: flat leaves, Lee, Mumford
-    /// & Huang 2001), drawn from `seed + DEAD_LEAVES_SEED_OFFSET`.
+    /// [`DEAD_LEAVES_DRAWS`] dead-leaves images of the test image's size side by side
+    /// (`dead_leaves.rs`: flat leaves, Lee, Mumford & Huang 2001), drawn from
+    /// `seed + DEAD_LEAVES_SEED_OFFSET` on (the default: measured nearer TV than the sunset on
+    /// 14 of 18 runs over six images and three noise seeds).
+    #[default]
     DeadLeaves,
     /// The same with each leaf a linear ramp between two gray levels (`Shading::Ramp`).
     DeadLeavesShaded,
@@ -356,7 +363,7 @@ impl Default for DenoiseConfig {
             // kernel BP trained on it beat the sunset on every image measured on noise seed 0
             // but on 1-2 of 6 on seed 1 (each seed draws another leaves image; README
             // "Built-in training: dead leaves").
-            train_builtin: BuiltinTraining::Sunset,
+            train_builtin: BuiltinTraining::DeadLeaves,
             oracle: false,
             algorithm: DenoiseAlgorithm::Kbp,
             kbp: KbpSettings::default(),
@@ -458,6 +465,10 @@ impl ScenarioParams for DenoiseConfig {
     /// Checks every parameter before any data is made.
     fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
+        // Not in the table, whose rows are numbers: `auto` or a count.
+        if let SureProbes::Count(k) = self.sure_probes {
+            SURE_PROBES_RANGE.check(f64::from(k))?;
+        }
         check_positive("noise", self.noise)?;
         Damping(self.damping).check()?;
         ScheduleChange::check_all(&self.schedule_changes)?;
@@ -515,11 +526,15 @@ impl ScenarioParams for DenoiseConfig {
             Some(path) => crate::io::image_size(path).unwrap_or((self.width, self.height)),
             None => (self.width, self.height),
         };
-        let train_pixels = self
-            .train_image
-            .as_deref()
-            .and_then(|p| crate::io::image_size(p).ok())
-            .map_or(0.0, |(tw, th)| (tw * th) as f64);
+        let loaded = self.image.is_some() || self.noisy_image.is_some();
+        let train_pixels = match self.train_image.as_deref() {
+            Some(p) => crate::io::image_size(p).map_or(0.0, |(tw, th)| (tw * th) as f64),
+            // The built-in dead leaves: DEAD_LEAVES_DRAWS images of the test image's size.
+            None if loaded && !self.oracle && self.train_builtin != BuiltinTraining::Sunset => {
+                (DEAD_LEAVES_DRAWS * w * h) as f64
+            }
+            None => 0.0,
+        };
         let pixels = (w * h) as f64;
         let c = self.colors as f64;
         let mut choices = vec![self.primary()];

@@ -5,9 +5,9 @@
 //! Training follows Song et al. 2011, Sec. 6.1: the potentials are learned from a training pair
 //! that is not the test image. On the sunset the training image is the same generator's output
 //! with an independent noise draw (the paper's protocol). A loaded test image trains on
-//! `train_image` or else on a built-in image of the same size (`train_builtin`: by default the
-//! sunset, or a dead-leaves image, `dead_leaves.rs`, whose edges at every scale resemble a
-//! photograph's); training on the test image's
+//! `train_image` or else on built-in images of the same size (`train_builtin`: by default
+//! four dead-leaves draws side by side, `dead_leaves.rs`, whose edges at every scale resemble a
+//! photograph's, or the sunset); training on the test image's
 //! own clean version is the `oracle` option (a user has no clean test image). By default
 //! kernel BP's likelihood uses the observation template's expectation over the known noise
 //! instead of its one noise draw per pixel (`kbp_expected_observations`, see
@@ -19,7 +19,8 @@ use crate::io;
 use crate::model::Graph;
 
 use super::config::{
-    BuiltinTraining, DEAD_LEAVES_SEED_OFFSET, DenoiseConfig, TRAINING_SEED_OFFSET,
+    BuiltinTraining, DEAD_LEAVES_DRAWS, DEAD_LEAVES_SEED_OFFSET, DenoiseConfig,
+    TRAINING_SEED_OFFSET,
 };
 use super::dead_leaves::{DeadLeavesParams, Shading, dead_leaves};
 use super::{potentials, sunset};
@@ -81,29 +82,45 @@ fn builtin_clean(
     };
     let params = DeadLeavesParams::standard(width, height, shading);
     let seed = config.seed.wrapping_add(DEAD_LEAVES_SEED_OFFSET);
-    let img = dead_leaves(width, height, &params, seed);
-    let idx: Vec<usize> = img
-        .values
+    let draws: Vec<Vec<f64>> = (0..DEAD_LEAVES_DRAWS)
+        .map(|j| dead_leaves(width, height, &params, draw_seed(seed, j)).values)
+        .collect();
+    // Side by side, row by row: the seams add a few edges, as leaf borders do.
+    let mut side_by_side = Vec::with_capacity(width * height * draws.len());
+    for row in 0..height {
+        for draw in &draws {
+            side_by_side.extend_from_slice(&draw[row * width..(row + 1) * width]);
+        }
+    }
+    let idx: Vec<usize> = side_by_side
         .iter()
         .map(|&v| sunset::nearest_level(levels, v))
         .collect();
     let values = if config.quantize {
         idx.iter().map(|&i| levels[i]).collect()
     } else {
-        img.values
+        side_by_side
     };
     let what = match shading {
         Shading::Flat => "flat",
         Shading::Ramp => "shaded",
     };
     (
-        (width, height, values, idx),
+        (width * DEAD_LEAVES_DRAWS, height, values, idx),
         format!(
-            "built-in dead leaves, {width} x {height} ({what} disks, radii ∝ r^-{} in {}..{} px, \
-             seed {seed}; another image)",
-            params.exponent, params.r_min, params.r_max
+            "built-in dead leaves, {DEAD_LEAVES_DRAWS} draws of {width} x {height} side by side \
+             ({what} disks, radii ∝ r^-{} in {}..{} px, seeds {seed}, {}, …; another image)",
+            params.exponent,
+            params.r_min,
+            params.r_max,
+            draw_seed(seed, 1)
         ),
     )
+}
+
+/// The seed of the `j`-th dead-leaves draw (draw 0 has `seed` itself).
+pub fn draw_seed(seed: u64, j: usize) -> u64 {
+    seed.wrapping_add(7_919 * j as u64)
 }
 
 fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<Clean> {
