@@ -48,13 +48,14 @@ fn assert_same_metrics(written: &Value, rerun: &BTreeMap<String, f64>) {
     }
 }
 
-#[test]
-fn denoise_on_a_loaded_image_echoes_its_size_and_reruns() {
+/// `run denoise` on a 40 x 24 image of blocks (8 levels, 3 iterations, discrete BP beside
+/// kernel BP) with `extra` flags; its results.json (the folder lives as long as the guard).
+fn denoise_on_blocks(extra: &[&str]) -> (tempfile::TempDir, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("blocks.png");
     blocks(&img, 40, 24, 0);
     let out = dir.path().join("out");
-    let o = beliefscope(&[
+    let mut args = vec![
         "run",
         "denoise",
         "--image",
@@ -67,9 +68,17 @@ fn denoise_on_a_loaded_image_echoes_its_size_and_reruns() {
         "discrete",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = beliefscope(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = read_json(&out.join("results.json"));
+    (dir, r)
+}
+
+#[test]
+fn denoise_on_a_loaded_image_echoes_its_size_and_reruns() {
+    let (_dir, r) = denoise_on_blocks(&[]);
     assert_eq!(r["config"]["width"], 40, "{}", r["config"]);
     assert_eq!(r["config"]["height"], 24, "{}", r["config"]);
     assert_eq!(r["image_size"], serde_json::json!([40, 24]));
@@ -89,28 +98,7 @@ fn denoise_on_a_loaded_image_echoes_its_size_and_reruns() {
 /// metrics, and the same config with the sunset trains on another image (other metrics).
 #[test]
 fn denoise_trained_on_built_in_dead_leaves_echoes_it_and_reruns() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("blocks.png");
-    blocks(&img, 40, 24, 0);
-    let out = dir.path().join("out");
-    let o = beliefscope(&[
-        "run",
-        "denoise",
-        "--image",
-        img.to_str().unwrap(),
-        "--train-builtin",
-        "dead-leaves",
-        "--colors",
-        "8",
-        "--iters",
-        "3",
-        "--compare",
-        "discrete",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r = read_json(&out.join("results.json"));
+    let (_dir, r) = denoise_on_blocks(&["--train-builtin", "dead-leaves"]);
     assert_eq!(
         r["config"]["train_builtin"], "dead_leaves",
         "{}",
