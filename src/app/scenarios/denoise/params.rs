@@ -130,7 +130,12 @@ pub fn ui(
             .add_enabled(
                 !c.oracle,
                 egui::TextEdit::singleline(&mut path)
-                    .hint_text(c.train_builtin.title())
+                    // The sunset trains on its own generator whatever the picker says.
+                    .hint_text(if c.image.is_none() && c.noisy_image.is_none() {
+                        "sunset generator"
+                    } else {
+                        c.train_builtin.title()
+                    })
                     .desired_width(160.0),
             )
             .labelled_by(id)
