@@ -49,7 +49,8 @@ pub struct DenoiseArgs {
     pub train_image: Option<PathBuf>,
     /// The built-in image a loaded image trains on without --train-image: sunset, dead-leaves
     /// (Lee, Mumford & Huang 2001: occluding disks, radii ~ r^-3, independent gray levels) or
-    /// dead-leaves-shaded (each leaf a linear ramp) [default: sunset].
+    /// dead-leaves-shaded (each leaf a linear ramp) [default: dead-leaves, four draws side by
+    /// side].
     #[arg(long, value_name = "IMAGE", conflicts_with_all = ["train_image", "oracle_training"])]
     pub train_builtin: Option<BuiltinTraining>,
     /// Learn the potentials from the test image's own clean version: an oracle no user has.

@@ -76,13 +76,6 @@ impl SureProbes {
             SureProbes::Count(k) => usize::from(k),
         }
     }
-
-    pub fn label(self) -> String {
-        match self {
-            SureProbes::Auto => "auto".to_string(),
-            SureProbes::Count(k) => k.to_string(),
-        }
-    }
 }
 
 impl std::str::FromStr for SureProbes {
@@ -387,6 +380,7 @@ impl SureTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenarios::denoise::sunset;
 
     #[test]
     fn auto_probes_scale_with_the_image_up_to_eight() {
@@ -413,7 +407,6 @@ mod tests {
         assert_eq!("auto".parse::<SureProbes>(), Ok(SureProbes::Auto));
         assert!("-1".parse::<SureProbes>().is_err());
     }
-    use crate::scenarios::denoise::sunset;
 
     /// Monte-Carlo SURE with one probe: the mean of [`sure_terms`].
     fn sure_mse(

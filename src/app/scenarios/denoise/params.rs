@@ -51,7 +51,7 @@ pub fn ui(
         if c.noisy_image.is_some() {
             ui.weak("noisy, no clean version");
         }
-        if let (true, Some([w, h])) = (c.image.is_some() || c.noisy_image.is_some(), running_size) {
+        if let (true, Some([w, h])) = (c.loads_image(), running_size) {
             ui.weak(format!("{w} × {h}"));
         }
     });
@@ -64,7 +64,7 @@ pub fn ui(
                 commands.push(command);
             }
         }
-        let loaded = c.image.is_some() || c.noisy_image.is_some();
+        let loaded = c.loads_image();
         let sunset = ui
             .add_enabled(loaded, egui::Button::new("Use sunset"))
             .on_hover_text("Go back to the built-in sunset image");
@@ -131,7 +131,7 @@ pub fn ui(
                 !c.oracle,
                 egui::TextEdit::singleline(&mut path)
                     // The sunset trains on its own generator whatever the picker says.
-                    .hint_text(if c.image.is_none() && c.noisy_image.is_none() {
+                    .hint_text(if !c.loads_image() {
                         "sunset generator"
                     } else {
                         c.train_builtin.title()
@@ -311,7 +311,7 @@ fn sure_probes_row(
     running_size: Option<[usize; 2]>,
     id: egui::Id,
 ) {
-    let pixels = if c.image.is_none() && c.noisy_image.is_none() {
+    let pixels = if !c.loads_image() {
         Some(c.width * c.height)
     } else {
         running_size.map(|[w, h]| w * h)
@@ -416,7 +416,7 @@ fn noisy_sigma_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
 /// itself always trains on its own generator, and the oracle on the test image, so the picker
 /// is enabled only for a loaded image without a training image or the oracle.
 fn builtin_training_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
-    let loaded = c.image.is_some() || c.noisy_image.is_some();
+    let loaded = c.loads_image();
     let enabled = loaded && c.train_image.is_none() && !c.oracle;
     ui.horizontal(|ui| {
         let id = ui.label("Built-in training").id;

@@ -449,8 +449,9 @@ fn no_clean_curves(
 
 /// The residual plot's title and the stopping rule in full, as `Denoise::finished` applies it:
 /// the run ends at `max_iters`, or once every method has stopped: settled below the tolerance
-/// (a settled method takes no more steps while the others go on) or stopped by a rule. The title names only what the
-/// rule does, so a residual that never comes down is not promised a stop below the tolerance.
+/// (a settled method takes no more steps while the others go on) or stopped by a rule. The
+/// title names only what the rule does, so a residual that never comes down is not promised a
+/// stop below the tolerance.
 pub fn residual_title(config: Option<&DenoiseConfig>, comparing: bool) -> (String, String) {
     let Some(c) = config else {
         return ("Residual".into(), String::new());
