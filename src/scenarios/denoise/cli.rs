@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::Result;
+use crate::inference::EstimateKind;
 use crate::inference::kbp::{Bandwidth, KbpSettings, KbpUpdate};
-use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::ScenarioParams;
+use crate::scenarios::denoise::schedule_choice::ScheduleChoice;
 use crate::scenarios::denoise::sure_stop::{SureProbes, SureRule};
 use crate::scenarios::denoise::{
     AlgorithmChoice, BuiltinTraining, Candidates, DenoiseAlgorithm, DenoiseConfig,
@@ -127,10 +128,11 @@ pub struct DenoiseArgs {
     /// runs another copy of the algorithm [default: auto].
     #[arg(long)]
     pub sure_probes: Option<SureProbes>,
-    /// synchronous, sweep, random or residual (residual BP, Elidan et al. 2006) [default:
-    /// synchronous].
+    /// auto, synchronous, sweep, random or residual (residual BP, Elidan et al. 2006); auto
+    /// sweeps kernel BP on a loaded image and runs everything else synchronously [default:
+    /// auto].
     #[arg(long)]
-    pub schedule: Option<Schedule>,
+    pub schedule: Option<ScheduleChoice>,
     /// map or mean [default: mean].
     #[arg(long)]
     pub estimate: Option<EstimateKind>,

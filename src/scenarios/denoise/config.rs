@@ -10,6 +10,7 @@ use crate::inference::schedule::ScheduleChange;
 use crate::inference::{Damping, EstimateKind, Schedule};
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
+use crate::scenarios::denoise::schedule_choice::ScheduleChoice;
 use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
 use crate::scenarios::params::{Param, check_table};
 
@@ -307,7 +308,9 @@ pub struct DenoiseConfig {
     pub kbp_expected_observations: bool,
     /// A second algorithm run on the same noisy image, for comparison.
     pub compare: Option<AlgorithmChoice>,
-    pub schedule: Schedule,
+    /// `auto` (the default: kernel BP on a loaded image sweeps, the rest is synchronous; see
+    /// `schedule_choice.rs`) or one schedule for every algorithm; [`Self::schedule_for`].
+    pub schedule: ScheduleChoice,
     /// `new = d * old + (1 - d) * update`, d in [0, 0.99].
     pub damping: f64,
     /// Schedule switches made during the run (the debugger's "Switch live"), applied before
@@ -373,7 +376,7 @@ impl Default for DenoiseConfig {
             // and the sunset, at a lower set-up cost (README).
             kbp_expected_observations: true,
             compare: None,
-            schedule: Schedule::Synchronous,
+            schedule: ScheduleChoice::Auto,
             // Undamped synchronous discrete BP oscillates on the sunset (residual stays near
             // 2); 0.5 settles it (RMSE 3.0 against 9.1 undamped at C = 50, 30 iterations).
             damping: 0.5,
@@ -431,6 +434,12 @@ impl DenoiseConfig {
         } else {
             ((width * height - 1) as f64 / edges as f64).min(1.0)
         }
+    }
+
+    /// The schedule `algorithm` starts with: the configured one, `auto` resolved.
+    pub fn schedule_for(&self, algorithm: DenoiseAlgorithm) -> Schedule {
+        self.schedule
+            .resolve(algorithm == DenoiseAlgorithm::Kbp, self.loads_image())
     }
 
     /// Whether the test image is a file (`image` or `noisy_image`) rather than the sunset.

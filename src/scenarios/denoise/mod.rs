@@ -20,6 +20,7 @@ pub mod dead_leaves;
 pub mod noise_estimate;
 pub mod potentials;
 pub mod report;
+pub mod schedule_choice;
 pub mod sunset;
 pub mod sure_stop;
 pub mod sweep;
@@ -225,7 +226,7 @@ fn probe_engine(
             Engine::Discrete(Box::new(
                 DiscreteBp::new(
                     probe_data.discrete_mrf(config.noise)?,
-                    config.schedule,
+                    config.schedule_for(DenoiseAlgorithm::Discrete),
                     Damping(config.damping),
                 )?
                 .with_edge_appearance(e.edge_appearance())?,
@@ -240,7 +241,7 @@ fn probe_engine(
                     e.graph().clone(),
                     Some(evidence),
                     e.candidates().to_vec(),
-                    config.schedule,
+                    config.schedule_for(DenoiseAlgorithm::Kbp),
                     Damping(config.damping),
                 )?
                 .with_edge_appearance(e.edge_appearance())?,
@@ -283,7 +284,7 @@ pub fn build_run(
         DenoiseAlgorithm::Discrete => Engine::Discrete(Box::new(
             DiscreteBp::new(
                 data.discrete_mrf(config.noise)?,
-                config.schedule,
+                config.schedule_for(DenoiseAlgorithm::Discrete),
                 Damping(config.damping),
             )?
             .with_edge_appearance(rho)?,
@@ -325,7 +326,7 @@ pub fn build_run(
                     graph,
                     Some(evidence),
                     candidates,
-                    config.schedule,
+                    config.schedule_for(DenoiseAlgorithm::Kbp),
                     Damping(config.damping),
                 )?
                 .with_edge_appearance(
@@ -505,6 +506,11 @@ fn scaled(mut v: Vec<f64>) -> Vec<f64> {
 }
 
 impl Denoise {
+    /// The schedule the primary algorithm started with (the config's, `auto` resolved).
+    pub fn primary_schedule(&self) -> Schedule {
+        self.config.schedule_for(self.runs[0].choice.algorithm)
+    }
+
     /// The schedule and damping of the next iteration (after any switch made so far).
     pub fn current_schedule(&self) -> (Schedule, f64) {
         let next = self.log.history().len() + 1;
@@ -513,7 +519,7 @@ impl Denoise {
             .iter()
             .rev()
             .find(|c| c.from_iteration <= next)
-            .map_or((self.config.schedule, self.config.damping), |c| {
+            .map_or((self.primary_schedule(), self.config.damping), |c| {
                 (c.schedule, c.damping)
             })
     }
@@ -917,7 +923,11 @@ impl Denoise {
 
     /// The scenario's fields of results.json.
     fn report(&self) -> report::DenoiseReport {
-        let runs: Vec<report::RunReport> = self.runs.iter().map(report::RunReport::of).collect();
+        let runs: Vec<report::RunReport> = self
+            .runs
+            .iter()
+            .map(|r| report::RunReport::of(r, self.config.schedule_for(r.choice.algorithm)))
+            .collect();
         let first = runs.first().and_then(|r| r.kernel.as_ref());
         report::DenoiseReport {
             image_size: [self.width, self.height],

@@ -40,6 +40,8 @@ pub struct DenoiseReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
     pub algorithm: String,
+    /// The schedule this algorithm started with (the config's `schedule`, `auto` resolved).
+    pub schedule: &'static str,
     pub setup_seconds: f64,
     /// The iteration whose estimate a stopping rule (SURE or the discrepancy principle) kept;
     /// absent when the run went to its iteration limit or tolerance.
@@ -113,7 +115,7 @@ pub struct Template {
 }
 
 impl RunReport {
-    pub fn of(run: &AlgorithmRun) -> RunReport {
+    pub fn of(run: &AlgorithmRun, schedule: crate::inference::Schedule) -> RunReport {
         let (model, kernel) = match &run.engine {
             Engine::Discrete(_) => (
                 Some(DiscreteModel {
@@ -162,6 +164,7 @@ impl RunReport {
         };
         RunReport {
             algorithm: run.choice.label(),
+            schedule: schedule.label(),
             setup_seconds: run.setup_seconds,
             stopped_at: run.stopped_at,
             sure: run.sure.as_ref().map(|p| SureReadout {

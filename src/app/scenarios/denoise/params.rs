@@ -12,6 +12,7 @@ use crate::app::form::{
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
+use crate::scenarios::denoise::schedule_choice::ScheduleChoice;
 use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
 use crate::scenarios::denoise::{
     AlgorithmChoice, AutotuneResult, AutotuneSpec, AutotuneTask, BuiltinTraining, Candidates,
@@ -234,12 +235,18 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Schedule", "synchronous: every message from the previous iteration's messages; sweep: nodes in order with the freshest messages");
+            let id = row_label(ui, "Schedule", "auto: sweeps for kernel BP on a loaded image (its guarded result is nearer TV there), synchronous for the sunset and for discrete BP; synchronous: every message from the previous iteration's messages; sweep: nodes in order and back with the freshest messages");
+            let auto_text = format!("auto ({})", c.schedule_for(c.algorithm).label());
+            let selected = match c.schedule {
+                ScheduleChoice::Auto => auto_text.clone(),
+                ScheduleChoice::Fixed(s) => s.label().to_string(),
+            };
             egui::ComboBox::from_id_salt("denoise_schedule")
-                .selected_text(c.schedule.label())
+                .selected_text(selected)
                 .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.schedule, ScheduleChoice::Auto, auto_text);
                     for s in Schedule::ALL {
-                        ui.selectable_value(&mut c.schedule, s, s.label());
+                        ui.selectable_value(&mut c.schedule, ScheduleChoice::Fixed(s), s.label());
                     }
                 })
                 .response
