@@ -379,6 +379,49 @@ fn the_sure_probes_checkbox_shows_auto_s_count_and_unticks_to_a_number() {
     });
 }
 
+/// The Schedule box names what `auto` runs: synchronous updates on the sunset, sweeps for
+/// kernel BP on a loaded image; picking a schedule fixes it for the next run.
+#[test]
+fn the_schedule_box_names_what_auto_runs() {
+    use beliefscope::inference::Schedule;
+    use beliefscope::scenarios::denoise::schedule_choice::ScheduleChoice;
+    use eframe::egui::accesskit::Role;
+    let shown = |h: &Harness<'_, App>| {
+        h.get_by_role_and_label(Role::ComboBox, "Schedule")
+            .value()
+            .unwrap_or_default()
+    };
+    let sunset = window_on(ScenarioConfig::Denoise(small_denoise()));
+    assert_eq!(shown(&sunset), "auto (synchronous)");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blocks.png");
+    image::GrayImage::from_fn(24, 16, |x, y| image::Luma([((x / 6 + y / 4) * 40) as u8]))
+        .save(&path)
+        .unwrap();
+    let config = DenoiseConfig {
+        image: Some(path),
+        ..small_denoise()
+    };
+    let mut h = window_on(ScenarioConfig::Denoise(config));
+    assert_eq!(shown(&h), "auto (sweep)");
+    h.get_by_role_and_label(Role::ComboBox, "Schedule")
+        .scroll_to_me();
+    h.run_steps(3);
+    h.get_by_role_and_label(Role::ComboBox, "Schedule").click();
+    h.run_steps(3);
+    h.get_by_label("synchronous").click();
+    h.run_steps(2);
+    assert_eq!(shown(&h), "synchronous");
+    h.get_by_label("Reset").click();
+    wait_for(&mut h, "a run with the synchronous schedule fixed", |h| {
+        h.state().snapshot().is_some_and(|s| {
+            matches!(&s.config, ScenarioConfig::Denoise(c)
+                if c.schedule == ScheduleChoice::Fixed(Schedule::Synchronous))
+        })
+    });
+}
+
 /// The built-in training picker: disabled on the sunset (which trains on its own generator);
 /// a loaded image trains on dead leaves by default, and the picker switches it to the sunset:
 /// the running config echoes the choice and the training line names it.

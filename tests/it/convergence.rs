@@ -301,7 +301,7 @@ fn live_schedule_switches_replay_from_the_echoed_config() {
         };
         assert_eq!(
             echoed.schedule,
-            Schedule::Synchronous,
+            beliefscope::scenarios::denoise::schedule_choice::ScheduleChoice::Auto,
             "the starting schedule"
         );
         let changes: Vec<(usize, Schedule, f64)> = echoed

@@ -1,6 +1,7 @@
 //! The denoise scenario: the sunset generator follows the ring formula of Song et al. 2011, and
 //! discrete BP with the true likelihood denoises it far below the noisy RMSE.
 
+use beliefscope::inference::Schedule;
 use beliefscope::run::IterationRecord;
 use beliefscope::scenarios::denoise::sunset::{gray_levels, sunset_indices};
 use beliefscope::scenarios::denoise::sure_stop::{SureProbes, SureRule};
@@ -704,23 +705,27 @@ fn kernel_bp_trained_on_another_histogram_denoises_with_the_default_templates() 
 }
 
 /// Issue 15: on the shared images, kernel BP trained on one and tested on the other is within
-/// 5% of TV's RMSE with the default templates (shifted, and the expected observation template;
-/// measured: cameraman trained on house 12.08 against TV 11.73, house trained on cameraman 9.17
-/// against 8.77, +3.0% and +4.5%). With one noise draw per training pixel (the paper's
-/// observation template) it was 12.10 and 9.215 (+5.03% on house), and with the paper's
-/// templates altogether 14.15 and 9.95 (21% and 13% above). Needs ../shared/data.
+/// 5% of TV's RMSE. With the default schedule (`auto`: sweeps for kernel BP on a loaded image)
+/// it is at TV or below (measured: cameraman trained on house 11.401 against TV 11.725, house
+/// trained on cameraman 8.733 against 8.774); the synchronous schedule, the default until
+/// session 12, gives 12.076 and 9.172 (+3.0% and +4.5%) and fails the first assertion. Under
+/// synchronous updates (where they were measured in session 10) the expected observation
+/// template beats one noise draw per training pixel (12.10 and 9.215) and the paper's templates
+/// altogether are more than 10% above TV (14.15 and 9.95). Needs ../shared/data.
 #[test]
 fn kernel_bp_trained_on_another_real_image_comes_near_tv() {
+    use beliefscope::scenarios::denoise::schedule_choice::ScheduleChoice;
     for (test, train) in [("cameraman", "house"), ("house", "cameraman")] {
         let Some((test_path, train_path)) = shared_image_pair(test, train) else {
             return;
         };
-        let run = |template_shifts: Option<Vec<f64>>, expected: bool| {
+        let run = |schedule: ScheduleChoice, template_shifts: Option<Vec<f64>>, expected: bool| {
             let config = DenoiseConfig {
                 image: Some(test_path.clone()),
                 train_image: Some(train_path.clone()),
                 template_shifts,
                 kbp_expected_observations: expected,
+                schedule,
                 ..DenoiseConfig::default()
             };
             let mut d = Denoise::new(config, &CancelFlag::default()).unwrap();
@@ -730,17 +735,23 @@ fn kernel_bp_trained_on_another_real_image_comes_near_tv() {
             let m = d.final_metrics();
             (m["rmse"], m["baseline_rmse_tv"])
         };
-        let (rmse, tv) = run(None, true);
-        let (one_draw, _) = run(None, false);
-        let (paper, _) = run(Some(Vec::new()), false);
+        let synchronous = ScheduleChoice::Fixed(Schedule::Synchronous);
+        let (rmse, tv) = run(ScheduleChoice::Auto, None, true);
+        let (sync, _) = run(synchronous, None, true);
+        let (one_draw, _) = run(synchronous, None, false);
+        let (paper, _) = run(synchronous, Some(Vec::new()), false);
         eprintln!(
-            "{test} <- {train}: default {rmse:.4}, one noise draw {one_draw:.4}, paper's \
-             templates {paper:.3}, TV {tv:.4}"
+            "{test} <- {train}: default {rmse:.4}, synchronous {sync:.4}, one noise draw \
+             {one_draw:.4}, paper's templates {paper:.3}, TV {tv:.4}"
         );
-        assert!(rmse < 1.05 * tv, "{rmse} against TV {tv}");
+        assert!(rmse < 1.01 * tv, "{rmse} against TV {tv}");
         assert!(
-            rmse < one_draw,
-            "the expected observation template {rmse} against one draw {one_draw}"
+            sync > 1.02 * tv && sync < 1.05 * tv,
+            "synchronous {sync} against TV {tv}"
+        );
+        assert!(
+            sync < one_draw,
+            "the expected observation template {sync} against one draw {one_draw}"
         );
         assert!(
             paper > 1.1 * tv,
