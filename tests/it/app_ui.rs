@@ -379,6 +379,15 @@ fn the_sure_probes_checkbox_shows_auto_s_count_and_unticks_to_a_number() {
     });
 }
 
+/// A 24 x 16 image of gray blocks in `dir`, for window tests on a loaded image.
+fn blocks_image(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("blocks.png");
+    image::GrayImage::from_fn(24, 16, |x, y| image::Luma([((x / 6 + y / 4) * 40) as u8]))
+        .save(&path)
+        .unwrap();
+    path
+}
+
 /// The Schedule box names what `auto` runs: synchronous updates on the sunset, sweeps for
 /// kernel BP on a loaded image; picking a schedule fixes it for the next run.
 #[test]
@@ -395,10 +404,7 @@ fn the_schedule_box_names_what_auto_runs() {
     assert_eq!(shown(&sunset), "auto (synchronous)");
 
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("blocks.png");
-    image::GrayImage::from_fn(24, 16, |x, y| image::Luma([((x / 6 + y / 4) * 40) as u8]))
-        .save(&path)
-        .unwrap();
+    let path = blocks_image(dir.path());
     let config = DenoiseConfig {
         image: Some(path),
         ..small_denoise()
@@ -441,10 +447,7 @@ fn the_built_in_training_picker_switches_a_loaded_images_training() {
     assert!(disabled(&sunset), "the sunset's picker is enabled");
 
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("blocks.png");
-    image::GrayImage::from_fn(24, 16, |x, y| image::Luma([((x / 6 + y / 4) * 40) as u8]))
-        .save(&path)
-        .unwrap();
+    let path = blocks_image(dir.path());
     let config = DenoiseConfig {
         image: Some(path),
         ..long_small_denoise()
