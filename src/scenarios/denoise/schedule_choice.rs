@@ -55,7 +55,12 @@ impl std::str::FromStr for ScheduleChoice {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s.trim() {
             "auto" => Ok(ScheduleChoice::Auto),
-            other => other.parse().map(ScheduleChoice::Fixed),
+            other => other.parse().map(ScheduleChoice::Fixed).map_err(|_| {
+                format!(
+                    "unknown schedule '{other}' (expected auto, synchronous, sweep, random or \
+                     residual)"
+                )
+            }),
         }
     }
 }
@@ -112,6 +117,7 @@ mod tests {
             Ok(ScheduleChoice::Fixed(Schedule::Sweep))
         );
         let err = serde_json::from_str::<ScheduleChoice>("\"zigzag\"").unwrap_err();
-        assert!(err.to_string().contains("zigzag"), "{err}");
+        assert!(err.to_string().contains("'zigzag'"), "{err}");
+        assert!(err.to_string().contains("expected auto,"), "{err}");
     }
 }
