@@ -44,12 +44,6 @@ impl ScheduleChoice {
     }
 }
 
-impl From<Schedule> for ScheduleChoice {
-    fn from(s: Schedule) -> Self {
-        ScheduleChoice::Fixed(s)
-    }
-}
-
 impl std::str::FromStr for ScheduleChoice {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
