@@ -34,6 +34,7 @@ use rayon::prelude::*;
 
 use super::model::{FactorClass, KbpModel};
 use crate::error::{Error, Result};
+use crate::inference::lanes::lane_sums;
 use crate::inference::{
     Belief, Damping, EstimateKind, Estimates, Inference, MessageChanges, Schedule, StepReport,
 };
@@ -717,27 +718,6 @@ fn mix_normalised(
         [d * d]
     });
     Some(change2.sqrt())
-}
-
-/// `Σ_i terms(i)` for `i < n`, summed in 4 interleaved lanes so that the additions do not
-/// wait on each other (a single running sum is latency-bound and cannot be vectorised).
-#[inline(always)]
-fn lane_sums<const K: usize>(n: usize, terms: impl Fn(usize) -> [f64; K]) -> [f64; K] {
-    let mut lanes = [[0.0; K]; 4];
-    let full = n / 4 * 4;
-    for i in (0..full).step_by(4) {
-        for (l, lane) in lanes.iter_mut().enumerate() {
-            for (acc, t) in lane.iter_mut().zip(terms(i + l)) {
-                *acc += t;
-            }
-        }
-    }
-    for i in full..n {
-        for (acc, t) in lanes[0].iter_mut().zip(terms(i)) {
-            *acc += t;
-        }
-    }
-    std::array::from_fn(|k| (lanes[0][k] + lanes[1][k]) + (lanes[2][k] + lanes[3][k]))
 }
 
 impl Inference for KbpEngine {

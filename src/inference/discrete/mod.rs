@@ -16,12 +16,15 @@
 //!
 //! Cost per iteration: O(|E| · S²) for the edge sums plus O(Σ_t deg(t)² · S) for the products;
 //! memory O(|E| · S) for two message buffers. The synchronous schedule runs in parallel over
-//! messages with rayon; the sweep schedule visits nodes in id order and uses fresh messages;
+//! messages with rayon; on MRFs whose edges share one table (image grids) it runs as batched
+//! matrix products with the powers taken once per node ([`batched`]); the sweep schedule visits nodes in id order and uses fresh messages;
 //! the random schedule visits every message once in a seeded random order; residual BP
 //! (Elidan et al. 2006) keeps every message's pending update (a third buffer) and its L1
 //! distance in a priority queue, commits the largest, and recomputes the O(deg) messages that
 //! read it: O(deg · (deg + S²) + log M) per update. Every schedule records each message's
 //! change over the iteration ([`Inference::message_changes`]), O(|E| · S).
+
+mod batched;
 
 use std::time::Instant;
 
@@ -33,7 +36,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::{Graph, NodeId};
-use crate::run::residuals::change_of;
+use crate::run::residuals::{change_of, projection_weight};
 
 /// Edge potentials ψ as `S x S` tables, entry `[i * S + j]` = ψ(x_a = i, x_b = j) for an edge
 /// `(a, b)` as stored in the graph.
@@ -154,6 +157,13 @@ pub struct DiscreteBp {
     changes: Vec<f64>,
     signed: Vec<f64>,
     targets: Vec<usize>,
+    /// The shared table as the batched synchronous step uses it (None: per-edge tables).
+    shared: Option<batched::SharedTable>,
+    /// Tree-reweighted node products `φ_t Π_u m_ut^ρ` of the current messages, when fresh.
+    products: Vec<f64>,
+    products_fresh: bool,
+    /// The projection weight of every state (the signed change of a message).
+    projection: Vec<f64>,
 }
 
 impl DiscreteBp {
@@ -165,6 +175,10 @@ impl DiscreteBp {
         let num_messages = mrf.graph.num_messages();
         let messages = vec![1.0 / s as f64; num_messages * s];
         let targets = (0..num_messages).map(|m| mrf.graph.target(m)).collect();
+        let shared = match &mrf.edge_potentials {
+            EdgePotentials::Shared(table) => Some(batched::SharedTable::new(table, s)),
+            EdgePotentials::PerEdge(_) => None,
+        };
         Ok(DiscreteBp {
             scratch: messages.clone(),
             messages,
@@ -173,6 +187,10 @@ impl DiscreteBp {
             changes: Vec::new(),
             signed: Vec::new(),
             targets,
+            shared,
+            products: Vec::new(),
+            products_fresh: false,
+            projection: (0..s).map(projection_weight).collect(),
             mrf,
             schedule,
             damping,
@@ -191,6 +209,7 @@ impl DiscreteBp {
             ));
         }
         self.rho = rho;
+        self.products_fresh = false;
         Ok(self)
     }
 
@@ -235,6 +254,7 @@ impl DiscreteBp {
     pub fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
         crate::inference::schedule::restore_saved(&mut self.messages, saved)?;
         self.queue = None;
+        self.products_fresh = false;
         Ok(())
     }
 
@@ -285,6 +305,12 @@ impl DiscreteBp {
     /// Normalised beliefs of every node, node-major.
     pub fn all_beliefs(&self) -> Vec<f64> {
         let s = self.mrf.num_states();
+        if self.products_fresh {
+            // The tree-reweighted node products are the unnormalised beliefs.
+            let mut out = self.products.clone();
+            out.par_chunks_mut(s).for_each(normalise_or_uniform);
+            return out;
+        }
         let mut out = vec![0.0; self.mrf.graph.num_nodes() * s];
         out.par_chunks_mut(s).enumerate().for_each(|(t, b)| {
             self.belief_into(t, b);
@@ -292,21 +318,65 @@ impl DiscreteBp {
         out
     }
 
+    /// The node products of the current messages (tree-reweighted BP), computed once.
+    fn refresh_products(&mut self) {
+        if self.rho == 1.0 || self.products_fresh {
+            return;
+        }
+        let s = self.mrf.num_states();
+        self.products.resize(self.mrf.graph.num_nodes() * s, 0.0);
+        batched::node_products(&self.mrf, &self.messages, self.rho, &mut self.products);
+        self.products_fresh = true;
+    }
+
+    /// One synchronous iteration as batched products (shared table); the largest change.
+    fn step_batched(&mut self, damping: f64, iteration: usize) -> Result<f64> {
+        self.refresh_products();
+        let num = self.mrf.graph.num_messages();
+        self.changes.resize(num, 0.0);
+        self.signed.resize(num, 0.0);
+        let inputs = batched::StepInputs {
+            mrf: &self.mrf,
+            table: self.shared.as_ref().expect("a shared table"),
+            messages: &self.messages,
+            products: if self.rho == 1.0 { &[] } else { &self.products },
+            rho: self.rho,
+            damping,
+            projection: &self.projection,
+        };
+        let outcome = inputs.run(&mut self.scratch, &mut self.changes, &mut self.signed);
+        let residual = outcome.map_err(|m| self.divergence(m, iteration))?;
+        std::mem::swap(&mut self.messages, &mut self.scratch);
+        self.products_fresh = false;
+        self.refresh_products();
+        Ok(residual)
+    }
+
     fn belief_into(&self, t: NodeId, out: &mut [f64]) {
         let s = self.mrf.num_states();
-        out.copy_from_slice(&self.mrf.node_potentials[t * s..(t + 1) * s]);
-        for nb in self.mrf.graph.neighbors(t) {
-            let m = &self.messages[nb.incoming * s..(nb.incoming + 1) * s];
-            for (o, v) in out.iter_mut().zip(m) {
-                *o *= powered(*v, self.rho);
+        if self.products_fresh {
+            out.copy_from_slice(&self.products[t * s..(t + 1) * s]);
+        } else {
+            out.copy_from_slice(&self.mrf.node_potentials[t * s..(t + 1) * s]);
+            for nb in self.mrf.graph.neighbors(t) {
+                let m = &self.messages[nb.incoming * s..(nb.incoming + 1) * s];
+                for (o, v) in out.iter_mut().zip(m) {
+                    *o *= powered(*v, self.rho);
+                }
             }
         }
-        let z: f64 = out.iter().sum();
-        if z > 0.0 && z.is_finite() {
-            out.iter_mut().for_each(|o| *o /= z);
-        } else {
-            out.iter_mut().for_each(|o| *o = 1.0 / s as f64);
-        }
+        normalise_or_uniform(out);
+    }
+}
+
+/// Scales `b` to sum 1, or makes it uniform when it has no finite mass.
+fn normalise_or_uniform(b: &mut [f64]) {
+    let z: f64 = b.iter().sum();
+    if z > 0.0 && z.is_finite() {
+        b.iter_mut().for_each(|o| *o /= z);
+    } else {
+        let u = 1.0 / b.len() as f64;
+        b.iter_mut().for_each(|o| *o = u);
     }
 }
 
@@ -395,6 +465,9 @@ impl Inference for DiscreteBp {
         let rho = self.rho;
         let next_iteration = self.iteration + 1;
         let residual = match self.schedule {
+            Schedule::Synchronous if self.shared.is_some() => {
+                self.step_batched(damping.0, next_iteration)?
+            }
             Schedule::Synchronous => {
                 let mrf = &self.mrf;
                 let old = &self.messages;
@@ -462,6 +535,7 @@ impl Inference for DiscreteBp {
                 }
                 self.record_changes();
                 std::mem::swap(&mut self.messages, &mut self.scratch);
+                self.products_fresh = false;
                 residual
             }
             Schedule::Residual => match self.residual_iteration(next_iteration) {
@@ -588,6 +662,7 @@ impl DiscreteBp {
         self.queue = Some(queue);
         self.record_changes();
         std::mem::swap(&mut self.messages, &mut self.scratch);
+        self.products_fresh = false;
         Ok(next)
     }
 

@@ -1,0 +1,263 @@
+//! The synchronous discrete-BP iteration for MRFs whose edges share one table (image grids), as
+//! matrix products: the update of [`super`] (Yedidia, Freeman, Weiss 2003, eq. 4; tree-reweighted
+//! as Wainwright, Jaakkola, Willsky 2003, eq. 11) for a chunk of messages is one product
+//! `OUT = Ψᵀ X` of the S x S table with the S x k matrix of their senders' leave-one-out
+//! products, so a GEMM (nalgebra's, which hands f64 products to `matrixmultiply` with its
+//! runtime-detected AVX/FMA kernels) does the O(|E| S²) work.
+//!
+//! Tree-reweighted products take one power per node and state: the node product
+//! `P_t = φ_t (Π_u m_ut)^ρ` (also the unnormalised belief) is kept for the current messages, and the message `t -> s` multiplies `P_t / m_st` (= `φ_t Π_{u≠s} m_ut^ρ m_st^{ρ-1}`).
+//! Ordinary BP (ρ = 1) forms the leave-one-out product directly, so zeros stay exact.
+//! Normalising, damping and each message's change are done in the same pass, while the chunk is
+//! in cache.
+//!
+//! Cost per iteration: O(|E| S²) in the products, O(|E| S) powers (ρ < 1) and O(|E| S) for the
+//! rest; memory one S-vector per node for the node products besides the two message buffers.
+
+use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
+use rayon::prelude::*;
+
+use super::DiscreteMrf;
+use crate::inference::lanes::{lane_max, lane_sums};
+use crate::inference::powers::scaled_power_of_product;
+
+/// Values of a chunk's input matrix: a chunk is about this many doubles (a few hundred KB with
+/// its output), so the gathered products, the output and the table stay in the core's cache.
+const CHUNK_VALUES: usize = 8192;
+
+/// The shared table as the two maps a message goes through.
+#[derive(Debug, Clone)]
+pub(super) struct SharedTable {
+    /// `forward[(j, i)] = ψ(i, j)`: a sender product over `x_a` to the message over `x_b`
+    /// (message `a -> b`, even ids).
+    forward: DMatrix<f64>,
+    /// `ψ(i, j)` at `(i, j)`: messages `b -> a` (odd ids). None for a symmetric table, where
+    /// `forward` serves both directions.
+    backward: Option<DMatrix<f64>>,
+}
+
+impl SharedTable {
+    /// From the row-major table `[i * S + j] = ψ(i, j)`.
+    pub(super) fn new(table: &[f64], s: usize) -> Self {
+        // Read column-major, the row-major table is its own transpose: (j, i) = ψ(i, j).
+        let forward = DMatrix::from_column_slice(s, s, table);
+        let symmetric = (0..s).all(|i| (0..s).all(|j| table[i * s + j] == table[j * s + i]));
+        SharedTable {
+            backward: (!symmetric).then(|| forward.transpose()),
+            forward,
+        }
+    }
+}
+
+/// Messages per chunk for `s` states.
+pub(super) fn chunk_messages(s: usize) -> usize {
+    (CHUNK_VALUES / s.max(1)).clamp(32, 1024)
+}
+
+/// `out[t] = φ_t Π_{u ∈ N(t)} max(m_ut, MIN_POSITIVE)^ρ` for every node (node-major, S each),
+/// one power per node and state ([`scaled_power_of_product`]) instead of one per message.
+pub(super) fn node_products(mrf: &DiscreteMrf, messages: &[f64], rho: f64, out: &mut [f64]) {
+    const NODES: usize = 64;
+    let s = mrf.num_states();
+    let g = &mrf.graph;
+    out.par_chunks_mut(s * NODES).enumerate().for_each_init(
+        Vec::new,
+        |factors: &mut Vec<&[f64]>, (c, chunk)| {
+            for (k, p) in chunk.chunks_exact_mut(s).enumerate() {
+                let t = c * NODES + k;
+                factors.clear();
+                factors.extend(
+                    g.neighbors(t)
+                        .iter()
+                        .map(|nb| &messages[nb.incoming * s..(nb.incoming + 1) * s]),
+                );
+                let phi = &mrf.node_potentials[t * s..(t + 1) * s];
+                scaled_power_of_product(factors, rho, phi, p);
+            }
+        },
+    );
+}
+
+/// Per-task buffers.
+#[derive(Default)]
+pub(super) struct ChunkScratch {
+    inputs: Vec<f64>,
+    even: Vec<f64>,
+    odd: Vec<f64>,
+}
+
+/// What every chunk reads.
+pub(super) struct StepInputs<'a> {
+    pub mrf: &'a DiscreteMrf,
+    pub table: &'a SharedTable,
+    pub messages: &'a [f64],
+    /// The node products of `messages` (ρ < 1), else empty.
+    pub products: &'a [f64],
+    pub rho: f64,
+    pub damping: f64,
+    /// [`crate::run::residuals::projection_weight`] of every state.
+    pub projection: &'a [f64],
+}
+
+impl StepInputs<'_> {
+    /// One synchronous iteration into `next` (normalised and damped against `messages`), with
+    /// each message's L1 change and signed projection in `change`/`signed`. Returns the largest
+    /// change, or the first message whose update had no finite mass.
+    pub(super) fn run(
+        &self,
+        next: &mut [f64],
+        change: &mut [f64],
+        signed: &mut [f64],
+    ) -> std::result::Result<f64, usize> {
+        let s = self.mrf.num_states();
+        let k = chunk_messages(s);
+        next.par_chunks_mut(s * k)
+            .zip(change.par_chunks_mut(k))
+            .zip(signed.par_chunks_mut(k))
+            .enumerate()
+            .map_init(ChunkScratch::default, |sc, (c, ((out, ch), sg))| {
+                self.chunk(c * k, out, ch, sg, sc)
+            })
+            .try_reduce(|| 0.0, |a, b| Ok(a.max(b)))
+    }
+
+    /// The messages `m0..` (as many as `out` holds): on AVX2 processors the same code
+    /// compiled for four lanes.
+    fn chunk(
+        &self,
+        m0: usize,
+        out: &mut [f64],
+        change: &mut [f64],
+        signed: &mut [f64],
+        sc: &mut ChunkScratch,
+    ) -> std::result::Result<f64, usize> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above.
+            return unsafe { self.chunk_avx2(m0, out, change, signed, sc) };
+        }
+        self.chunk_body(m0, out, change, signed, sc)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn chunk_avx2(
+        &self,
+        m0: usize,
+        out: &mut [f64],
+        change: &mut [f64],
+        signed: &mut [f64],
+        sc: &mut ChunkScratch,
+    ) -> std::result::Result<f64, usize> {
+        self.chunk_body(m0, out, change, signed, sc)
+    }
+
+    #[inline(always)]
+    fn chunk_body(
+        &self,
+        m0: usize,
+        out: &mut [f64],
+        change: &mut [f64],
+        signed: &mut [f64],
+        sc: &mut ChunkScratch,
+    ) -> std::result::Result<f64, usize> {
+        let s = self.mrf.num_states();
+        let cols = out.len() / s;
+        sc.inputs.resize(out.len(), 0.0);
+        for (j, x) in sc.inputs.chunks_exact_mut(s).enumerate() {
+            self.sender_product(m0 + j, x);
+        }
+        match &self.table.backward {
+            None => gemm(out, &self.table.forward, &sc.inputs, s, cols),
+            Some(backward) => {
+                // Even ids go a -> b through ψᵀ, odd ids b -> a through ψ: one product each.
+                let (even, odd) = (&mut sc.even, &mut sc.odd);
+                even.clear();
+                odd.clear();
+                for (j, x) in sc.inputs.chunks_exact(s).enumerate() {
+                    if (m0 + j) % 2 == 0 {
+                        even.extend_from_slice(x);
+                    } else {
+                        odd.extend_from_slice(x);
+                    }
+                }
+                let (ne, no) = (even.len() / s, odd.len() / s);
+                let mut even_out = vec![0.0; even.len()];
+                let mut odd_out = vec![0.0; odd.len()];
+                gemm(&mut even_out, &self.table.forward, even, s, ne);
+                gemm(&mut odd_out, backward, odd, s, no);
+                let (mut e, mut o) = (even_out.chunks_exact(s), odd_out.chunks_exact(s));
+                for (j, col) in out.chunks_exact_mut(s).enumerate() {
+                    let from = if (m0 + j) % 2 == 0 {
+                        e.next()
+                    } else {
+                        o.next()
+                    };
+                    col.copy_from_slice(from.expect("one column per message"));
+                }
+            }
+        }
+        let d = self.damping;
+        let w = self.projection;
+        let mut largest: f64 = 0.0;
+        for (j, new) in out.chunks_exact_mut(s).enumerate() {
+            let m = m0 + j;
+            let [z] = lane_sums(s, |i| [new[i]]);
+            if !(z > 0.0 && z.is_finite()) {
+                return Err(m);
+            }
+            let old = &self.messages[m * s..(m + 1) * s];
+            let scale = (1.0 - d) / z;
+            for (n, o) in new.iter_mut().zip(old) {
+                *n = d * o + scale * *n;
+            }
+            let [l1, projected] = lane_sums(s, |i| {
+                let delta = new[i] - old[i];
+                [delta.abs(), w[i] * delta]
+            });
+            change[j] = l1;
+            signed[j] = projected;
+            largest = largest.max(l1);
+        }
+        Ok(largest)
+    }
+
+    /// The product message `m = t -> s` multiplies, scaled to a largest value of 1.
+    #[inline(always)]
+    fn sender_product(&self, m: usize, x: &mut [f64]) {
+        let s = self.mrf.num_states();
+        let g = &self.mrf.graph;
+        let (t, target) = (g.source(m), g.target(m));
+        if self.rho == 1.0 {
+            x.copy_from_slice(&self.mrf.node_potentials[t * s..(t + 1) * s]);
+            for nb in g.neighbors(t) {
+                if nb.node != target {
+                    let inc = &self.messages[nb.incoming * s..(nb.incoming + 1) * s];
+                    x.iter_mut().zip(inc).for_each(|(p, v)| *p *= v);
+                }
+            }
+        } else {
+            // P_t / m_st: the reverse of message m is m ^ 1.
+            let reverse = &self.messages[(m ^ 1) * s..((m ^ 1) + 1) * s];
+            let product = &self.products[t * s..(t + 1) * s];
+            for ((p, &n), &v) in x.iter_mut().zip(product).zip(reverse) {
+                *p = n / v.max(f64::MIN_POSITIVE);
+            }
+        }
+        let top = lane_max(x);
+        if top > 0.0 && top.is_finite() {
+            let inv = 1.0 / top;
+            x.iter_mut().for_each(|p| *p *= inv);
+        }
+    }
+}
+
+/// `out (s x cols) = table (s x s) · inputs (s x cols)`, column-major.
+fn gemm(out: &mut [f64], table: &DMatrix<f64>, inputs: &[f64], s: usize, cols: usize) {
+    DMatrixViewMut::from_slice(out, s, cols).gemm(
+        1.0,
+        table,
+        &DMatrixView::from_slice(inputs, s, cols),
+        0.0,
+    );
+}
