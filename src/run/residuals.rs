@@ -52,6 +52,25 @@ pub fn change_of(old: &[f64], new: &[f64]) -> (f64, f64) {
     (l1, signed)
 }
 
+/// [`MessageChanges`] held by value: an engine that keeps its change record in another form
+/// (f32 per slot) hands out the messages' changes, or a sample of them, like this.
+#[derive(Debug, Clone, Default)]
+pub struct OwnedChanges {
+    pub change: Vec<f64>,
+    pub signed: Vec<f64>,
+    pub target: Vec<usize>,
+}
+
+impl OwnedChanges {
+    pub fn as_changes(&self) -> MessageChanges<'_> {
+        MessageChanges {
+            change: &self.change,
+            signed: &self.signed,
+            target: &self.target,
+        }
+    }
+}
+
 /// What an engine reports about the messages of its last iteration, one entry per message.
 #[derive(Debug, Clone, Copy)]
 pub struct MessageChanges<'a> {

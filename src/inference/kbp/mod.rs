@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result, check_range};
 
 pub use engine::KbpEngine;
-pub use model::{KbpDiagnostics, KbpModel, KbpTraining, MessageBasis};
+pub use model::{
+    EvidenceLookup, EvidenceTable, KbpDiagnostics, KbpModel, KbpTraining, MessageBasis,
+};
 
 /// Which message update kernel BP uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -105,6 +105,76 @@ pub struct FactorClass {
     pub update: DMatrix<f64>,
 }
 
+/// Evidence messages of many observations: coefficient columns and where each observation's
+/// message sits among them ([`KbpModel::evidence_table`]).
+#[derive(Debug, Clone)]
+pub struct EvidenceTable {
+    /// `dim x columns`.
+    pub coefficients: DMatrix<f64>,
+    pub lookup: EvidenceLookup,
+}
+
+/// How an observation finds its evidence message in an [`EvidenceTable`].
+#[derive(Debug, Clone)]
+pub enum EvidenceLookup {
+    /// Column t is observation t's message, exactly.
+    PerObservation,
+    /// Observation y lies at `(y - lo) / step` on a grid of columns, between two of them.
+    Grid {
+        lo: f64,
+        step: f64,
+        observations: Vec<f64>,
+    },
+}
+
+impl EvidenceTable {
+    /// Observations covered.
+    pub fn len(&self) -> usize {
+        match &self.lookup {
+            EvidenceLookup::PerObservation => self.coefficients.ncols(),
+            EvidenceLookup::Grid { observations, .. } => observations.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Observation t's column g and the weight w of column g + 1 (its message is
+    /// `(1 - w) col_g + w col_{g+1}`).
+    #[inline]
+    pub fn position(&self, t: usize) -> (usize, f64) {
+        match &self.lookup {
+            EvidenceLookup::PerObservation => (t, 0.0),
+            EvidenceLookup::Grid {
+                lo,
+                step,
+                observations,
+            } => {
+                let pos = (observations[t] - lo) / step;
+                let g = (pos.floor() as usize).min(self.coefficients.ncols() - 2);
+                (g, pos - g as f64)
+            }
+        }
+    }
+
+    /// Observation t's column of `table` (any matrix with one column per table column, e.g.
+    /// the evidence evaluated at some points) into `out`.
+    #[inline]
+    pub fn interpolate(&self, table: &DMatrix<f64>, t: usize, out: &mut [f64]) {
+        let (g, w) = self.position(t);
+        let a = table.column(g);
+        if w == 0.0 {
+            out.copy_from_slice(a.as_slice());
+            return;
+        }
+        let b = table.column(g + 1);
+        for ((o, x), y) in out.iter_mut().zip(a.iter()).zip(b.iter()) {
+            *o = (1.0 - w) * x + w * y;
+        }
+    }
+}
+
 /// Ranks and conditioning, for display and results.json.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KbpDiagnostics {
@@ -427,19 +497,32 @@ impl KbpModel {
     /// likelihood `m_obs(x) = Σ_j β_j k(u_j, x)`, `β = (N_h K_u + λ n I)^{-1} s(y)`,
     /// `s_j(y) = Σ_{i: h_i = u_j} k_o(o_i, y)`, expressed in the message basis; with a known
     /// noise σ, `s_j(y) = N_j E_{o ~ N(u_j, σ²)} k_o(o, y)` in closed form (module doc).
-    /// Cost O(n · min(len(y), grid) + dim · len(y)), grid = range(y) / (σ_o / 64); n becomes
-    /// U with a known noise.
+    /// The columns of [`Self::evidence_table`], laid out one per observation.
     pub fn evidence_coefficients(&self, y: &[f64]) -> Result<DMatrix<f64>> {
+        let table = self.evidence_table(y)?;
+        let dim = table.coefficients.nrows();
+        let mut out = DMatrix::zeros(dim, y.len());
+        out.as_mut_slice()
+            .par_chunks_mut(dim.max(1))
+            .enumerate()
+            .for_each(|(t, col)| table.interpolate(&table.coefficients, t, col));
+        Ok(out)
+    }
+
+    /// The evidence messages of observations `y` as a table: exact coefficient columns at
+    /// every observation for few observations, else at grid points of y spaced σ_o / 64 with
+    /// each observation's message interpolated linearly between two (the message is linear in
+    /// s(y); relative error about (1/64)² / 8 = 3e-5). The grid turns O(n · pixels) kernel
+    /// sums into O(n · grid) and keeps O(1) numbers per pixel, so a photograph of any size
+    /// costs its observations and a fixed table. Cost O(n · min(len(y), grid) + dim ·
+    /// min(len(y), grid)), grid = range(y) / (σ_o / 64); n becomes U with a known noise.
+    pub fn evidence_table(&self, y: &[f64]) -> Result<EvidenceTable> {
         if let Some(v) = y.iter().find(|v| !v.is_finite()) {
             return Err(Error::param(
                 "observations",
                 format!("contain a non-finite value {v}"),
             ));
         }
-        // The evidence message is linear in s(y), so it can be computed exactly at grid points
-        // of y spaced sigma_o / 64 and interpolated linearly in between (relative error about
-        // (1/64)^2 / 8 = 3e-5). That turns O(n · pixels) kernel sums into O(n · grid); it is
-        // used only when the image has many more pixels than the grid has points.
         let (lo, hi) = y
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
@@ -448,25 +531,20 @@ impl KbpModel {
         let step = self.sigma_observed / 64.0;
         let grid_points = ((hi - lo) / step).ceil() as usize + 2;
         if y.len() <= 4 * grid_points {
-            return self.evidence_at(y);
+            return Ok(EvidenceTable {
+                coefficients: self.evidence_at(y)?,
+                lookup: EvidenceLookup::PerObservation,
+            });
         }
         let grid: Vec<f64> = (0..grid_points).map(|g| lo + g as f64 * step).collect();
-        let at_grid = self.evidence_at(&grid)?;
-        let dim = at_grid.nrows();
-        let mut out = DMatrix::zeros(dim, y.len());
-        out.as_mut_slice()
-            .par_chunks_mut(dim)
-            .zip(y.par_iter())
-            .for_each(|(col, &yt)| {
-                let pos = (yt - lo) / step;
-                let g = (pos.floor() as usize).min(grid_points - 2);
-                let w = pos - g as f64;
-                let (a, b) = (at_grid.column(g), at_grid.column(g + 1));
-                for (k, c) in col.iter_mut().enumerate() {
-                    *c = (1.0 - w) * a[k] + w * b[k];
-                }
-            });
-        Ok(out)
+        Ok(EvidenceTable {
+            coefficients: self.evidence_at(&grid)?,
+            lookup: EvidenceLookup::Grid {
+                lo,
+                step,
+                observations: y.to_vec(),
+            },
+        })
     }
 
     /// Exact evidence coefficients at each observation in `y`. O(n · len(y) + U² · len(y)).

@@ -23,6 +23,7 @@ pub mod report;
 pub mod schedule_choice;
 pub mod sunset;
 pub mod sure_stop;
+pub mod sure_window;
 pub mod sweep;
 pub mod sweep_cli;
 pub mod tune_cli;
@@ -43,13 +44,15 @@ use super::{
 use crate::error::Result;
 use crate::inference::Schedule;
 use crate::inference::discrete::DiscreteBp;
+use crate::inference::kbp::engine::GridShape;
 use crate::inference::kbp::{KbpEngine, KbpModel, KbpTraining};
 use crate::inference::schedule::ScheduleChange;
-use crate::inference::{Damping, Inference};
+use crate::inference::{Damping, Inference, StepReport};
 use crate::io::{self, results::curves_csv};
-use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
+use crate::run::residuals::{ConvergenceTracker, ConvergenceView, OwnedChanges};
 use crate::viz;
 use sure_stop::{SureRule, SureTracker, SureVerdict};
+use sure_window::SureWindow;
 
 pub use autotune::{AutotuneResult, AutotuneSpec, AutotuneTask, autotune};
 pub use config::{
@@ -81,18 +84,46 @@ impl Engine {
     }
 
     /// A copy of every message (for the SURE guard's return to its best state).
-    fn save_messages_into(&self, saved: &mut Vec<f64>) {
-        saved.clear();
-        saved.extend_from_slice(match self {
-            Engine::Discrete(e) => e.messages(),
-            Engine::Kbp(e) => e.message_coefficients(),
-        });
+    fn save_messages_into(&self, saved: &mut SavedMessages) {
+        match (self, saved) {
+            (Engine::Discrete(e), SavedMessages::Discrete(v)) => {
+                v.clear();
+                v.extend_from_slice(e.messages());
+            }
+            (Engine::Kbp(e), SavedMessages::Kbp(v)) => {
+                v.clear();
+                v.extend_from_slice(e.message_coefficients());
+            }
+            (engine, saved) => {
+                *saved = match engine {
+                    Engine::Discrete(e) => SavedMessages::Discrete(e.messages().to_vec()),
+                    Engine::Kbp(e) => SavedMessages::Kbp(e.message_coefficients().to_vec()),
+                }
+            }
+        }
     }
 
-    fn restore_messages(&mut self, saved: &[f64]) -> Result<()> {
+    fn restore_messages(&mut self, saved: &SavedMessages) -> Result<()> {
+        match (self, saved) {
+            (Engine::Discrete(e), SavedMessages::Discrete(v)) => e.restore_messages(v),
+            (Engine::Kbp(e), SavedMessages::Kbp(v)) => e.restore_messages(v),
+            _ => Err(crate::error::Error::param(
+                "saved messages",
+                "saved from another algorithm",
+            )),
+        }
+    }
+
+    /// The messages' changes over the last iteration, at most `max` of them (a sample on a
+    /// large image).
+    fn changes(&self, max: usize) -> Option<OwnedChanges> {
         match self {
-            Engine::Discrete(e) => e.restore_messages(saved),
-            Engine::Kbp(e) => e.restore_messages(saved),
+            Engine::Discrete(e) => e.message_changes().map(|c| OwnedChanges {
+                change: c.change.to_vec(),
+                signed: c.signed.to_vec(),
+                target: c.target.to_vec(),
+            }),
+            Engine::Kbp(e) => e.changes_sample(max),
         }
     }
 
@@ -118,6 +149,18 @@ impl Engine {
     }
 }
 
+/// A copy of an engine's messages, in its own store's precision.
+#[derive(Debug, Clone, Default)]
+pub enum SavedMessages {
+    #[default]
+    Empty,
+    Discrete(Vec<f64>),
+    Kbp(Vec<f32>),
+}
+
+/// Messages the convergence debugger follows at most (a strided sample on a larger image).
+const TRACKED_MESSAGES: usize = 1 << 21;
+
 /// One algorithm running on the noisy image, with its current estimate.
 pub struct AlgorithmRun {
     pub choice: AlgorithmChoice,
@@ -140,8 +183,19 @@ pub struct AlgorithmRun {
 pub struct SureProbe {
     pub engines: Vec<Engine>,
     pub tracker: SureTracker,
-    /// The guard's return point: the run's messages, then each probe's, at the best iterate.
-    best_messages: Vec<Vec<f64>>,
+    /// The guard's return point: the run's messages (the window's, with a window), then each
+    /// probe's, at the best iterate.
+    best_messages: Vec<SavedMessages>,
+    /// On a large image: the window SURE decides on (`sure_window.rs`); the probes run on it.
+    pub window: Option<WindowRun>,
+}
+
+/// The algorithm on a large image's SURE window.
+pub struct WindowRun {
+    pub engine: Engine,
+    pub layout: SureWindow,
+    /// The window's observations.
+    pub noisy: Vec<f64>,
 }
 
 impl SureProbe {
@@ -179,38 +233,100 @@ impl SureProbe {
 }
 
 /// Sets up the SURE probes of `run`: the same algorithm and model on `y + ε b_k`, one for each
-/// of the config's `sure_probes` directions (resolved for the image's size).
+/// of the config's `sure_probes` directions (resolved for the size SURE is measured on): on
+/// the whole image, or on a large image's window ([`SureWindow`]), where a copy of the
+/// algorithm on the window's `y` decides for the image.
 pub fn attach_sure_probe(
     run: &mut AlgorithmRun,
     data: &DenoiseData,
     config: &DenoiseConfig,
 ) -> Result<()> {
+    let window = match SureWindow::of(data.width, data.height) {
+        None => None,
+        Some(layout) => {
+            let noisy = layout.take(&data.noisy);
+            let engine = engine_like(&run.engine, noisy.clone(), &layout, data, config)?;
+            Some(WindowRun {
+                engine,
+                layout,
+                noisy,
+            })
+        }
+    };
+    let (observations, shape) = match &window {
+        Some(w) => (&w.noisy, Some(&w.layout)),
+        None => (&data.noisy, None),
+    };
     let epsilon = sure_stop::EPSILON_PER_SIGMA * config.noise;
-    let probes = config.sure_probes.resolve(data.noisy.len());
+    let probes = config.sure_probes.resolve(observations.len());
     let directions: Vec<Vec<f64>> = (0..probes)
-        .map(|k| sure_stop::probe_direction(data.noisy.len(), config.seed, k))
+        .map(|k| sure_stop::probe_direction(observations.len(), config.seed, k))
         .collect();
     let engines = directions
         .iter()
         .map(|direction| {
-            let noisy = sure_stop::perturbed(&data.noisy, direction, epsilon);
-            probe_engine(&run.engine, noisy, data, config)
+            let noisy = sure_stop::perturbed(observations, direction, epsilon);
+            match shape {
+                Some(layout) => engine_like(&run.engine, noisy, layout, data, config),
+                None => probe_engine(&run.engine, noisy, data, config),
+            }
         })
         .collect::<Result<Vec<_>>>()?;
+    let initial = match &window {
+        Some(w) => Arc::new(w.engine.inference().estimates(config.estimate).values),
+        None => Arc::clone(&run.estimate),
+    };
     run.sure = Some(SureProbe {
         engines,
-        tracker: SureTracker::new(
-            directions,
-            epsilon,
-            Arc::clone(&run.estimate),
-            config.sure_rule,
-        ),
-        best_messages: vec![Vec::new(); probes + 1],
+        tracker: SureTracker::new(directions, epsilon, initial, config.sure_rule),
+        best_messages: vec![SavedMessages::Empty; probes + 1],
+        window,
     });
     Ok(())
 }
 
-/// A copy of `engine`'s algorithm and model on the observations `noisy`.
+/// A copy of `engine`'s algorithm and model on the window `layout` of the image, observing
+/// `noisy` (the window's `y`, or a perturbation of it).
+fn engine_like(
+    engine: &Engine,
+    noisy: Vec<f64>,
+    layout: &SureWindow,
+    data: &DenoiseData,
+    config: &DenoiseConfig,
+) -> Result<Engine> {
+    let window_data = DenoiseData {
+        width: layout.width,
+        height: layout.height,
+        levels: data.levels.clone(),
+        clean: None,
+        indices: Vec::new(),
+        noisy: Vec::new(),
+        train: data.train.clone(),
+    };
+    match engine {
+        Engine::Discrete(_) => probe_engine(engine, noisy, &window_data, config),
+        Engine::Kbp(e) => {
+            let model = e.shared_model();
+            let evidence = model.evidence_table(&noisy)?;
+            Ok(Engine::Kbp(Box::new(
+                KbpEngine::new(
+                    model,
+                    GridShape {
+                        width: layout.width,
+                        height: layout.height,
+                    },
+                    Some(evidence),
+                    e.candidates().to_vec(),
+                    config.schedule_for(DenoiseAlgorithm::Kbp),
+                    Damping(config.damping),
+                )?
+                .with_edge_appearance(e.edge_appearance())?,
+            )))
+        }
+    }
+}
+
+/// A copy of `engine`'s algorithm and model on the observations `noisy` (of `data`'s size).
 fn probe_engine(
     engine: &Engine,
     noisy: Vec<f64>,
@@ -220,8 +336,13 @@ fn probe_engine(
     Ok(match engine {
         Engine::Discrete(e) => {
             let probe_data = DenoiseData {
+                width: data.width,
+                height: data.height,
+                levels: data.levels.clone(),
+                clean: None,
+                indices: Vec::new(),
                 noisy,
-                ..data.clone()
+                train: data.train.clone(),
             };
             Engine::Discrete(Box::new(
                 DiscreteBp::new(
@@ -234,11 +355,11 @@ fn probe_engine(
         }
         Engine::Kbp(e) => {
             let model = e.shared_model();
-            let evidence = model.evidence_coefficients(&noisy)?;
+            let evidence = model.evidence_table(&noisy)?;
             Engine::Kbp(Box::new(
                 KbpEngine::new(
                     model,
-                    e.graph().clone(),
+                    e.shape(),
                     Some(evidence),
                     e.candidates().to_vec(),
                     config.schedule_for(DenoiseAlgorithm::Kbp),
@@ -250,7 +371,111 @@ fn probe_engine(
     })
 }
 
+/// What one iteration of one algorithm did.
+struct Advance {
+    report: StepReport,
+    sure_rmse: Option<f64>,
+    sure_z: Option<f64>,
+    step_scale: Option<f64>,
+    /// Whether the image's messages moved (the change record is this iteration's).
+    moved: bool,
+}
+
 impl AlgorithmRun {
+    /// One iteration: a step on the image, guarded by SURE when it has probes. Without a SURE
+    /// window the image's run and its probes step, SURE judges the step, and the guard keeps it
+    /// or returns every copy to the best messages. With a window, the window and its probes
+    /// step first; the image takes the step (with the same step size) only when SURE keeps it.
+    fn advance(
+        &mut self,
+        iteration: usize,
+        noisy: &[f64],
+        kind: crate::inference::EstimateKind,
+        sigma: f64,
+    ) -> Result<Advance> {
+        let mut out = Advance {
+            report: StepReport {
+                iteration,
+                seconds: 0.0,
+                residual: self.last_residual,
+                updates: 0,
+            },
+            sure_rmse: None,
+            sure_z: None,
+            step_scale: None,
+            moved: false,
+        };
+        if self.stopped {
+            return Ok(out);
+        }
+        let Some(probe) = &mut self.sure else {
+            out.report = self.engine.inference_mut().step()?;
+            self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
+            out.moved = true;
+            self.last_residual = out.report.residual;
+            return Ok(out);
+        };
+        let scale = probe.tracker.step_scale;
+        // Out of the probe while the probes step; put back below.
+        let mut window = probe.window.take();
+        let (judged, observed, report) = match &mut window {
+            None => {
+                let report = self.engine.inference_mut().step()?;
+                self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
+                out.moved = true;
+                (Arc::clone(&self.estimate), noisy, report)
+            }
+            Some(window) => {
+                let report = window.engine.inference_mut().step()?;
+                let estimate = Arc::new(window.engine.inference().estimates(kind).values);
+                (estimate, &window.noisy[..], report)
+            }
+        };
+        let probe_estimates = probe.step(kind)?;
+        let t = &mut probe.tracker;
+        let terms = sure_stop::sure_terms(
+            &judged,
+            &probe_estimates,
+            observed,
+            &t.directions,
+            t.epsilon,
+            sigma,
+        );
+        let verdict = t.observe(report.iteration, terms, &judged);
+        out.sure_rmse = Some(t.last_mse.max(0.0).sqrt());
+        out.sure_z = t.last_change.map(|c| c.z());
+        if t.rule() == SureRule::Guard {
+            out.step_scale = Some(t.step_scale);
+        }
+        out.report = report;
+        match &mut window {
+            None => {
+                if verdict == SureVerdict::Stop || t.holds_best() {
+                    self.estimate = Arc::clone(&t.best_estimate);
+                }
+                probe.follow(verdict, &mut self.engine)?;
+            }
+            Some(window) => {
+                let kept = matches!(verdict, SureVerdict::Improved | SureVerdict::Continue);
+                if kept {
+                    // The image takes the step the window kept, as long as the window's.
+                    self.engine.set_step_scale(scale);
+                    out.report = self.engine.inference_mut().step()?;
+                    self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
+                    out.moved = true;
+                }
+                probe.follow(verdict, &mut window.engine)?;
+            }
+        }
+        probe.window = window;
+        if verdict == SureVerdict::Stop {
+            self.stopped = true;
+            self.stopped_at = Some(probe.tracker.best_iteration);
+        }
+        self.last_residual = out.report.residual;
+        Ok(out)
+    }
+
     /// The iterate a stopping rule kept, once one stopped the run.
     pub fn kept(&self) -> Option<KeptIterate> {
         // Once the guard has taken a step back, the estimate shown is that of lowest SURE.
@@ -290,7 +515,10 @@ pub fn build_run(
             .with_edge_appearance(rho)?,
         )),
         DenoiseAlgorithm::Kbp => {
-            let graph = data.graph()?;
+            let shape = GridShape {
+                width: data.width,
+                height: data.height,
+            };
             let templates = data.kbp_templates(config);
             let training = KbpTraining {
                 sender: &templates.sender,
@@ -300,10 +528,7 @@ pub fn build_run(
                 observation_noise: templates.observation_noise,
             };
             // With evidence at every pixel a message multiplies degree-many factors.
-            let mut factor_counts: Vec<usize> =
-                (0..graph.num_nodes()).map(|t| graph.degree(t)).collect();
-            factor_counts.sort_unstable();
-            factor_counts.dedup();
+            let factor_counts = shape.degrees();
             let settings = crate::inference::kbp::KbpSettings {
                 update: choice.update,
                 ..config.kbp
@@ -311,7 +536,7 @@ pub fn build_run(
             let mut model = KbpModel::learn(&training, &settings, &factor_counts)?;
             cancel.check()?;
             let clock = Instant::now();
-            let evidence = model.evidence_coefficients(&data.noisy)?;
+            let evidence = model.evidence_table(&data.noisy)?;
             model.diagnostics.setup_timings.insert(
                 "evidence coefficients".into(),
                 clock.elapsed().as_secs_f64(),
@@ -323,7 +548,7 @@ pub fn build_run(
             Engine::Kbp(Box::new(
                 KbpEngine::new(
                     Arc::new(model),
-                    graph,
+                    shape,
                     Some(evidence),
                     candidates,
                     config.schedule_for(DenoiseAlgorithm::Kbp),
@@ -471,7 +696,7 @@ impl Denoise {
         let mut belief: Vec<f64> = prior.iter().zip(&evidence).map(|(p, e)| p * e).collect();
         let mut incoming = Vec::new();
         for (from, c) in engine.incoming(node) {
-            let v = model.message_values(c, &xs).ok()?;
+            let v = model.message_values(&c, &xs).ok()?;
             belief.iter_mut().zip(&v).for_each(|(b, m)| *b *= m);
             incoming.push(((from % self.width, from / self.width), scaled(v)));
         }
@@ -593,54 +818,15 @@ impl Scenario for Denoise {
         let mut metrics = BTreeMap::new();
         let mut primary = None;
         for (i, run) in self.runs.iter_mut().enumerate() {
-            let report = if run.stopped {
-                crate::inference::StepReport {
-                    iteration: self.log.history().len() + 1,
-                    seconds: 0.0,
-                    residual: run.last_residual,
-                    updates: 0,
-                }
-            } else {
-                run.engine.inference_mut().step()?
-            };
-            run.last_residual = report.residual;
-            let mut sure_rmse = None;
-            let mut step_scale = None;
-            let mut sure_z = None;
-            if !run.stopped {
-                run.estimate = Arc::new(
-                    run.engine
-                        .inference()
-                        .estimates(self.config.estimate)
-                        .values,
-                );
-                if let Some(probe) = &mut run.sure {
-                    let probe_estimates = probe.step(self.config.estimate)?;
-                    let t = &mut probe.tracker;
-                    let terms = sure_stop::sure_terms(
-                        &run.estimate,
-                        &probe_estimates,
-                        &self.noisy,
-                        &t.directions,
-                        t.epsilon,
-                        self.config.noise,
-                    );
-                    let verdict = t.observe(report.iteration, terms, &run.estimate);
-                    sure_rmse = Some(t.last_mse.max(0.0).sqrt());
-                    sure_z = t.last_change.map(|c| c.z());
-                    if verdict == SureVerdict::Stop || t.holds_best() {
-                        run.estimate = Arc::clone(&t.best_estimate);
-                    }
-                    if verdict == SureVerdict::Stop {
-                        run.stopped = true;
-                        run.stopped_at = Some(t.best_iteration);
-                    }
-                    if t.rule() == SureRule::Guard {
-                        step_scale = Some(t.step_scale);
-                    }
-                    probe.follow(verdict, &mut run.engine)?;
-                }
-            }
+            let advance = run.advance(
+                self.log.history().len() + 1,
+                &self.noisy,
+                self.config.estimate,
+                self.config.noise,
+            )?;
+            let report = advance.report;
+            let (sure_rmse, sure_z, step_scale) =
+                (advance.sure_rmse, advance.sure_z, advance.step_scale);
             let rmse = self.clean.as_ref().map(|c| sunset::rmse(&run.estimate, c));
             let to_noisy = sunset::rmse(&run.estimate, &self.noisy);
             if self.config.discrepancy_stop && !run.stopped && to_noisy >= self.config.noise {
@@ -672,10 +858,13 @@ impl Scenario for Denoise {
                 metrics.insert(key, scale);
             }
             if i == 0 {
-                if !run.stopped
-                    && let Some(changes) = run.engine.inference().message_changes()
+                if advance.moved
+                    && !run.stopped
+                    && let Some(changes) = run.engine.changes(TRACKED_MESSAGES)
                 {
-                    let stats = self.convergence.observe(report.iteration, &changes);
+                    let stats = self
+                        .convergence
+                        .observe(report.iteration, &changes.as_changes());
                     for (key, value) in stats.metrics() {
                         metrics.insert(key.to_string(), value);
                     }

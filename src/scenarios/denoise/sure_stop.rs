@@ -122,6 +122,37 @@ pub const PATIENCE: usize = 2;
 /// of 2^-20 of the damped step changes a unit message by about 1e-6).
 pub const MIN_STEP_SCALE: f64 = 1.0 / 1_048_576.0;
 
+/// The guard has settled when two rejected steps in a row, the second half as long, raised
+/// SURE by amounts whose ratio lies in this range: SURE then rises linearly along the step
+/// (ΔS(s) ≈ g s with g > 0), so no shorter step can lower it. For ΔS(s) = g s + c s², a ratio
+/// ΔS(s/2) / ΔS(s) in [0.4, 0.6] needs g > 0 (with g < 0 the ratio stays below 1/4).
+pub const SETTLED_RATIO: std::ops::RangeInclusive<f64> = 0.4..=0.6;
+
+/// Why SURE stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The guard settled: SURE rises linearly along the step ([`SETTLED_RATIO`]).
+    Settled,
+    /// The guard's step fell below [`MIN_STEP_SCALE`].
+    StepFloor,
+    /// The stop rule saw [`PATIENCE`] iterations without a lower SURE.
+    Patience,
+}
+
+impl StopReason {
+    /// For the status line and results.json.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Settled => {
+                "settled: SURE rises linearly along the step, so no shorter step can lower it"
+            }
+            StopReason::StepFloor => "settled: the guard's step fell below 2^-20",
+            StopReason::Patience => "stopped: SURE did not fall for 2 iterations",
+        }
+    }
+}
+
 /// What the SURE rule does when an iteration does not lower SURE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -276,6 +307,10 @@ pub struct SureTracker {
     rule: SureRule,
     best_terms: Vec<f64>,
     since_best: usize,
+    /// The SURE excess over the best of the last rejected step (the guard), for the settle test.
+    last_excess: Option<f64>,
+    /// Why SURE stopped the run, once it has.
+    pub stop_reason: Option<StopReason>,
 }
 
 /// What one SURE observation decided.
@@ -310,6 +345,8 @@ impl SureTracker {
             rule,
             best_terms: Vec::new(),
             since_best: 0,
+            last_excess: None,
+            stop_reason: None,
         }
     }
 
@@ -354,13 +391,26 @@ impl SureTracker {
             self.best_estimate = Arc::clone(estimate);
             self.best_terms = terms;
             self.since_best = 0;
+            self.last_excess = None;
             return SureVerdict::Improved;
         }
+        let stop = |tracker: &mut SureTracker, reason| {
+            tracker.stop_reason = Some(reason);
+            SureVerdict::Stop
+        };
         match self.rule {
             SureRule::Guard => {
+                let excess = self.last_change.map_or(0.0, |c| c.change);
+                let settled = self.last_excess.is_some_and(|previous| {
+                    SETTLED_RATIO.contains(&(excess / previous))
+                        || (excess == 0.0 && previous == 0.0)
+                });
+                self.last_excess = Some(excess);
                 self.step_scale /= 2.0;
-                if self.step_scale < MIN_STEP_SCALE {
-                    SureVerdict::Stop
+                if settled {
+                    stop(self, StopReason::Settled)
+                } else if self.step_scale < MIN_STEP_SCALE {
+                    stop(self, StopReason::StepFloor)
                 } else {
                     SureVerdict::Revert
                 }
@@ -368,7 +418,7 @@ impl SureTracker {
             SureRule::Stop => {
                 self.since_best += 1;
                 if self.since_best >= PATIENCE {
-                    SureVerdict::Stop
+                    stop(self, StopReason::Patience)
                 } else {
                     SureVerdict::Continue
                 }

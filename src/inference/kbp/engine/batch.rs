@@ -1,0 +1,241 @@
+//! One kernel-BP update of a group of pixels whose messages multiply the same number of factors
+//! (Song et al. 2011, eq. 12 and Sec. 5, as [`FactorClass`] matrices): gather the group's
+//! incoming coefficients, `Y = A_p C` (one product for all of them), leave-one-out products
+//! times the evidence per pixel, `C_new = U_p G` (one product), then normalise, orient, damp and
+//! record each message's change. The schedules (synchronous, wavefront sweep, serial) differ
+//! only in which pixels form a group and where the new messages are written.
+//!
+//! Cost per message: the class's `A_p` and `U_p` products (O(n_p · dim)) plus O(n_p · degree)
+//! for the products and O(dim) for the rest.
+
+use std::collections::BTreeMap;
+
+use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
+
+use super::layout::GridShape;
+use crate::inference::kbp::model::{EvidenceTable, FactorClass};
+use crate::inference::lanes::lane_sums;
+
+/// The evidence of every pixel, evaluated where the updates and the estimates need it.
+#[derive(Debug, Clone)]
+pub(super) struct EngineEvidence {
+    pub table: EvidenceTable,
+    /// Per factor count p: the evidence messages at the class's points (`n_p x columns`).
+    pub class_values: BTreeMap<usize, DMatrix<f64>>,
+    /// At the candidate values (`candidates x columns`).
+    pub candidate_values: DMatrix<f64>,
+}
+
+/// What every group update reads.
+pub(super) struct Updater<'a> {
+    pub shape: GridShape,
+    pub dim: usize,
+    pub classes: &'a BTreeMap<usize, FactorClass>,
+    pub evidence: Option<&'a EngineEvidence>,
+    pub orientation: &'a [f64],
+    /// [`crate::run::residuals::projection_weight`] of every coefficient.
+    pub projection: &'a [f64],
+    pub damping: f64,
+    pub rho: f64,
+}
+
+/// Per-task buffers.
+#[derive(Default)]
+pub(super) struct Scratch {
+    gathered: Vec<f64>,
+    values: Vec<f64>,
+    products: Vec<f64>,
+    suffix: Vec<f64>,
+    evidence: Vec<f64>,
+    /// The group's new coefficients, `dim` per message, pixel after pixel.
+    pub out: Vec<f64>,
+    pub old: Vec<f64>,
+}
+
+impl Updater<'_> {
+    /// The factor count of `degree`-neighbour pixels.
+    pub fn factor_count(&self, degree: usize) -> usize {
+        degree - 1 + usize::from(self.evidence.is_some())
+    }
+
+    /// The new (undamped, not normalised) outgoing coefficients of `nodes`, all of degree
+    /// `degree`, into `sc.out`: `dim` per message, pixel after pixel, in direction order.
+    /// `read(slot, out)` reads an incoming message.
+    pub fn compute(
+        &self,
+        nodes: &[usize],
+        degree: usize,
+        read: impl Fn(usize, &mut [f64]),
+        sc: &mut Scratch,
+    ) {
+        let dim = self.dim;
+        let p = self.factor_count(degree);
+        let class = &self.classes[&p];
+        let n_points = class.eval.nrows();
+        let cols = nodes.len() * degree;
+        sc.gathered.resize(dim * cols, 0.0);
+        sc.values.resize(n_points * cols, 0.0);
+        sc.products.resize(n_points * cols, 0.0);
+        sc.suffix.resize(n_points, 0.0);
+        sc.evidence.resize(n_points, 0.0);
+        sc.out.resize(dim * cols, 0.0);
+        let mut col = 0;
+        for &t in nodes {
+            let (dirs, n) = self.shape.directions(t);
+            debug_assert_eq!(n, degree);
+            for &d in &dirs[..n] {
+                let s = self.shape.incoming_slot(t, d).expect("a neighbour");
+                read(s, &mut sc.gathered[col * dim..(col + 1) * dim]);
+                col += 1;
+            }
+        }
+        DMatrixViewMut::from_slice(&mut sc.values, n_points, cols).gemm(
+            1.0,
+            &class.eval,
+            &DMatrixView::from_slice(&sc.gathered, dim, cols),
+            0.0,
+        );
+        for (i, (g_node, y_node)) in sc
+            .products
+            .chunks_exact_mut(n_points * degree)
+            .zip(sc.values.chunks_exact(n_points * degree))
+            .enumerate()
+        {
+            let evidence = self.evidence.map(|e| {
+                e.table
+                    .interpolate(&e.class_values[&p], nodes[i], &mut sc.evidence);
+                &sc.evidence[..]
+            });
+            leave_one_out(
+                y_node,
+                evidence,
+                n_points,
+                degree,
+                self.rho,
+                &mut sc.suffix,
+                g_node,
+            );
+        }
+        DMatrixViewMut::from_slice(&mut sc.out, dim, cols).gemm(
+            1.0,
+            &class.update,
+            &DMatrixView::from_slice(&sc.products, n_points, cols),
+            0.0,
+        );
+    }
+
+    /// Normalises, orients and damps `new` against `old` (f64 copies), leaving the message to
+    /// store in `new`; returns its change `(‖new - old‖, signed projection)`, or None when a
+    /// norm is zero or not finite.
+    #[inline]
+    pub fn mix(&self, old: &[f64], new: &mut [f64]) -> Option<(f64, f64)> {
+        let change = mix_normalised(old, new, self.orientation, self.damping)?;
+        let w = self.projection;
+        let [signed] = lane_sums(new.len(), |i| [w[i] * (new[i] - old[i])]);
+        Some((change, signed))
+    }
+}
+
+/// `g[:, k] = evidence ⊙ Π_{j != k} y[:, j]` for `d` columns of `n` values, by a prefix pass
+/// (stored in `g`) and a suffix pass (in `suffix`); no division, so zeros are exact. O(n d).
+/// With ρ < 1 the tree-reweighted product `evidence ⊙ Π_j ŷ_j^ρ / ŷ_k` instead, ŷ the values
+/// floored at [`positive_floor`] of their column.
+pub(super) fn leave_one_out(
+    y: &[f64],
+    evidence: Option<&[f64]>,
+    n: usize,
+    d: usize,
+    rho: f64,
+    suffix: &mut [f64],
+    g: &mut [f64],
+) {
+    if rho != 1.0 {
+        // suffix holds the full product evidence ⊙ Π_j ŷ_j^ρ; g[:, k] keeps ŷ_k until the end.
+        for (i, s) in suffix[..n].iter_mut().enumerate() {
+            *s = evidence.map_or(1.0, |e| e[i]);
+        }
+        for (column, g_col) in y[..d * n].chunks_exact(n).zip(g.chunks_exact_mut(n)) {
+            let floor = positive_floor(column);
+            for ((gv, s), v) in g_col.iter_mut().zip(suffix[..n].iter_mut()).zip(column) {
+                *gv = v.max(floor);
+                *s *= gv.powf(rho);
+            }
+        }
+        for g_col in g[..d * n].chunks_exact_mut(n) {
+            for (gv, s) in g_col.iter_mut().zip(&suffix[..n]) {
+                *gv = s / *gv;
+            }
+        }
+        return;
+    }
+    // Prefix: g[:, k] = evidence ⊙ y[:, 0] ⊙ ... ⊙ y[:, k-1].
+    match evidence {
+        Some(e) => g[..n].copy_from_slice(&e[..n]),
+        None => g[..n].fill(1.0),
+    }
+    for k in 1..d {
+        let (done, rest) = g.split_at_mut(k * n);
+        let prev = &done[(k - 1) * n..];
+        let y_prev = &y[(k - 1) * n..k * n];
+        for ((gv, p), v) in rest[..n].iter_mut().zip(prev).zip(y_prev) {
+            *gv = p * v;
+        }
+    }
+    // Suffix: multiply g[:, k] by y[:, k+1] ⊙ ... ⊙ y[:, d-1].
+    suffix[..n].fill(1.0);
+    for k in (0..d).rev() {
+        for ((gv, s), v) in g[k * n..(k + 1) * n]
+            .iter_mut()
+            .zip(suffix[..n].iter_mut())
+            .zip(&y[k * n..(k + 1) * n])
+        {
+            *gv *= *s;
+            *s *= v;
+        }
+    }
+}
+
+/// The floor below which a message's values are raised before a power: 1e-6 of its largest
+/// |value| (a kernel message can dip below zero where it is small), at least the smallest
+/// positive normal number.
+pub(super) fn positive_floor(values: &[f64]) -> f64 {
+    let top = values.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    (1e-6 * top).max(f64::MIN_POSITIVE)
+}
+
+/// Normalises `update` to unit norm with the sign that makes the message's values at the
+/// training values sum to a positive number (`orientation · c > 0`; BP messages are positive
+/// functions, and a sign flip in one factor would turn a belief's argmax into its argmin),
+/// damps it with `old` (`d old + (1 - d) update`) and normalises again, leaving the new message
+/// in `update`. Returns the change `||new - old||`, or None when a norm is zero or not finite.
+pub(super) fn mix_normalised(
+    old: &[f64],
+    update: &mut [f64],
+    orientation: &[f64],
+    damping: f64,
+) -> Option<f64> {
+    let [norm2, sum] = lane_sums(update.len(), |i| {
+        let u = update[i];
+        [u * u, u * orientation[i]]
+    });
+    let norm = norm2.sqrt();
+    if !(norm > 0.0 && norm.is_finite()) {
+        return None;
+    }
+    let scale = (1.0 - damping) / if sum < 0.0 { -norm } else { norm };
+    for (u, o) in update.iter_mut().zip(old) {
+        *u = damping * o + scale * *u;
+    }
+    let [mixed2] = lane_sums(update.len(), |i| [update[i] * update[i]]);
+    let mixed = mixed2.sqrt();
+    if !(mixed > 0.0 && mixed.is_finite()) {
+        return None;
+    }
+    let inv = 1.0 / mixed;
+    update.iter_mut().for_each(|u| *u *= inv);
+    let [change2] = lane_sums(update.len(), |i| {
+        let d = update[i] - old[i];
+        [d * d]
+    });
+    Some(change2.sqrt())
+}
