@@ -160,6 +160,9 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         );
     }
     progress.finish();
+    for line in scenario.ending() {
+        eprintln!("{}: {line}", config.name());
+    }
     let results = RunResults::from_scenario(scenario.as_ref());
     if let Some(dir) = &output.out {
         progress.stage(&format!("writing outputs to {}", dir.display()));

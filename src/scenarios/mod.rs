@@ -115,6 +115,11 @@ pub trait Scenario: Send {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// How the run ended, when something other than the iteration limit ended it (e.g. a
+    /// stopping rule settled it); printed after the last iteration.
+    fn ending(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// What the convergence debugger shows (residual maps, oscillation); scenarios whose
     /// engines record per-message changes return Some.
     fn convergence(&self) -> Option<crate::run::residuals::ConvergenceView> {

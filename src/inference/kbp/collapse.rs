@@ -5,6 +5,7 @@
 //! `N = B B^T = diag(counts)`: exact, and O(U^3 + m) instead of O(m^3).
 
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::kernel::{Lambda, RegularizedCholesky};
@@ -17,27 +18,63 @@ pub struct Collapsed {
     pub index: Vec<usize>,
 }
 
-/// Sorted distinct values of all the given sample sets together (exact equality).
+/// Samples per parallel task when collapsing.
+const CHUNK: usize = 1 << 16;
+
+/// Sorted distinct values of all the given sample sets together (exact equality). Each chunk
+/// of samples keeps a small sorted set (a gray-level template has a few hundred values among
+/// millions of samples), so this is O(m log U) and parallel, not a sort of all m samples.
 pub fn distinct_values(sets: &[&[f64]]) -> Vec<f64> {
-    let mut v: Vec<f64> = sets.iter().flat_map(|s| s.iter().copied()).collect();
+    let mut v: Vec<f64> = sets
+        .par_iter()
+        .flat_map(|s| s.par_chunks(CHUNK))
+        .map(|chunk| {
+            let mut seen: Vec<f64> = Vec::new();
+            let mut last = f64::NAN;
+            for &x in chunk {
+                if x.to_bits() == last.to_bits() {
+                    continue;
+                }
+                last = x;
+                if let Err(at) = seen.binary_search_by(|v| v.total_cmp(&x)) {
+                    seen.insert(at, x);
+                }
+            }
+            seen
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            a.sort_by(f64::total_cmp);
+            a.dedup_by(|x, y| x.to_bits() == y.to_bits());
+            a
+        });
     v.sort_by(f64::total_cmp);
     v.dedup();
     v
 }
 
-/// Collapses `samples` onto `values` (which must contain every sample). O(m log U).
+/// Collapses `samples` onto `values` (which must contain every sample). O(m log U), parallel.
 pub fn collapse_onto(samples: &[f64], values: &[f64]) -> Collapsed {
-    let mut counts = vec![0.0; values.len()];
-    let index = samples
-        .iter()
-        .map(|s| {
-            let i = values
-                .binary_search_by(|v| v.total_cmp(s))
-                .expect("every sample is one of the distinct values");
-            counts[i] += 1.0;
-            i
+    let find = |s: &f64| {
+        values
+            .binary_search_by(|v| v.total_cmp(s))
+            .expect("every sample is one of the distinct values")
+    };
+    let index: Vec<usize> = samples.par_iter().map(find).collect();
+    let counts = index
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut counts = vec![0.0; values.len()];
+            chunk.iter().for_each(|&i| counts[i] += 1.0);
+            counts
         })
-        .collect();
+        .reduce(
+            || vec![0.0; values.len()],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
     Collapsed {
         values: values.to_vec(),
         counts,
@@ -133,6 +170,21 @@ mod tests {
             .solve(&r)
             .unwrap();
         assert!((x - direct).amax() < 1e-10);
+    }
+
+    #[test]
+    fn distinct_values_of_many_chunks_are_those_of_a_sort() {
+        let samples: Vec<f64> = (0..300_000)
+            .map(|i| ((i * 7919) % 257) as f64 * 0.5)
+            .collect();
+        let other: Vec<f64> = (0..1000).map(|i| -(i as f64)).collect();
+        let mut want: Vec<f64> = samples.iter().chain(&other).copied().collect();
+        want.sort_by(f64::total_cmp);
+        want.dedup();
+        assert_eq!(distinct_values(&[&samples, &other]), want);
+        let c = collapse_onto(&samples, &want);
+        assert_eq!(c.counts.iter().sum::<f64>(), 300_000.0);
+        assert!(c.index.iter().zip(&samples).all(|(&i, s)| want[i] == *s));
     }
 
     #[test]

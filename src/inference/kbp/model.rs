@@ -142,7 +142,7 @@ impl EvidenceTable {
 
     /// Observation t's column g and the weight w of column g + 1 (its message is
     /// `(1 - w) col_g + w col_{g+1}`).
-    #[inline]
+    #[inline(always)]
     pub fn position(&self, t: usize) -> (usize, f64) {
         match &self.lookup {
             EvidenceLookup::PerObservation => (t, 0.0),
@@ -160,7 +160,7 @@ impl EvidenceTable {
 
     /// Observation t's column of `table` (any matrix with one column per table column, e.g.
     /// the evidence evaluated at some points) into `out`.
-    #[inline]
+    #[inline(always)]
     pub fn interpolate(&self, table: &DMatrix<f64>, t: usize, out: &mut [f64]) {
         let (g, w) = self.position(t);
         let a = table.column(g);

@@ -170,6 +170,7 @@ impl RunFlags for DenoiseArgs {
             quantize: !self.no_quantize,
             train_image: self.train_image,
             train_builtin: self.train_builtin.unwrap_or(d.train_builtin),
+            train_size: d.train_size,
             oracle: self.oracle_training,
             algorithm: self.algorithm.unwrap_or(d.algorithm),
             kbp: KbpSettings {

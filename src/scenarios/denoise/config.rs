@@ -52,6 +52,12 @@ pub const PARAMS: &[Param] = &[
         "Tree-reweighted kernel-BP products at the class points (experimental): 1 is kernel BP \
          as published, 0 the grid's spanning-tree value.",
     ),
+    Param::int("train_size", "Training size", 16.0, 4096.0)
+        .unit("pixels")
+        .help(
+            "Largest side of each built-in training draw a loaded image trains on: a photograph \
+             larger than this trains on draws of this size, so set-up does not grow with it.",
+        ),
     Param::real("kbp.lambda", "λ", 1e-12, 10.0)
         .log()
         .help("Kernel-BP regulariser, Gram form L + λ m I."),
@@ -286,6 +292,10 @@ pub struct DenoiseConfig {
     /// The built-in image a loaded or noisy image trains on without `train_image` (ignored by
     /// the sunset, which trains on its own generator, and by the oracle).
     pub train_builtin: BuiltinTraining,
+    /// Largest side, in pixels, of each built-in training draw (`train_builtin`): a loaded
+    /// image trains on draws of its own size up to this, so set-up and memory stay fixed for
+    /// a photograph of any size (measured: docs/denoise.md, "Training size").
+    pub train_size: usize,
     /// Learn the potentials from the test image's own clean version (an oracle no user has).
     pub oracle: bool,
     pub algorithm: DenoiseAlgorithm,
@@ -365,6 +375,8 @@ impl Default for DenoiseConfig {
             // Four dead-leaves draws: kernel BP came nearer TV than with the sunset on 16 of 18
             // runs (six images, three noise seeds; README "Built-in training: dead leaves").
             train_builtin: BuiltinTraining::DeadLeaves,
+            // The 256 x 256 photographs' own size; larger photographs keep accuracy with it.
+            train_size: 256,
             oracle: false,
             algorithm: DenoiseAlgorithm::Kbp,
             kbp: KbpSettings::default(),
@@ -538,12 +550,13 @@ impl ScenarioParams for DenoiseConfig {
         };
         let train_pixels = match self.train_image.as_deref() {
             Some(p) => crate::io::image_size(p).map_or(0.0, |(tw, th)| (tw * th) as f64),
-            // The built-in dead leaves: DEAD_LEAVES_DRAWS images of the test image's size.
+            // The built-in dead leaves: DEAD_LEAVES_DRAWS images of the test image's size, each
+            // side at most `train_size`.
             None if self.loads_image()
                 && !self.oracle
                 && self.train_builtin != BuiltinTraining::Sunset =>
             {
-                (DEAD_LEAVES_DRAWS * w * h) as f64
+                (DEAD_LEAVES_DRAWS * w.min(self.train_size) * h.min(self.train_size)) as f64
             }
             None => 0.0,
         };

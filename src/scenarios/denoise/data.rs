@@ -62,14 +62,15 @@ fn sunset_clean(width: usize, height: usize, levels: &[f64]) -> Clean {
     (width, height, values, idx)
 }
 
-/// The built-in training image of `width x height` a loaded image trains on
-/// (`config.train_builtin`), with its description.
+/// The built-in training image a loaded `width x height` image trains on
+/// (`config.train_builtin`), each side at most `config.train_size`, with its description.
 fn builtin_clean(
     config: &DenoiseConfig,
     width: usize,
     height: usize,
     levels: &[f64],
 ) -> (Clean, String) {
+    let (width, height) = (width.min(config.train_size), height.min(config.train_size));
     let shading = match config.train_builtin {
         BuiltinTraining::Sunset => {
             return (

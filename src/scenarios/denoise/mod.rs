@@ -413,6 +413,7 @@ impl AlgorithmRun {
             self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
             out.moved = true;
             self.last_residual = out.report.residual;
+            out.report.iteration = iteration;
             return Ok(out);
         };
         let scale = probe.tracker.step_scale;
@@ -473,7 +474,23 @@ impl AlgorithmRun {
             self.stopped_at = Some(probe.tracker.best_iteration);
         }
         self.last_residual = out.report.residual;
+        // The scenario's count: the window's engine and the image's count their own steps.
+        out.report.iteration = iteration;
         Ok(out)
+    }
+
+    /// Once SURE's guard has settled this run: "settled at iteration k (…); lowest SURE at
+    /// iteration b".
+    pub fn settled_note(&self) -> Option<String> {
+        let t = &self.sure.as_ref()?.tracker;
+        let reason = t.stop_reason.filter(|r| r.settled())?;
+        Some(format!(
+            "{} settled at iteration {}: {}; lowest SURE at iteration {}",
+            self.choice.label(),
+            t.stopped_iteration?,
+            reason.describe().trim_start_matches("settled: "),
+            t.best_iteration
+        ))
     }
 
     /// The iterate a stopping rule kept, once one stopped the run.
@@ -950,9 +967,17 @@ impl Scenario for Denoise {
             label: self.runs[0].choice.label(),
             compare,
             kept: self.runs[0].kept(),
+            settled: self.runs[0].settled_note(),
             kbp: self.kbp_info(),
             probe,
         })
+    }
+
+    fn ending(&self) -> Vec<String> {
+        self.runs
+            .iter()
+            .filter_map(AlgorithmRun::settled_note)
+            .collect()
     }
 
     fn final_metrics(&self) -> BTreeMap<String, f64> {

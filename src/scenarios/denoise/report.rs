@@ -65,6 +65,19 @@ pub struct SureReadout {
     /// The probe directions that ran (`config.sure_probes` resolved for the image's size).
     pub probes: usize,
     pub rule: &'static str,
+    /// On a large image: the window SURE was measured on (`sure_window.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// Why and at which iteration SURE stopped the run, once it has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<SureStop>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SureStop {
+    pub reason: super::sure_stop::StopReason,
+    pub iteration: usize,
+    pub note: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -173,6 +186,14 @@ impl RunReport {
                 probe_epsilon: p.tracker.epsilon,
                 probes: p.tracker.directions.len(),
                 rule: p.tracker.rule().description(),
+                window: p.window.as_ref().map(|w| w.layout.describe()),
+                stop: p.tracker.stop_reason.zip(p.tracker.stopped_iteration).map(
+                    |(reason, iteration)| SureStop {
+                        reason,
+                        iteration,
+                        note: reason.describe(),
+                    },
+                ),
             }),
             model,
             kernel,

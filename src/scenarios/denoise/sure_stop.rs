@@ -123,16 +123,20 @@ pub const PATIENCE: usize = 2;
 pub const MIN_STEP_SCALE: f64 = 1.0 / 1_048_576.0;
 
 /// The guard has settled when two rejected steps in a row, the second half as long, raised
-/// SURE by amounts whose ratio lies in this range: SURE then rises linearly along the step
-/// (ΔS(s) ≈ g s with g > 0), so no shorter step can lower it. For ΔS(s) = g s + c s², a ratio
-/// ΔS(s/2) / ΔS(s) in [0.4, 0.6] needs g > 0 (with g < 0 the ratio stays below 1/4).
-pub const SETTLED_RATIO: std::ops::RangeInclusive<f64> = 0.4..=0.6;
+/// SURE by amounts whose ratio lies in this range. Along the step SURE rises as
+/// ΔS(s) = g s + c s² near s = 0, and the ratio R = ΔS(s/2) / ΔS(s) tells the slope: R near 1/2
+/// is a linear rise (g > 0), R near 1/4 a minimum at s = 0 (g = 0, c > 0); either way no
+/// shorter step lowers SURE. R < 1/4 needs g < 0: a shorter step would, and the guard goes on
+/// halving. At R = 0.2 the best shorter step could still gain at most 1% of the last rise
+/// (g = -c s / 6: ΔS(s*) = -c s² / 144 against ΔS(s) = 5 c s² / 6), which is below what
+/// SURE resolves.
+pub const SETTLED_RATIO: std::ops::RangeInclusive<f64> = 0.2..=0.6;
 
 /// Why SURE stopped a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
-    /// The guard settled: SURE rises linearly along the step ([`SETTLED_RATIO`]).
+    /// The guard settled: no shorter step lowers SURE ([`SETTLED_RATIO`]).
     Settled,
     /// The guard's step fell below [`MIN_STEP_SCALE`].
     StepFloor,
@@ -141,11 +145,16 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Whether the guard settled the run (rather than the stop rule ending it).
+    pub fn settled(self) -> bool {
+        matches!(self, StopReason::Settled | StopReason::StepFloor)
+    }
+
     /// For the status line and results.json.
     pub fn describe(self) -> &'static str {
         match self {
             StopReason::Settled => {
-                "settled: SURE rises linearly along the step, so no shorter step can lower it"
+                "settled: SURE rises along the step from its lowest point, so no shorter step lowers it"
             }
             StopReason::StepFloor => "settled: the guard's step fell below 2^-20",
             StopReason::Patience => "stopped: SURE did not fall for 2 iterations",
@@ -309,8 +318,9 @@ pub struct SureTracker {
     since_best: usize,
     /// The SURE excess over the best of the last rejected step (the guard), for the settle test.
     last_excess: Option<f64>,
-    /// Why SURE stopped the run, once it has.
+    /// Why SURE stopped the run, and at which iteration, once it has.
     pub stop_reason: Option<StopReason>,
+    pub stopped_iteration: Option<usize>,
 }
 
 /// What one SURE observation decided.
@@ -347,6 +357,7 @@ impl SureTracker {
             since_best: 0,
             last_excess: None,
             stop_reason: None,
+            stopped_iteration: None,
         }
     }
 
@@ -396,6 +407,7 @@ impl SureTracker {
         }
         let stop = |tracker: &mut SureTracker, reason| {
             tracker.stop_reason = Some(reason);
+            tracker.stopped_iteration = Some(iteration);
             SureVerdict::Stop
         };
         match self.rule {

@@ -60,6 +60,17 @@ impl SureWindow {
         })
     }
 
+    /// What it is, for results.json and the window.
+    pub fn describe(&self) -> String {
+        format!(
+            "{TILES} x {TILES} tiles of {} x {} pixels spread over the image, side by side ({} x {} pixels)",
+            self.width / TILES,
+            self.height / TILES,
+            self.width,
+            self.height
+        )
+    }
+
     /// The window's values of an image.
     pub fn take(&self, image: &[f64]) -> Vec<f64> {
         self.pixels.iter().map(|&p| image[p]).collect()

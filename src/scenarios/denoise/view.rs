@@ -103,6 +103,8 @@ pub struct DenoiseView {
     pub compare: Option<CompareView>,
     /// The iteration a stopping rule kept for the primary algorithm, once it stopped.
     pub kept: Option<KeptIterate>,
+    /// Once SURE's guard has settled the primary algorithm: where and why, for the status bar.
+    pub settled: Option<String>,
     pub kbp: Option<KbpInfo>,
     pub probe: Option<PixelProbe>,
 }

@@ -684,6 +684,7 @@ pub fn status(view: &DenoiseView) -> Vec<String> {
         out.push(format!("RMSE {:.2} ({})", cmp.rmse, cmp.label));
     }
     out.push(format!("noisy RMSE {:.2}", view.noisy_rmse));
+    out.extend(view.settled.clone());
     out
 }
 

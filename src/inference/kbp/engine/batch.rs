@@ -39,6 +39,17 @@ pub(super) struct Updater<'a> {
     pub rho: f64,
 }
 
+thread_local! {
+    /// Each worker thread's buffers, kept between tasks: a wavefront iteration runs thousands
+    /// of small parallel steps, and fresh buffers for each cost more than the products.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with this thread's scratch buffers.
+pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| f(&mut s.borrow_mut()))
+}
+
 /// Per-task buffers.
 #[derive(Default)]
 pub(super) struct Scratch {
@@ -61,6 +72,7 @@ impl Updater<'_> {
     /// The new (undamped, not normalised) outgoing coefficients of `nodes`, all of degree
     /// `degree`, into `sc.out`: `dim` per message, pixel after pixel, in direction order.
     /// `read(slot, out)` reads an incoming message.
+    #[inline(always)]
     pub fn compute(
         &self,
         nodes: &[usize],
@@ -95,15 +107,15 @@ impl Updater<'_> {
             &DMatrixView::from_slice(&sc.gathered, dim, cols),
             0.0,
         );
+        let evidence_values = self.evidence.map(|e| (&e.table, &e.class_values[&p]));
         for (i, (g_node, y_node)) in sc
             .products
             .chunks_exact_mut(n_points * degree)
             .zip(sc.values.chunks_exact(n_points * degree))
             .enumerate()
         {
-            let evidence = self.evidence.map(|e| {
-                e.table
-                    .interpolate(&e.class_values[&p], nodes[i], &mut sc.evidence);
+            let evidence = evidence_values.map(|(table, values)| {
+                table.interpolate(values, nodes[i], &mut sc.evidence);
                 &sc.evidence[..]
             });
             leave_one_out(
@@ -127,12 +139,79 @@ impl Updater<'_> {
     /// Normalises, orients and damps `new` against `old` (f64 copies), leaving the message to
     /// store in `new`; returns its change `(‖new - old‖, signed projection)`, or None when a
     /// norm is zero or not finite.
-    #[inline]
+    #[inline(always)]
     pub fn mix(&self, old: &[f64], new: &mut [f64]) -> Option<(f64, f64)> {
-        let change = mix_normalised(old, new, self.orientation, self.damping)?;
-        let w = self.projection;
-        let [signed] = lane_sums(new.len(), |i| [w[i] * (new[i] - old[i])]);
-        Some((change, signed))
+        mix_with_change(
+            old,
+            new,
+            self.orientation,
+            Some(self.projection),
+            self.damping,
+        )
+    }
+
+    /// Updates a group of pixels of one degree: [`Self::compute`], then each message mixed
+    /// with its old value (read with `read`) and handed to `sink(slot, new, change, signed)`.
+    /// Returns the largest change, or the slot of the first message without a finite norm.
+    /// On processors with AVX2 the whole of it runs four lanes wide.
+    pub fn update_group(
+        &self,
+        nodes: &[usize],
+        degree: usize,
+        read: impl Fn(usize, &mut [f64]),
+        sc: &mut Scratch,
+        sink: impl FnMut(usize, &[f64], f64, f64),
+    ) -> Result<f64, usize> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above.
+            return unsafe { self.update_group_avx2(nodes, degree, read, sc, sink) };
+        }
+        self.update_group_body(nodes, degree, read, sc, sink)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn update_group_avx2(
+        &self,
+        nodes: &[usize],
+        degree: usize,
+        read: impl Fn(usize, &mut [f64]),
+        sc: &mut Scratch,
+        sink: impl FnMut(usize, &[f64], f64, f64),
+    ) -> Result<f64, usize> {
+        self.update_group_body(nodes, degree, read, sc, sink)
+    }
+
+    #[inline(always)]
+    fn update_group_body(
+        &self,
+        nodes: &[usize],
+        degree: usize,
+        read: impl Fn(usize, &mut [f64]),
+        sc: &mut Scratch,
+        mut sink: impl FnMut(usize, &[f64], f64, f64),
+    ) -> Result<f64, usize> {
+        let dim = self.dim;
+        self.compute(nodes, degree, &read, sc);
+        let mut old = std::mem::take(&mut sc.old);
+        old.resize(dim, 0.0);
+        let mut largest: f64 = 0.0;
+        let mut outcome = Ok(());
+        for (j, new) in sc.out.chunks_exact_mut(dim).enumerate() {
+            let t = nodes[j / degree];
+            let d = self.shape.directions(t).0[j % degree];
+            let s = 4 * t + d;
+            read(s, &mut old);
+            let Some((l2, projected)) = self.mix(&old, new) else {
+                outcome = Err(s);
+                break;
+            };
+            sink(s, new, l2, projected);
+            largest = largest.max(l2);
+        }
+        sc.old = old;
+        outcome.map(|()| largest)
     }
 }
 
@@ -140,6 +219,7 @@ impl Updater<'_> {
 /// (stored in `g`) and a suffix pass (in `suffix`); no division, so zeros are exact. O(n d).
 /// With ρ < 1 the tree-reweighted product `evidence ⊙ Π_j ŷ_j^ρ / ŷ_k` instead, ŷ the values
 /// floored at [`positive_floor`] of their column.
+#[inline(always)]
 pub(super) fn leave_one_out(
     y: &[f64],
     evidence: Option<&[f64]>,
@@ -168,6 +248,12 @@ pub(super) fn leave_one_out(
         }
         return;
     }
+    match d {
+        2 => return leave_one_out_of::<2>(y, evidence, n, g),
+        3 => return leave_one_out_of::<3>(y, evidence, n, g),
+        4 => return leave_one_out_of::<4>(y, evidence, n, g),
+        _ => {}
+    }
     // Prefix: g[:, k] = evidence ⊙ y[:, 0] ⊙ ... ⊙ y[:, k-1].
     match evidence {
         Some(e) => g[..n].copy_from_slice(&e[..n]),
@@ -195,6 +281,33 @@ pub(super) fn leave_one_out(
     }
 }
 
+/// [`leave_one_out`] for `D` columns (a grid pixel's 2, 3 or 4 neighbours), point by point with
+/// the columns unrolled, so the loop over points is vectorised.
+#[inline(always)]
+fn leave_one_out_of<const D: usize>(y: &[f64], evidence: Option<&[f64]>, n: usize, g: &mut [f64]) {
+    let ys: [&[f64]; D] = std::array::from_fn(|k| &y[k * n..(k + 1) * n]);
+    let (mut heads, mut rest) = (Vec::new(), &mut g[..D * n]);
+    for _ in 0..D {
+        let (head, tail) = rest.split_at_mut(n);
+        heads.push(head);
+        rest = tail;
+    }
+    for i in 0..n {
+        let e = evidence.map_or(1.0, |e| e[i]);
+        let mut prefix = [0.0; D];
+        let mut running = e;
+        for k in 0..D {
+            prefix[k] = running;
+            running *= ys[k][i];
+        }
+        let mut suffix = 1.0;
+        for k in (0..D).rev() {
+            heads[k][i] = prefix[k] * suffix;
+            suffix *= ys[k][i];
+        }
+    }
+}
+
 /// The floor below which a message's values are raised before a power: 1e-6 of its largest
 /// |value| (a kernel message can dip below zero where it is small), at least the smallest
 /// positive normal number.
@@ -208,34 +321,59 @@ pub(super) fn positive_floor(values: &[f64]) -> f64 {
 /// functions, and a sign flip in one factor would turn a belief's argmax into its argmin),
 /// damps it with `old` (`d old + (1 - d) update`) and normalises again, leaving the new message
 /// in `update`. Returns the change `||new - old||`, or None when a norm is zero or not finite.
+#[inline(always)]
 pub(super) fn mix_normalised(
     old: &[f64],
     update: &mut [f64],
     orientation: &[f64],
     damping: f64,
 ) -> Option<f64> {
-    let [norm2, sum] = lane_sums(update.len(), |i| {
-        let u = update[i];
-        [u * u, u * orientation[i]]
+    mix_with_change(old, update, orientation, None, damping).map(|(change, _)| change)
+}
+
+/// [`mix_normalised`] in two passes over the coefficients: the first takes every dot product
+/// the norms need (`‖u‖²`, `u · orientation`, `u · old`, `‖old‖²`, so the mixed vector's norm
+/// is known before it is formed), the second writes the new message and sums its change and
+/// the change's projection on `projection` (0 without one).
+#[inline(always)]
+pub(super) fn mix_with_change(
+    old: &[f64],
+    update: &mut [f64],
+    orientation: &[f64],
+    projection: Option<&[f64]>,
+    damping: f64,
+) -> Option<(f64, f64)> {
+    let n = update.len();
+    let [uu, uo, ua, aa] = lane_sums(n, |i| {
+        let (u, a) = (update[i], old[i]);
+        [u * u, u * orientation[i], u * a, a * a]
     });
-    let norm = norm2.sqrt();
+    let norm = uu.sqrt();
     if !(norm > 0.0 && norm.is_finite()) {
         return None;
     }
-    let scale = (1.0 - damping) / if sum < 0.0 { -norm } else { norm };
-    for (u, o) in update.iter_mut().zip(old) {
-        *u = damping * o + scale * *u;
-    }
-    let [mixed2] = lane_sums(update.len(), |i| [update[i] * update[i]]);
+    let scale = (1.0 - damping) / if uo < 0.0 { -norm } else { norm };
+    let mixed2 = damping * damping * aa + 2.0 * damping * scale * ua + scale * scale * uu;
     let mixed = mixed2.sqrt();
     if !(mixed > 0.0 && mixed.is_finite()) {
         return None;
     }
-    let inv = 1.0 / mixed;
-    update.iter_mut().for_each(|u| *u *= inv);
-    let [change2] = lane_sums(update.len(), |i| {
-        let d = update[i] - old[i];
-        [d * d]
-    });
-    Some(change2.sqrt())
+    let (d, s) = (damping / mixed, scale / mixed);
+    for (u, a) in update.iter_mut().zip(old) {
+        *u = d * a + s * *u;
+    }
+    let [change2, signed] = match projection {
+        Some(w) => lane_sums(n, |i| {
+            let delta = update[i] - old[i];
+            [delta * delta, w[i] * delta]
+        }),
+        None => {
+            let [c] = lane_sums(n, |i| {
+                let delta = update[i] - old[i];
+                [delta * delta]
+            });
+            [c, 0.0]
+        }
+    };
+    Some((change2.sqrt(), signed))
 }

@@ -20,11 +20,14 @@ impl KbpEngine {
     /// direction order).
     fn belief_from_values(&self, t: usize, values: &[f64], out: &mut [f64]) {
         let nc = self.candidates.len();
-        out.copy_from_slice(&self.candidate_prior);
-        if let Some(ev) = &self.evidence {
-            let mut e = vec![0.0; nc];
-            ev.table.interpolate(&ev.candidate_values, t, &mut e);
-            out.iter_mut().zip(&e).for_each(|(x, e)| *x *= e);
+        match &self.evidence {
+            Some(ev) => {
+                ev.table.interpolate(&ev.candidate_values, t, out);
+                out.iter_mut()
+                    .zip(&self.candidate_prior)
+                    .for_each(|(x, p)| *x *= p);
+            }
+            None => out.copy_from_slice(&self.candidate_prior),
         }
         for v in values.chunks_exact(nc) {
             if self.rho == 1.0 {

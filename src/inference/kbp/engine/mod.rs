@@ -52,7 +52,7 @@ use crate::inference::{
 };
 use crate::model::NodeId;
 use crate::run::residuals::{OwnedChanges, projection_weight};
-use batch::{EngineEvidence, Scratch, Updater};
+use batch::{EngineEvidence, Updater, with_scratch};
 pub use layout::GridShape;
 
 /// Pixels per parallel task of the synchronous step: their gathered messages, values and
@@ -378,34 +378,28 @@ impl KbpEngine {
             .zip(change.par_chunks_mut(4 * CHUNK_NODES))
             .zip(signed.par_chunks_mut(4 * CHUNK_NODES))
             .enumerate()
-            .map_init(Scratch::default, |sc, (c, ((out, ch), sg))| {
-                let first = c * CHUNK_NODES;
-                let nodes = first..first + ch.len() / 4;
-                let mut largest: f64 = 0.0;
-                for group in degree_groups(self.shape, nodes) {
-                    updater.compute(
-                        &group.nodes,
-                        group.degree,
-                        |s, o| store::read(messages, dim, s, o),
-                        sc,
-                    );
-                    let mut old = std::mem::take(&mut sc.old);
-                    old.resize(dim, 0.0);
-                    for (j, new) in sc.out.chunks_exact_mut(dim).enumerate() {
-                        let t = group.nodes[j / group.degree];
-                        let d = self.shape.directions(t).0[j % group.degree];
-                        let s = 4 * t + d;
-                        store::read(messages, dim, s, &mut old);
-                        let (l2, projected) = updater.mix(&old, new).ok_or(s)?;
-                        let local = s - 4 * first;
-                        store::write(out, dim, local, new);
-                        ch[local] = l2 as f32;
-                        sg[local] = projected as f32;
-                        largest = largest.max(l2);
+            .map(|(c, ((out, ch), sg))| {
+                with_scratch(|sc| {
+                    let first = c * CHUNK_NODES;
+                    let nodes = first..first + ch.len() / 4;
+                    let mut largest: f64 = 0.0;
+                    for group in degree_groups(self.shape, nodes) {
+                        let w = updater.update_group(
+                            &group.nodes,
+                            group.degree,
+                            |s, o| store::read(messages, dim, s, o),
+                            sc,
+                            |s, new, l2, projected| {
+                                let local = s - 4 * first;
+                                store::write(out, dim, local, new);
+                                ch[local] = l2 as f32;
+                                sg[local] = projected as f32;
+                            },
+                        )?;
+                        largest = largest.max(w);
                     }
-                    sc.old = old;
-                }
-                Ok(largest)
+                    Ok(largest)
+                })
             })
             .try_reduce(|| 0.0, |a, b| Ok(a.max(b)));
         self.next = next;

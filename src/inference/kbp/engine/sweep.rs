@@ -1,21 +1,27 @@
 //! The sweep schedule (raster order, then back, each pixel from the freshest messages) as a
-//! wavefront. In raster order pixel (x, y) reads the messages its left and upper neighbours
-//! sent this pass and its right and lower neighbours' from before; those neighbours lie on the
-//! anti-diagonals `x + y ∓ 1`. So updating the diagonals in turn, every pixel of one diagonal at
-//! once, reads exactly what the serial sweep reads and gives its messages; the backward pass
-//! runs the diagonals in reverse. Each diagonal is split into chunks of pixels updated in
-//! parallel, in place (no two pixels of a diagonal are neighbours: each writes its own slots and
-//! reads only its neighbours'). Cost: the serial sweep's work, `width + height - 1` parallel
-//! steps per pass, one message store.
+//! blocked wavefront. In raster order pixel (x, y) reads the messages its left and upper
+//! neighbours sent this pass and its right and lower neighbours' from before; any order that
+//! updates every pixel after its left and upper neighbours and before its right and lower ones
+//! reads the same messages and gives the serial sweep's messages. So the image is cut into
+//! square blocks; block (I, J) runs after blocks (I - 1, J) and (I, J - 1), the blocks of one
+//! block anti-diagonal `I + J` run in parallel (they touch only at corners, so none reads
+//! another's messages), and inside a block the pixels of each anti-diagonal `x + y` are updated
+//! together as one batch (no two are neighbours), diagonal after diagonal. The backward pass
+//! runs every order in reverse. A block's messages stay in cache while its diagonals run,
+//! which whole-image diagonals (one pixel per row) would not. Cost: the serial sweep's work,
+//! `blocks_x + blocks_y - 1` parallel steps per pass, one message store.
 
 use rayon::prelude::*;
 
-use super::batch::Scratch;
+use super::batch::with_scratch;
 use super::store::SharedStore;
 use super::{KbpEngine, degree_groups};
 
-/// Pixels per parallel task along a diagonal.
-const CHUNK_NODES: usize = 64;
+/// Side of a block: at most 64 pixels, at least 16, and about an eighth of the image's shorter
+/// side so that a small image still has blocks for every core.
+fn block_side(width: usize, height: usize) -> usize {
+    (width.min(height) / 8).clamp(16, 64)
+}
 
 impl KbpEngine {
     /// One forward and backward wavefront pass; the largest change of any update, or the slot
@@ -35,50 +41,64 @@ impl KbpEngine {
             let change_ptr = SharedRecord::new(&mut change);
             let signed_ptr = SharedRecord::new(&mut signed);
             let updater = self.updater(damping);
-            let diagonals = self.shape.num_diagonals();
+            let (w, h) = (self.shape.width, self.shape.height);
+            let side = block_side(w, h);
+            let (bw, bh) = (w.div_ceil(side), h.div_ceil(side));
+            let block_diagonals = bw + bh - 1;
             let mut largest: f64 = 0.0;
             let mut failed = None;
-            for k in (0..diagonals).chain((0..diagonals).rev()) {
-                let pixels: Vec<usize> = self.shape.diagonal(k).collect();
-                let outcome = pixels
-                    .par_chunks(CHUNK_NODES)
-                    .map_init(Scratch::default, |sc, chunk| {
-                        let mut worst: f64 = 0.0;
-                        for group in degree_groups(self.shape, chunk.iter().copied()) {
-                            // SAFETY (all store and record accesses): this diagonal's pixels
-                            // write only their own slots and read their neighbours', which lie
-                            // on other diagonals (module doc).
-                            updater.compute(
-                                &group.nodes,
-                                group.degree,
-                                |s, o| unsafe { store.read(s, o) },
-                                sc,
-                            );
-                            let mut old = std::mem::take(&mut sc.old);
-                            old.resize(dim, 0.0);
-                            for (j, new) in sc.out.chunks_exact_mut(dim).enumerate() {
-                                let t = group.nodes[j / group.degree];
-                                let d = self.shape.directions(t).0[j % group.degree];
-                                let s = 4 * t + d;
-                                unsafe { store.read(s, &mut old) };
-                                let (l2, projected) = updater.mix(&old, new).ok_or(s)?;
-                                unsafe {
-                                    store.write(s, new);
-                                    change_ptr.add(s, l2);
-                                    signed_ptr.add(s, projected);
+            'passes: for backward in [false, true] {
+                for step in 0..block_diagonals {
+                    let d = if backward {
+                        block_diagonals - 1 - step
+                    } else {
+                        step
+                    };
+                    let blocks: Vec<(usize, usize)> = (d.saturating_sub(bh - 1)..=d.min(bw - 1))
+                        .map(|bx| (bx, d - bx))
+                        .collect();
+                    let outcome = blocks
+                        .par_iter()
+                        .map(|&(bx, by)| {
+                            with_scratch(|sc| {
+                                let (x0, y0) = (bx * side, by * side);
+                                let (x1, y1) = ((x0 + side).min(w), (y0 + side).min(h));
+                                let local = (x1 - x0) + (y1 - y0) - 1;
+                                let mut worst: f64 = 0.0;
+                                for i in 0..local {
+                                    let k = if backward { local - 1 - i } else { i };
+                                    let pixels = (k.saturating_sub(y1 - y0 - 1)
+                                        ..=k.min(x1 - x0 - 1))
+                                        .map(|lx| (y0 + k - lx) * w + x0 + lx);
+                                    for group in degree_groups(self.shape, pixels) {
+                                        // SAFETY (all store and record accesses): the pixels
+                                        // updated at once write only their own slots and read
+                                        // their neighbours', which nobody writes meanwhile
+                                        // (module doc).
+                                        let u = updater.update_group(
+                                            &group.nodes,
+                                            group.degree,
+                                            |s, o| unsafe { store.read(s, o) },
+                                            sc,
+                                            |s, new, l2, projected| unsafe {
+                                                store.write(s, new);
+                                                change_ptr.add(s, l2);
+                                                signed_ptr.add(s, projected);
+                                            },
+                                        )?;
+                                        worst = worst.max(u);
+                                    }
                                 }
-                                worst = worst.max(l2);
-                            }
-                            sc.old = old;
+                                Ok(worst)
+                            })
+                        })
+                        .try_reduce(|| 0.0, |a, b| Ok(a.max(b)));
+                    match outcome {
+                        Ok(u) => largest = largest.max(u),
+                        Err(slot) => {
+                            failed = Some(slot);
+                            break 'passes;
                         }
-                        Ok(worst)
-                    })
-                    .try_reduce(|| 0.0, |a, b| Ok(a.max(b)));
-                match outcome {
-                    Ok(w) => largest = largest.max(w),
-                    Err(slot) => {
-                        failed = Some(slot);
-                        break;
                     }
                 }
             }
