@@ -103,6 +103,9 @@ pub struct MemoryNeed {
     /// What is being sized, e.g. "retrieval pool 100000".
     pub subject: String,
     parts: Vec<(String, f64)>,
+    /// For an image: its size and the bytes that grow with each pixel, so a refusal can name
+    /// the largest image of the same shape that would fit.
+    image: Option<(usize, usize, f64)>,
 }
 
 impl MemoryNeed {
@@ -111,7 +114,30 @@ impl MemoryNeed {
         MemoryNeed {
             subject: subject.into(),
             parts: Vec::new(),
+            image: None,
         }
+    }
+
+    /// Says that the need is for a `width x height` image and grows by `bytes_per_pixel`.
+    pub fn per_pixel(mut self, width: usize, height: usize, bytes_per_pixel: f64) -> Self {
+        self.image = Some((width, height, bytes_per_pixel));
+        self
+    }
+
+    /// The largest image of the same shape whose need fits `budget` (None when the need has
+    /// no image or even a pixel does not fit).
+    pub fn fitting_image(&self, budget: u64) -> Option<(usize, usize)> {
+        let (w, h, per_pixel) = self.image?;
+        let fixed = self.total() as f64 - per_pixel * (w * h) as f64;
+        let pixels = (budget as f64 - fixed) / per_pixel;
+        if !(per_pixel > 0.0 && pixels >= 4.0) {
+            return None;
+        }
+        let scale = (pixels / (w * h) as f64).sqrt();
+        Some((
+            ((w as f64 * scale).floor() as usize).max(2),
+            ((h as f64 * scale).floor() as usize).max(2),
+        ))
     }
 
     /// Adds `doubles` f64 values for `what` (counts may be huge: computed in f64, no overflow).
@@ -154,9 +180,13 @@ impl MemoryNeed {
             .largest()
             .map(|p| format!(" for its {p}"))
             .unwrap_or_default();
+        let fits = self
+            .fitting_image(budget)
+            .map(|(w, h)| format!("; an image of up to about {w} x {h} fits"))
+            .unwrap_or_default();
         Err(Error::OverBudget(format!(
-            "{} needs about {}{part}; the budget is {} (--max-memory; in the window: Run > \
-             Own memory budget)",
+            "{} needs about {}{part}; the budget is {}{fits} (--max-memory; in the window: \
+             Run > Own memory budget)",
             self.subject,
             format_bytes(total),
             format_bytes(budget)
@@ -167,6 +197,23 @@ impl MemoryNeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_image_names_the_largest_of_its_shape_that_fits() {
+        let need = MemoryNeed::new("denoise 4000 x 3000")
+            .bytes("messages", 1000.0 * 12e6)
+            .per_pixel(4000, 3000, 1000.0);
+        let (w, h) = need.fitting_image(4_000_000_000).unwrap();
+        // (4e9 - 40 MiB base) / 1000 bytes ≈ 3.96 megapixels at 4:3.
+        assert!(
+            (w * h) as f64 > 3.9e6 && (w * h) as f64 <= 3.96e6,
+            "{w} x {h}"
+        );
+        assert_eq!(w * 3 / 4, h);
+        let err = need.check_against(4_000_000_000).unwrap_err().to_string();
+        assert!(err.contains(&format!("{w} x {h} fits")), "{err}");
+        assert_eq!(MemoryNeed::new("x").fitting_image(1), None);
+    }
 
     #[test]
     fn sizes_parse_and_print_in_decimal_units() {

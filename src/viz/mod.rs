@@ -3,6 +3,7 @@
 
 pub mod colormap;
 pub mod figures;
+pub mod fitted;
 pub mod flow_color;
 pub mod icon;
 pub mod palette;

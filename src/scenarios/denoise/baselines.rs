@@ -12,6 +12,10 @@
 //! stopping rule (relative energy change below 2e-4). Cost O(pixels) per iteration. The blur
 //! search tries 30 sigmas from 0.3 to 5 px, O(pixels · sigma) each.
 
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
 /// TV weight on the 0..1 intensity scale.
 pub const TV_WEIGHT: f64 = 0.1;
 
@@ -24,33 +28,49 @@ pub fn tv_chambolle(f: &[f64], w: usize, h: usize, weight: f64) -> Vec<f64> {
     let mut last_energy: Option<f64> = None;
     for _ in 0..200 {
         // u = f + d, d = -(div p) in scikit-image's sign convention: d_i = p_{i-1} - p_i.
-        let mut energy = 0.0;
-        for y in 0..h {
-            for x in 0..w {
-                let i = y * w + x;
-                let mut d = -px[i] - py[i];
-                if x > 0 {
-                    d += px[i - 1];
+        // Row by row in parallel; each row's energy is summed in order, then the rows'.
+        let rows: Vec<f64> = u
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(y, row)| {
+                let mut energy = 0.0;
+                for (x, ux) in row.iter_mut().enumerate() {
+                    let i = y * w + x;
+                    let mut d = -px[i] - py[i];
+                    if x > 0 {
+                        d += px[i - 1];
+                    }
+                    if y > 0 {
+                        d += py[i - w];
+                    }
+                    *ux = f[i] + d;
+                    energy += d * d;
                 }
-                if y > 0 {
-                    d += py[i - w];
+                energy
+            })
+            .collect();
+        let mut energy: f64 = rows.iter().sum();
+        let u = &u;
+        let rows: Vec<f64> = px
+            .par_chunks_mut(w)
+            .zip(py.par_chunks_mut(w))
+            .enumerate()
+            .map(|(y, (px_row, py_row))| {
+                let mut energy = 0.0;
+                for (x, (pxi, pyi)) in px_row.iter_mut().zip(py_row.iter_mut()).enumerate() {
+                    let i = y * w + x;
+                    let gx = if x + 1 < w { u[i + 1] - u[i] } else { 0.0 };
+                    let gy = if y + 1 < h { u[i + w] - u[i] } else { 0.0 };
+                    let norm = (gx * gx + gy * gy).sqrt();
+                    energy += weight * norm;
+                    let scale = 1.0 + tau / weight * norm;
+                    *pxi = (*pxi - tau * gx) / scale;
+                    *pyi = (*pyi - tau * gy) / scale;
                 }
-                u[i] = f[i] + d;
-                energy += d * d;
-            }
-        }
-        for y in 0..h {
-            for x in 0..w {
-                let i = y * w + x;
-                let gx = if x + 1 < w { u[i + 1] - u[i] } else { 0.0 };
-                let gy = if y + 1 < h { u[i + w] - u[i] } else { 0.0 };
-                let norm = (gx * gx + gy * gy).sqrt();
-                energy += weight * norm;
-                let scale = 1.0 + tau / weight * norm;
-                px[i] = (px[i] - tau * gx) / scale;
-                py[i] = (py[i] - tau * gy) / scale;
-            }
-        }
+                energy
+            })
+            .collect();
+        energy += rows.iter().sum::<f64>();
         energy /= n as f64;
         if let Some(e0) = last_energy
             && (e0 - energy).abs() < 2e-4 * e0.abs()
@@ -74,7 +94,7 @@ fn gauss_weights(sigma: f64) -> Vec<f64> {
     k
 }
 
-/// Separable Gaussian blur with mirrored borders.
+/// Separable Gaussian blur with mirrored borders, rows in parallel.
 pub fn gaussian_blur(img: &[f64], w: usize, h: usize, sigma: f64) -> Vec<f64> {
     let k = gauss_weights(sigma);
     let mirror = |i: isize, n: usize| -> usize {
@@ -86,8 +106,8 @@ pub fn gaussian_blur(img: &[f64], w: usize, h: usize, sigma: f64) -> Vec<f64> {
         i as usize
     };
     let mut tmp = vec![0.0; w * h];
-    for y in 0..h {
-        for x in 0..w {
+    tmp.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, t) in row.iter_mut().enumerate() {
             let mut s = k[0] * img[y * w + x];
             for (d, kd) in k.iter().enumerate().skip(1) {
                 let d = d as isize;
@@ -95,12 +115,12 @@ pub fn gaussian_blur(img: &[f64], w: usize, h: usize, sigma: f64) -> Vec<f64> {
                     * (img[y * w + mirror(x as isize - d, w)]
                         + img[y * w + mirror(x as isize + d, w)]);
             }
-            tmp[y * w + x] = s;
+            *t = s;
         }
-    }
+    });
     let mut out = vec![0.0; w * h];
-    for y in 0..h {
-        for x in 0..w {
+    out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
             let mut s = k[0] * tmp[y * w + x];
             for (d, kd) in k.iter().enumerate().skip(1) {
                 let d = d as isize;
@@ -108,29 +128,83 @@ pub fn gaussian_blur(img: &[f64], w: usize, h: usize, sigma: f64) -> Vec<f64> {
                     * (tmp[mirror(y as isize - d, h) * w + x]
                         + tmp[mirror(y as isize + d, h) * w + x]);
             }
-            out[y * w + x] = s;
+            *o = s;
         }
-    }
+    });
     out
 }
 
-/// The blur sigma (px) minimising SURE for noise `noise`, and its blurred image.
+/// The blur sigma (px) minimising SURE for noise `noise`, and its blurred image. The 30
+/// candidates are scored one after another (two images in memory at a time), the winner
+/// blurred again.
 pub fn blur_by_sure(noisy: &[f64], w: usize, h: usize, noise: f64) -> (f64, Vec<f64>) {
     let n = noisy.len() as f64;
     let s2 = noise * noise;
-    let mut best: Option<(f64, f64, Vec<f64>)> = None;
+    let mut best: Option<(f64, f64)> = None;
     for k in 0..30 {
         let sigma = 0.3 * (5.0f64 / 0.3).powf(k as f64 / 29.0);
         let out = gaussian_blur(noisy, w, h, sigma);
         let centre = gauss_weights(sigma)[0].powi(2);
         let residual: f64 = noisy.iter().zip(&out).map(|(a, b)| (a - b).powi(2)).sum();
         let sure = residual / n - s2 + 2.0 * s2 * centre;
-        if best.as_ref().is_none_or(|b| sure < b.0) {
-            best = Some((sure, sigma, out));
+        if best.is_none_or(|b| sure < b.0) {
+            best = Some((sure, sigma));
         }
     }
-    let (_, sigma, out) = best.expect("30 candidates");
-    (sigma, out)
+    let (_, sigma) = best.expect("30 candidates");
+    (sigma, gaussian_blur(noisy, w, h, sigma))
+}
+
+/// The baselines of a noisy image, computed on their own thread while the message passing
+/// runs (on a photograph they take seconds): `(label, estimate)` once ready.
+pub struct Baselines {
+    ready: std::sync::OnceLock<Vec<(String, Arc<Vec<f64>>)>>,
+    pending: std::sync::Mutex<Option<std::thread::JoinHandle<Vec<(String, Arc<Vec<f64>>)>>>>,
+}
+
+impl Baselines {
+    /// Starts TV and the SURE blur on `noisy` (`w x h`, noise sigma `noise`).
+    pub fn start(noisy: Arc<Vec<f64>>, w: usize, h: usize, noise: f64) -> Baselines {
+        let handle = std::thread::spawn(move || {
+            let tv = tv_chambolle(&noisy, w, h, TV_WEIGHT * 255.0);
+            let (blur_sigma, blur) = blur_by_sure(&noisy, w, h, noise);
+            vec![
+                (format!("tv_w{TV_WEIGHT}"), Arc::new(tv)),
+                (format!("blur_sure_s{blur_sigma:.2}"), Arc::new(blur)),
+            ]
+        });
+        Baselines {
+            ready: std::sync::OnceLock::new(),
+            pending: std::sync::Mutex::new(Some(handle)),
+        }
+    }
+
+    /// The baselines if they are ready (never waits).
+    pub fn ready(&self) -> Option<&[(String, Arc<Vec<f64>>)]> {
+        if self.ready.get().is_none() {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            if pending.as_ref().is_some_and(|h| h.is_finished()) {
+                self.take(&mut pending);
+            }
+        }
+        self.ready.get().map(Vec::as_slice)
+    }
+
+    /// The baselines, waiting for them if need be.
+    pub fn wait(&self) -> &[(String, Arc<Vec<f64>>)] {
+        if self.ready.get().is_none() {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            self.take(&mut pending);
+        }
+        self.ready.get().map_or(&[], Vec::as_slice)
+    }
+
+    fn take(&self, pending: &mut Option<std::thread::JoinHandle<Vec<(String, Arc<Vec<f64>>)>>>) {
+        if let Some(handle) = pending.take() {
+            // A panic in a baseline leaves it out; the run itself is unaffected.
+            let _ = self.ready.set(handle.join().unwrap_or_default());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -539,10 +539,16 @@ impl ScenarioParams for DenoiseConfig {
         Ok(())
     }
 
-    /// Per pixel: discrete BP keeps about ten values per level (four incoming and four outgoing
-    /// messages, the evidence and the belief); kernel BP about 2.7 KB (its messages' coefficients,
-    /// the evidence embedding, the template pairs and the images) plus 16 bytes per level
-    /// (candidate scores). Fitted to the peak RSS of 100² to 400² runs (see the memory test).
+    /// From the engines' own layouts, per pixel of the image (and of the SURE window, whose
+    /// copies are counted at its size): kernel BP keeps four f32 message slots of the feature
+    /// rank (at most `min(max_rank, levels)` coefficients: the rank cannot exceed the distinct
+    /// training values) per store, one store (two for the synchronous schedule, whose update
+    /// reads one and writes the other), and a change record; discrete BP two f64 stores of
+    /// four messages of C values, its node potentials and products. The images (clean, noisy,
+    /// estimate and its predecessor, the baselines, the evidence lookup) add ten doubles per
+    /// pixel. SURE on every pixel (up to 512 x 512) runs each algorithm again per probe and
+    /// keeps every copy's messages at their lowest SURE; on a larger image only the window's
+    /// copies run. Checked against the peak RSS of runs from 100² to 12 MP (the memory test).
     fn memory_need(&self) -> Option<MemoryNeed> {
         let (w, h) = match self.image.as_ref().or(self.noisy_image.as_ref()) {
             Some(path) => crate::io::image_size(path).unwrap_or((self.width, self.height)),
@@ -550,56 +556,92 @@ impl ScenarioParams for DenoiseConfig {
         };
         let train_pixels = match self.train_image.as_deref() {
             Some(p) => crate::io::image_size(p).map_or(0.0, |(tw, th)| (tw * th) as f64),
-            // The built-in dead leaves: DEAD_LEAVES_DRAWS images of the test image's size, each
-            // side at most `train_size`.
-            None if self.loads_image()
-                && !self.oracle
-                && self.train_builtin != BuiltinTraining::Sunset =>
-            {
-                (DEAD_LEAVES_DRAWS * w.min(self.train_size) * h.min(self.train_size)) as f64
+            None if self.oracle => (w * h) as f64,
+            None if self.loads_image() => {
+                let draws = match self.train_builtin {
+                    BuiltinTraining::Sunset => 1,
+                    _ => DEAD_LEAVES_DRAWS,
+                };
+                (draws * w.min(self.train_size) * h.min(self.train_size)) as f64
             }
-            None => 0.0,
+            None => (w * h) as f64,
         };
         let pixels = (w * h) as f64;
         let c = self.colors as f64;
         let mut choices = vec![self.primary()];
         choices.extend(self.compare);
+        // Kernel-BP templates: every 4-neighbour pair both ways, per shifted copy, as f64 and
+        // its collapsed index (set-up only).
+        let copies_of_templates = 1.0 + 2.0 * self.resolved_template_shifts().len() as f64;
         let mut need = MemoryNeed::new(format!("denoise {w} x {h} with {} levels", self.colors))
-            .bytes("images", (pixels + train_pixels) * 64.0);
-        // With SURE every algorithm runs on y and on each y + eps b_k.
-        let copies = if self.sure_stop {
-            1.0 + self.sure_probes.resolve(w * h) as f64
-        } else {
-            1.0
+            .doubles("images, baselines and estimates", 10.0 * pixels)
+            .doubles("training image", 3.0 * train_pixels);
+        let window = crate::scenarios::denoise::sure_window::SureWindow::of(w, h);
+        let sure_pixels = match (&window, self.sure_stop) {
+            (_, false) => 0.0,
+            (Some(win), true) => win.pixels.len() as f64,
+            (None, true) => pixels,
         };
-        // The guard also keeps every copy's messages at their lowest SURE: four messages per
-        // pixel, of C values (discrete) or about 40 coefficients (kernel BP's feature rank).
-        let saved = if self.sure_stop && self.sure_rule == SureRule::Guard {
-            copies
+        let probes = if self.sure_stop {
+            self.sure_probes.resolve(sure_pixels as usize) as f64
         } else {
             0.0
         };
+        // SURE's copies: a window's run and probes, or the probes on every pixel; the guard
+        // saves each copy's messages (the image's too when SURE runs on every pixel).
+        let (copies, saved) = match (&window, self.sure_stop) {
+            (_, false) => (0.0, 0.0),
+            (Some(_), true) => (probes + 1.0, probes + 1.0),
+            (None, true) => (probes, probes + 1.0),
+        };
+        let saved = if self.sure_rule == SureRule::Guard {
+            saved
+        } else {
+            0.0
+        };
+        let mut per_pixel = 10.0 * 8.0;
         for choice in choices {
-            let (what, doubles_per_pixel) = match choice.algorithm {
+            let bytes_per_pixel = match choice.algorithm {
                 DenoiseAlgorithm::Discrete => {
-                    need = need.doubles(
-                        "discrete-BP messages (10 values per pixel and level)",
-                        copies * 10.0 * c * pixels,
-                    );
-                    ("discrete-BP messages at the lowest SURE", 4.0 * c)
+                    let store = 4.0 * c * 8.0;
+                    // Two stores, node potentials and products, change record.
+                    (2.0 * store + 2.0 * c * 8.0 + 4.0 * 24.0, store)
                 }
                 DenoiseAlgorithm::Kbp => {
-                    need = need.bytes(
-                        "kernel-BP messages and evidence (about 3 KB per pixel)",
-                        copies * (2700.0 + 16.0 * c) * pixels,
+                    let rank = (self.kbp.max_rank as f64).min(if self.quantize {
+                        c
+                    } else {
+                        self.kbp.max_rank as f64
+                    });
+                    let store = 4.0 * rank * 4.0;
+                    let stores = match self.schedule_for(DenoiseAlgorithm::Kbp) {
+                        Schedule::Synchronous => 2.0,
+                        _ => 1.0,
+                    };
+                    need = need.doubles(
+                        "kernel-BP templates (set-up)",
+                        copies_of_templates * 4.0 * 2.0 * 2.0 * train_pixels,
                     );
-                    ("kernel-BP messages at the lowest SURE", 4.0 * 40.0)
+                    (stores * store + 4.0 * 8.0, store)
                 }
             };
-            if saved > 0.0 {
-                need = need.doubles(what, saved * doubles_per_pixel * pixels);
-            }
+            let (engine, store) = bytes_per_pixel;
+            need = need
+                .bytes(
+                    &format!("{} messages on the image", choice.label()),
+                    engine * pixels,
+                )
+                .bytes(
+                    &format!("{} SURE copies and saved messages", choice.label()),
+                    (copies * engine + saved * store) * sure_pixels,
+                );
+            per_pixel += engine
+                + if window.is_none() {
+                    copies * engine + saved * store
+                } else {
+                    0.0
+                };
         }
-        Some(need)
+        Some(need.per_pixel(w, h, per_pixel))
     }
 }

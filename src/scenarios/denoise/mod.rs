@@ -599,8 +599,9 @@ pub struct Denoise {
     /// None for a noisy image loaded as it is: then no RMSE exists and none is reported.
     clean: Option<Arc<Vec<f64>>>,
     noisy: Arc<Vec<f64>>,
-    /// Reference baselines (not message passing): (label, estimate), RMSE computed on demand.
-    baselines: Vec<(String, Arc<Vec<f64>>)>,
+    /// Reference baselines (not message passing): (label, estimate), RMSE computed on demand;
+    /// computed beside the first iterations.
+    baselines: baselines::Baselines,
     /// What the potentials were learned from, and its size.
     training: String,
     training_size: [usize; 2],
@@ -630,12 +631,8 @@ impl Denoise {
             }
         }
         let (w, h) = (data.width, data.height);
-        let tv = baselines::tv_chambolle(&data.noisy, w, h, baselines::TV_WEIGHT * 255.0);
-        let (blur_sigma, blur) = baselines::blur_by_sure(&data.noisy, w, h, config.noise);
-        let baselines = vec![
-            (format!("tv_w{}", baselines::TV_WEIGHT), Arc::new(tv)),
-            (format!("blur_sure_s{blur_sigma:.2}"), Arc::new(blur)),
-        ];
+        let noisy = Arc::new(data.noisy);
+        let baselines = baselines::Baselines::start(Arc::clone(&noisy), w, h, config.noise);
         Ok(Denoise {
             baselines,
             training: data.train.source.clone(),
@@ -644,7 +641,7 @@ impl Denoise {
             height: data.height,
             levels: Arc::new(data.levels),
             clean: data.clean.map(Arc::new),
-            noisy: Arc::new(data.noisy),
+            noisy,
             runs,
             log: RunLog::new(start.elapsed().as_secs_f64()),
             convergence: ConvergenceTracker::new(0, Some((w, h))),
@@ -961,6 +958,8 @@ impl Scenario for Denoise {
             training: self.training.clone(),
             baselines: self
                 .baselines
+                .ready()
+                .unwrap_or(&[])
                 .iter()
                 .map(|(l, e)| (l.clone(), self.rmse_of(e).unwrap_or(f64::NAN)))
                 .collect(),
@@ -994,7 +993,7 @@ impl Scenario for Denoise {
                 m.insert(format!("rmse_{}", run.choice.label()), r);
             }
         }
-        for (label, est) in &self.baselines {
+        for (label, est) in self.baselines.wait() {
             let kind = label.split('_').next().unwrap_or(label);
             if let Some(r) = self.rmse_of(est) {
                 m.insert(format!("baseline_rmse_{kind}"), r);
@@ -1149,10 +1148,16 @@ impl Denoise {
             training_size: self.training_size,
             baselines: self
                 .baselines
+                .wait()
                 .iter()
                 .filter_map(|(l, e)| Some((l.clone(), self.rmse_of(e)?)))
                 .collect(),
-            baseline_parameters: self.baselines.iter().map(|(l, _)| l.clone()).collect(),
+            baseline_parameters: self
+                .baselines
+                .wait()
+                .iter()
+                .map(|(l, _)| l.clone())
+                .collect(),
             no_clean: self.no_clean_note(),
             training_seed: self.config.seed.wrapping_add(TRAINING_SEED_OFFSET),
             update: self.runs[0].choice.label(),

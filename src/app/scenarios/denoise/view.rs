@@ -99,7 +99,12 @@ pub fn images(
     });
     ui.add_space(4.0);
 
-    let gray = |values: &[f64]| viz::gray_rgba(w, h, values, 0.0, 255.0);
+    // A photograph larger than the screen is shown averaged over blocks (`viz::fitted`).
+    let fit = viz::fitted::Fitted::of(w, h);
+    let gray = move |values: &[f64]| {
+        let shown = fit.means(w, h, |i| values[i]);
+        viz::gray_rgba(fit.width, fit.height, &shown, 0.0, 255.0)
+    };
     let clean = textures
         .clean
         .get(&ctx, "clean", Source::new(&[&view.clean], &[]), || {
@@ -116,7 +121,7 @@ pub fn images(
         .estimate
         .get(&ctx, "estimate", Source::new(&[&view.estimate], &[]), {
             let values = Arc::clone(&view.estimate);
-            move || viz::gray_rgba(w, h, &values, 0.0, 255.0)
+            move || gray(&values)
         });
     let error = textures.error.get(
         &ctx,
@@ -124,7 +129,10 @@ pub fn images(
         Source::new(&[&view.estimate, &view.clean], &[scale]),
         {
             let (estimate, clean) = (Arc::clone(&view.estimate), Arc::clone(&view.clean));
-            move || viz::abs_diff_heat(w, h, &estimate, &clean, scale)
+            move || {
+                let shown = fit.means(w, h, |i| (estimate[i] - clean[i]).abs());
+                viz::heat_rgba(fit.width, fit.height, &shown, scale)
+            }
         },
     );
     let colorbar = textures
@@ -196,7 +204,7 @@ pub fn images(
                     .compare
                     .get(&ctx, "compare", Source::new(&[&cmp.estimate], &[]), {
                         let values = Arc::clone(&cmp.estimate);
-                        move || viz::gray_rgba(w, h, &values, 0.0, 255.0)
+                        move || gray(&values)
                     });
             let compare_error = textures.compare_error.get(
                 &ctx,
@@ -204,7 +212,10 @@ pub fn images(
                 Source::new(&[&cmp.estimate, &view.clean], &[scale]),
                 {
                     let (estimate, clean) = (Arc::clone(&cmp.estimate), Arc::clone(&view.clean));
-                    move || viz::abs_diff_heat(w, h, &estimate, &clean, scale)
+                    move || {
+                        let shown = fit.means(w, h, |i| (estimate[i] - clean[i]).abs());
+                        viz::heat_rgba(fit.width, fit.height, &shown, scale)
+                    }
                 },
             );
             let compare_pane = Pane {
