@@ -1,7 +1,8 @@
 //! Picking a file to open or a place to save: the system's dialog (rfd, on its own thread so the
 //! window never blocks) where one exists, else the in-window [`FileBrowser`], so Open and Save
 //! always work. A dialog only picks a path; loading is a `Command::Load` on the worker, like a
-//! dropped file, and saving is the app's `io::write_atomic`.
+//! dropped file, and saving is the app's `io::write_atomic`. Tests and `App::with_config`
+//! (demos, examples) always use the in-window browser, never a system dialog.
 
 use std::path::PathBuf;
 use std::sync::Arc;

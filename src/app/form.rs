@@ -1,6 +1,9 @@
 //! The parameter form: section titles, labelled rows, and slider rows drawn from a scenario's
 //! parameter table (`scenarios::params`), so that a number's label, unit, range, scale and help
-//! are written once, beside its config.
+//! are written once, beside its config. A row's slider covers a comfortable range and a typed
+//! value may be anywhere in the valid one. Sliders drawn outside [`param_row`] use
+//! [`fitted_slider`], sized from the panel's visible edge, so that the parameter panel never
+//! widens itself frame by frame.
 
 use eframe::egui::{self, RichText};
 use serde::Serialize;

@@ -1,6 +1,8 @@
 //! The Help menu and its windows: keyboard shortcuts (read from the one command table,
 //! [`UiCommand::KEYED`]), About (version and the five papers), and "What am I looking at?" (the
-//! running scenario's model, update and plots, from its room).
+//! running scenario's model, update and plots, from its room: `ScenarioUi::explanation`; flow,
+//! kjit and pbp keep their text in `app/scenarios/explanations.rs`). Escape closes these
+//! windows in the order `dialogs.rs` keeps.
 
 use eframe::egui;
 

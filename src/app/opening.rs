@@ -1,6 +1,11 @@
 //! The window's file traffic: opening dropped or picked files in the current room (a session
 //! file restores the session, a noisy image becomes the observation), the file dialogs' starting
 //! folders, and acting on what a dialog picked. Cost: the file reads themselves.
+//!
+//! Opened files go to File > Open Recent (`recent.rs`), except an already noisy image: a room
+//! that opens one (`ScenarioUi::opens_noisy_images`, denoise) gets File > Open noisy image…
+//! (`OpenWhat::NoisyImage`, `ScenarioUi::open_noisy_image`), and Open Recent would reopen it as
+//! a clean image and add noise to it.
 
 // The window's own imports and modules (file dialogs, recent files, sessions, notices).
 use super::*;

@@ -2,6 +2,9 @@
 //! changes (not every frame). [`AsyncTexture`] draws the replacement image of a source that
 //! changes while running (a live flow field) on a short-lived thread, so the window's thread
 //! only uploads it: colour-coding a 584 x 388 flow costs it 20-30 ms, most of a 30 fps frame.
+//! The sources drawn that way are the ones that change every iteration: the flow and EPE panes,
+//! denoise's estimate and error panes, and the debugger's residual map. One drawing is in
+//! flight per texture, and the last image stays until the new one is uploaded.
 
 use std::any::Any;
 use std::sync::Arc;

@@ -12,6 +12,14 @@
 //! converging with an oscillating but shrinking change (rate `r`, `r^p < 0.9`) is not flagged.
 //! Changes below [`NOISE_FLOOR`] count as zero.
 //!
+//! A scenario keeps a [`ConvergenceTracker`] (grid scenarios: per-node maps; graph scenarios,
+//! [`ConvergenceTracker::for_graph`]: per-message frames, `run::edge_frames`) and feeds it each
+//! iteration's [`MessageChanges`]; its statistics go into the iteration record
+//! (`residual_p50/p90/p99`, `oscillating_fraction`) and a [`ConvergenceView`] rides on every
+//! snapshot for the window's debugger panel (`app::debugger`). Maps are max-pooled to at most
+//! [`MAP_SIDE`] cells a side and kept within [`MAP_BUDGET_BYTES`] per run; past it every other
+//! map is dropped, so the stored maps span the run evenly. They are f32: drawn only.
+//!
 //! Cost per iteration: O(M) for M messages (quantiles by selection, not sorting); memory
 //! `HISTORY * 4` bytes per message for the detector, plus the stored maps.
 

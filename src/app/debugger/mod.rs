@@ -7,6 +7,36 @@
 //! copy of the engine continued with another schedule or damping, overlaid on the residual
 //! curve) and, when a run ends without converging, two what-if runs started automatically
 //! whose measured outcome is the hint.
+//!
+//! Layout: [`PanelLayout`] shares the width between the map, a column whose controls come
+//! first and whose read-outs and hints scroll and wrap, and the plots (stacked when narrow). A
+//! view with a graph gets [`graph`]'s canvas in the map's place, in a taller panel of its own id
+//! ([`panel_default`]; the panel's content claims its whole height, since egui sizes a panel to
+//! what its content used), and [`history`]'s window for a clicked message. A view whose
+//! `fixed_schedule` names a reason (SOSMP, tree kernel BP, predictive BP) gets no schedule or
+//! what-if controls, and shows the reason instead.
+//!
+//! How a scenario gets this panel, floor by floor (no room code needed):
+//! * floor 0, `run`: `residuals.rs` records per-message changes, detects oscillation and keeps
+//!   the maps (`ConvergenceTracker`, [`ConvergenceView`]); `edge_frames.rs` keeps graph
+//!   scenarios' messages per stored iteration (`ConvergenceTracker::for_graph`,
+//!   `observe_with_values`); `level_maps.rs` keeps a coarse-to-fine run's finished levels, so
+//!   the scrubber spans every level (`ConvergenceView::levels`, flow).
+//! * floor 2, `inference`: `Inference::message_changes` (discrete BP and kernel BP record them
+//!   under every schedule, flow's discrete BP in the update that writes each message), the
+//!   random and residual-BP orders (`schedule_order.rs`), and `sosmp::check_schedule`, which
+//!   refuses all but synchronous.
+//! * floor 4, `scenarios`: `Scenario::convergence`, `set_schedule` and `what_if` (by default
+//!   none, or a refusal). A scenario opts in by keeping a tracker and adding its statistics to
+//!   each `IterationRecord`; `scenarios/what_if.rs` continues a copy of a `Reschedulable`
+//!   engine. A live switch is recorded in the config (`schedule_changes`,
+//!   `inference::schedule::ScheduleChange`: first iteration, schedule, damping) and applied
+//!   before that iteration, live and on a replay alike. Flow's switch also holds for the levels
+//!   set up after it, and its what-if copies the current level's discrete BP; sosmp computes its
+//!   changes from path 0's coefficients; kjit's `sites` experiment runs its own EP schedules;
+//!   tree and pbp record a frame per message pass or evidence change.
+//! * floor 5, `runner`: `Command::SetSchedule`, `Command::WhatIf`, `Event::WhatIf`,
+//!   `Snapshot::convergence`.
 
 pub mod graph;
 pub mod history;

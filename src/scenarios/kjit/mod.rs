@@ -2,6 +2,16 @@
 //! 2015; spec `kjit.md`). The default run is Exp. 3 (spec K.2 K-E3): one true w, then 30
 //! logistic-regression problems in sequence, each solved by quadrature-EP, sampling-EP and
 //! KJIT-EP; one iteration is one problem. Cost per problem: see [`logistic`].
+//!
+//! One module per experiment: [`logistic`] (Exp. 3), [`uci`] (Exp. 5), [`batch`] (Exps. 1
+//! and 2, the Supp C table), [`compound_gamma`] (Exp. 4), [`rff`] (Supp B.3 and B.6),
+//! [`teaching`] (d = 2, one EP site update per step) and [`sites`] (EP's site schedules on the
+//! convergence debugger); [`inspect`] re-derives one call for the inspector. The operators and
+//! EP itself are in `inference::kjit`; the room is `app::scenarios::kjit` (`view.rs` for the
+//! experiments' plots, `rff_lab.rs` for the random-feature lab).
+//!
+//! Live controls ([`KjitControl`]: a new τ, "reset operator") act from the next problem and are
+//! recorded in the config (`tau_changes`, `operator_resets`), so the echoed config replays them.
 
 pub mod batch;
 pub mod cli;

@@ -5,6 +5,20 @@
 //! online EM (step 3), each scored by KL(true ‖ method) of P(X_Q | e) averaged over every joint
 //! value of the evidence variables. Live controls set evidence and the query (one pass each).
 //! Cost: see [`experiment`].
+//!
+//! Where predictive BP lives, floor by floor: the models in `model::latent_dag` (DAG, CPTs,
+//! the JSON model file, the P-E1 stand-in) and `model::latent_junction_tree`; the algorithm and
+//! its baselines in `inference::pbp`; here the P-E1 experiment ([`experiment`]), `sweep pbp`
+//! ([`sweep`]) and pendigits (spec P-E2, [`pendigits`], [`pen_run`]); the room in
+//! `app::scenarios::pbp` (its DAG editor checks a draft with `LatentDag::new` and
+//! `LatentJunctionTree::build` and saves the file that `--model FILE` reads).
+//!
+//! [`PbpScenario`] is a discrete run (with the exact reference) or a pendigits run
+//! (`--model pendigits`: PBP chains against the EM-HMM baseline, a picked test digit as a live
+//! control). Evidence and query changes ([`PbpControl`]) are answered by one pass per method
+//! without relearning. The N slider and the rank cut are [`PbpControl::Relearn`]: PBP relearns
+//! on the worker while they move; on release the window loads the draft config, rebuilding the
+//! run so that EM and online EM follow.
 
 pub mod cli;
 pub mod config;

@@ -4,7 +4,8 @@
 //! its edge and the schedule's next ones; the inspector ([`plots`]) shows the message's content
 //! before and after and the receiving node's belief before and after beside the reference. → (Step) sends one message, Space plays
 //! at the speed slider's rate (the worker paces itself, [`crate::scenarios::Scenario::play_interval`]),
-//! R resets.
+//! R resets. The room names its iterations "message" (`ScenarioUi::iteration_noun`), so the
+//! status bar counts messages.
 
 mod canvas;
 mod plots;
