@@ -240,6 +240,8 @@ macro_rules! registry {
         }
 
         /// A long job for the worker.
+        // A few tasks per run, moved once each: boxing the largest (a config) gains nothing.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone)]
         pub enum Task {
             $($variant(<$ty as ScenarioDef>::Task),)*

@@ -122,6 +122,37 @@ fn sosmp_counts_the_debuggers_stored_frames_up_to_their_budget() {
 }
 
 #[test]
+fn a_photograph_of_2000_x_1500_fits_the_default_budget_at_the_defaults() {
+    // Three megapixels at the defaults: kernel BP's one f32 store, SURE on a window, training
+    // draws of at most 256 x 256. The estimate is an upper bound (it assumes the largest rank
+    // the levels allow, where the factorisation usually stops earlier: measured peaks are 0.7-0.85
+    // KB per pixel); it stays within 1.25 KB per pixel, well inside half of a 24 GB machine. An
+    // f64 store or SURE copies on every pixel would each break it.
+    use beliefscope::scenarios::{ScenarioParams, denoise::DenoiseConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let photo = dir.path().join("photo.png");
+    image::GrayImage::from_fn(2000, 1500, |x, y| image::Luma([((x ^ y) % 256) as u8]))
+        .save(&photo)
+        .unwrap();
+    let config = DenoiseConfig {
+        image: Some(photo),
+        ..DenoiseConfig::default()
+    };
+    let need = config.memory_need().expect("denoise has an estimate");
+    let pixels = 2000.0 * 1500.0;
+    assert!(
+        (need.total() as f64) < 1250.0 * pixels,
+        "{} bytes for {pixels} pixels",
+        need.total()
+    );
+    need.check_against(12_000_000_000)
+        .expect("fits half of a 24 GB machine");
+    // Refused under a small budget, the message names an image that would fit.
+    let err = need.check_against(1_000_000_000).unwrap_err().to_string();
+    assert!(err.contains("an image of up to about"), "{err}");
+}
+
+#[test]
 fn every_scenario_estimates_its_default_run_within_the_default_budget() {
     for kind in beliefscope::scenarios::KINDS {
         let config = (kind.default_config)();

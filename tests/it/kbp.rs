@@ -73,15 +73,16 @@ fn the_three_updates_agree_when_the_low_rank_bases_are_exact() {
     // With C = 10 distinct values a rank-10 factor is exact, so at epsilon 1e-9 the linear
     // update equals eq. 12 up to rounding (the identity R^-1 (R N R^T + cI)^-1 R =
     // (N K + cI)^-1), and the tensor projection reproduces products at all 10 values exactly.
-    // 1e-6 leaves room for rounding through 8 iterations of cond ~1e3 solves while catching
-    // any wrong matrix (those show up at 1e-2 or more).
+    // Messages are stored in f32 (relative rounding 6e-8), so 2e-5 leaves room for rounding
+    // through 8 iterations of cond ~1e3 solves while catching any wrong matrix (those show up
+    // at 1e-2 or more).
     let full = beliefs(KbpUpdate::Full, 1e-9, 8);
     let linear = beliefs(KbpUpdate::Linear, 1e-9, 8);
     let constant = beliefs(KbpUpdate::Constant, 1e-9, 8);
     let fl = max_difference(&full, &linear);
     let lc = max_difference(&linear, &constant);
-    assert!(fl < 1e-6, "full vs linear: {fl}");
-    assert!(lc < 1e-6, "linear vs constant: {lc}");
+    assert!(fl < 2e-5, "full vs linear: {fl}");
+    assert!(lc < 2e-5, "linear vs constant: {lc}");
 }
 
 #[test]

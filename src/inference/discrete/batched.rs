@@ -175,7 +175,7 @@ impl StepInputs<'_> {
                 even.clear();
                 odd.clear();
                 for (j, x) in sc.inputs.chunks_exact(s).enumerate() {
-                    if (m0 + j) % 2 == 0 {
+                    if (m0 + j).is_multiple_of(2) {
                         even.extend_from_slice(x);
                     } else {
                         odd.extend_from_slice(x);
@@ -188,7 +188,7 @@ impl StepInputs<'_> {
                 gemm(&mut odd_out, backward, odd, s, no);
                 let (mut e, mut o) = (even_out.chunks_exact(s), odd_out.chunks_exact(s));
                 for (j, col) in out.chunks_exact_mut(s).enumerate() {
-                    let from = if (m0 + j) % 2 == 0 {
+                    let from = if (m0 + j).is_multiple_of(2) {
                         e.next()
                     } else {
                         o.next()

@@ -177,7 +177,7 @@ mod tests {
         let samples: Vec<f64> = (0..300_000)
             .map(|i| ((i * 7919) % 257) as f64 * 0.5)
             .collect();
-        let other: Vec<f64> = (0..1000).map(|i| -(i as f64)).collect();
+        let other: Vec<f64> = (1..=1000).map(|i| -(i as f64)).collect();
         let mut want: Vec<f64> = samples.iter().chain(&other).copied().collect();
         want.sort_by(f64::total_cmp);
         want.dedup();

@@ -155,11 +155,16 @@ pub fn blur_by_sure(noisy: &[f64], w: usize, h: usize, noise: f64) -> (f64, Vec<
     (sigma, gaussian_blur(noisy, w, h, sigma))
 }
 
+/// A baseline's label and estimate.
+pub type Labelled = (String, Arc<Vec<f64>>);
+/// Labelled baseline estimates.
+pub type Estimates = Vec<Labelled>;
+
 /// The baselines of a noisy image, computed on their own thread while the message passing
 /// runs (on a photograph they take seconds): `(label, estimate)` once ready.
 pub struct Baselines {
-    ready: std::sync::OnceLock<Vec<(String, Arc<Vec<f64>>)>>,
-    pending: std::sync::Mutex<Option<std::thread::JoinHandle<Vec<(String, Arc<Vec<f64>>)>>>>,
+    ready: std::sync::OnceLock<Estimates>,
+    pending: std::sync::Mutex<Option<std::thread::JoinHandle<Estimates>>>,
 }
 
 impl Baselines {
@@ -180,7 +185,7 @@ impl Baselines {
     }
 
     /// The baselines if they are ready (never waits).
-    pub fn ready(&self) -> Option<&[(String, Arc<Vec<f64>>)]> {
+    pub fn ready(&self) -> Option<&[Labelled]> {
         if self.ready.get().is_none() {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             if pending.as_ref().is_some_and(|h| h.is_finished()) {
@@ -191,7 +196,7 @@ impl Baselines {
     }
 
     /// The baselines, waiting for them if need be.
-    pub fn wait(&self) -> &[(String, Arc<Vec<f64>>)] {
+    pub fn wait(&self) -> &[Labelled] {
         if self.ready.get().is_none() {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             self.take(&mut pending);
@@ -199,7 +204,7 @@ impl Baselines {
         self.ready.get().map_or(&[], Vec::as_slice)
     }
 
-    fn take(&self, pending: &mut Option<std::thread::JoinHandle<Vec<(String, Arc<Vec<f64>>)>>>) {
+    fn take(&self, pending: &mut Option<std::thread::JoinHandle<Estimates>>) {
         if let Some(handle) = pending.take() {
             // A panic in a baseline leaves it out; the run itself is unaffected.
             let _ = self.ready.set(handle.join().unwrap_or_default());

@@ -628,11 +628,11 @@ impl ScenarioParams for DenoiseConfig {
             let (engine, store) = bytes_per_pixel;
             need = need
                 .bytes(
-                    &format!("{} messages on the image", choice.label()),
+                    format!("{} messages on the image", choice.label()),
                     engine * pixels,
                 )
                 .bytes(
-                    &format!("{} SURE copies and saved messages", choice.label()),
+                    format!("{} SURE copies and saved messages", choice.label()),
                     (copies * engine + saved * store) * sure_pixels,
                 );
             per_pixel += engine

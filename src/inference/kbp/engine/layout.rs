@@ -174,7 +174,7 @@ mod tests {
             width: 4,
             height: 3,
         };
-        let mut seen = vec![false; 12];
+        let mut seen = [false; 12];
         for k in 0..shape.num_diagonals() {
             for t in shape.diagonal(k) {
                 assert!(!seen[t]);
