@@ -9,11 +9,14 @@ on one core while it stays well under 33 ms.
 
     cargo build --release --example config_window
     Xvfb :82 -screen 0 1400x900x24 &
-    DISPLAY=:82 python3 scripts/measure_window.py CONFIG.json [--seconds 20] [--warmup 8]
+    DISPLAY=:82 python3 scripts/measure_window.py CONFIG.json [KEY=VALUE ...] [--seconds 20] [--warmup 8]
 
-CONFIG.json is a results.json (e.g. from `beliefscope run denoise --width 512 --height 512
---iters 1 --out DIR`, with `max_iters` raised so the run outlasts the measurement) or a bare
-config with its "scenario" tag. Prints one line of numbers; writes no files.
+CONFIG.json is a scenario's name, for its defaults, followed by KEY=VALUE changes
+(`denoise max_iters=100000 tolerance=0`), or a results.json (e.g. from `beliefscope run denoise
+--width 512 --height 512 --iters 1 --out DIR`, with `max_iters` raised so the run outlasts the
+measurement), or a bare config with its "scenario" tag. Prints one line of numbers; writes no
+files. With `--max-ui-p90 MS` it exits with status 1 when the UI thread's CPU per frame has a
+90th percentile above MS.
 """
 
 import argparse
@@ -65,11 +68,13 @@ def thread_cpu(pid):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("config")
+    parser.add_argument("config", help="a config JSON file or a scenario's name (its defaults)")
+    parser.add_argument("overrides", nargs="*", help="KEY=VALUE changes, as --set takes them")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=8.0)
     parser.add_argument("--binary", default=None, help="config_window binary")
     parser.add_argument("--label", default="")
+    parser.add_argument("--max-ui-p90", type=float, default=None, help="fail above this, ms")
     args = parser.parse_args()
     target = os.environ.get("CARGO_TARGET_DIR", "target")
     binary = args.binary or os.path.join(target, "release", "examples", "config_window")
@@ -77,7 +82,7 @@ def main():
     env["BELIEFSCOPE_FRAME_LOG"] = "all"
     env["BELIEFSCOPE_CONTINUOUS_REPAINT"] = "1"
     proc = subprocess.Popen(
-        [binary, args.config], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, text=True
+        [binary, args.config, *args.overrides], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, text=True
     )
     start = time.monotonic()
     intervals, cpus, last_iteration, playing_frames = [], [], None, 0
@@ -133,6 +138,9 @@ def main():
             f"ui_thread={per_frame['ui']:.1f} ms gl_threads={per_frame['gl']:.1f} ms "
             f"engine={per_frame['engine']:.1f} ms"
         )
+    if args.max_ui_p90 is not None and quantile(cpus, 0.9) > args.max_ui_p90:
+        print(f"{args.label} FAIL: UI-thread CPU per frame p90 above {args.max_ui_p90} ms")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
