@@ -48,6 +48,7 @@ use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
 
 use super::commands::UiCommand;
 use super::textures::{AsyncTexture, Source};
+use super::views::thin;
 use super::views::ticks::{self, Scale};
 use crate::inference::Schedule;
 use crate::model::NodeId;
@@ -722,12 +723,13 @@ fn curve_plots(
     )
     .allow_scroll(false)
     .show(ui, |plot| {
+        let shown = *plot.transform();
         let max: Vec<[f64; 2]> = history
             .iter()
             .map(|r| [r.iter as f64, r.residual])
             .collect();
         plot.line(
-            Line::new("largest", PlotPoints::from(log(max)))
+            Line::new("largest", PlotPoints::from(thin::line(log(max), &shown)))
                 .color(Color32::from_rgb(213, 94, 0))
                 .width(2.0),
         );
@@ -757,9 +759,12 @@ fn curve_plots(
         }
         for (name, key, color) in quantiles {
             plot.line(
-                Line::new(name, PlotPoints::from(log(series(history, key))))
-                    .color(color)
-                    .width(1.5),
+                Line::new(
+                    name,
+                    PlotPoints::from(thin::line(log(series(history, key)), &shown)),
+                )
+                .color(color)
+                .width(1.5),
             );
         }
         mark(plot);
@@ -782,10 +787,11 @@ fn curve_plots(
     .include_y(1.0)
     .allow_scroll(false)
     .show(ui, |plot| {
+        let shown = *plot.transform();
         plot.line(
             Line::new(
                 "oscillating fraction",
-                PlotPoints::from(series(history, "oscillating_fraction")),
+                PlotPoints::from(thin::line(series(history, "oscillating_fraction"), &shown)),
             )
             .color(Color32::from_rgb(204, 121, 167))
             .width(2.0),

@@ -6,4 +6,5 @@ pub mod belief;
 pub mod curves;
 pub mod image_panes;
 pub mod legend;
+pub mod thin;
 pub mod ticks;

@@ -9,6 +9,7 @@ use egui_plot::{HLine, Legend, Line, LineStyle, PlotPoints, Points, VLine};
 
 use crate::app::colors;
 use crate::app::commands::UiCommand;
+use crate::app::views::thin;
 use crate::app::views::ticks::{self, Scale};
 use crate::inference::kjit::Gaussian;
 use crate::runner::Snapshot;
@@ -205,15 +206,22 @@ fn messages_plot(ui: &mut egui::Ui, view: &KjitView, h: f32) {
         .y_axis_label("log precision")
         .allow_scroll(false)
         .show(ui, |plot| {
+            let shown = *plot.transform();
             plot.points(
-                Points::new("predicted", PlotPoints::from(predicted))
-                    .color(KJIT_COLOR.gamma_multiply(0.6))
-                    .radius(1.2),
+                Points::new(
+                    "predicted",
+                    PlotPoints::from(thin::scatter(predicted, &shown, 2.0)),
+                )
+                .color(KJIT_COLOR.gamma_multiply(0.6))
+                .radius(1.2),
             );
             plot.points(
-                Points::new("oracle", PlotPoints::from(asked))
-                    .color(ORACLE_COLOR)
-                    .radius(1.6),
+                Points::new(
+                    "oracle",
+                    PlotPoints::from(thin::scatter(asked, &shown, 2.0)),
+                )
+                .color(ORACLE_COLOR)
+                .radius(1.6),
             );
             for (name, ys, color) in [
                 ("test #1", &one, TEST1_COLOR),
@@ -383,20 +391,27 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
                     plot.vline(line);
                 }
             }
+            let shown = *plot.transform();
             plot.points(
-                Points::new("predicted", PlotPoints::from(predicted))
-                    .color(KJIT_COLOR.gamma_multiply(0.6))
-                    .radius(1.2),
+                Points::new(
+                    "predicted",
+                    PlotPoints::from(thin::scatter(predicted, &shown, 2.0)),
+                )
+                .color(KJIT_COLOR.gamma_multiply(0.6))
+                .radius(1.2),
             );
             plot.points(
-                Points::new("oracle", PlotPoints::from(oracle))
-                    .color(ORACLE_COLOR)
-                    .radius(1.6),
+                Points::new(
+                    "oracle",
+                    PlotPoints::from(thin::scatter(oracle, &shown, 2.0)),
+                )
+                .color(ORACLE_COLOR)
+                .radius(1.6),
             );
             plot.line(
                 Line::new(
                     format!("moving average ({window})"),
-                    PlotPoints::from(average),
+                    PlotPoints::from(thin::line(average, &shown)),
                 )
                 .color(text)
                 .width(1.5),
@@ -811,11 +826,14 @@ fn compound_gamma(ui: &mut egui::Ui, history: &[IterationRecord]) {
                                     .style(LineStyle::dashed_loose()),
                             );
                         }
+                        let shown = *plot.transform();
+                        let predicted = thin::scatter(predicted, &shown, 2.0);
                         plot.points(
                             Points::new("predicted", PlotPoints::from(predicted))
                                 .color(KJIT_COLOR)
                                 .radius(1.5),
                         );
+                        let asked = thin::scatter(asked, &shown, 2.0);
                         plot.points(
                             Points::new("oracle", PlotPoints::from(asked))
                                 .color(ORACLE_COLOR)
