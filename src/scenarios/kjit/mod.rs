@@ -78,6 +78,8 @@ pub struct KjitView {
     /// KJIT's calls and z-direction oracle calls so far.
     pub calls: usize,
     pub oracle_calls: usize,
+    /// How long a KJIT message and this run's oracle take (medians so far).
+    pub timings: report::Timings,
     /// Exp. 1: the Supp C rows computed so far.
     pub table: Vec<batch::BatchRow>,
     /// The teaching mode's problem and posteriors after the last site update.
@@ -275,9 +277,16 @@ impl KjitScenario {
     fn timings(&self) -> Timings {
         let kjit = &self.operators.kjit;
         let c = &kjit.counters;
+        let predict_us = median(kjit.times.message_seconds.clone()).map(|s| 1e6 * s);
+        let oracle_ms = median(kjit.times.oracle_seconds.clone()).map(|s| 1e3 * s);
         Timings {
-            predict_us: median(kjit.times.message_seconds.clone()).map(|s| 1e6 * s),
-            oracle_ms: median(kjit.times.oracle_seconds.clone()).map(|s| 1e3 * s),
+            predict_us,
+            oracle_ms,
+            speedup_against_this_runs_oracle: predict_us
+                .zip(oracle_ms)
+                .filter(|&(us, _)| us > 0.0)
+                .map(|(us, ms)| 1e3 * ms / us),
+            oracle_particles: self.config.particles,
             confident_call_us: (c.predict_count > 0)
                 .then(|| 1e6 * c.predict_seconds / c.predict_count as f64),
             sampling_call_ms: (self.sampling_calls > 0)
@@ -659,6 +668,7 @@ impl Scenario for KjitScenario {
             log_sigma_y2: self.config.sigma_y2.ln(),
             calls: self.operators.kjit.counters.calls,
             oracle_calls: self.operators.kjit.counters.oracle_calls_z,
+            timings: self.timings(),
             table: batch.map(|b| b.rows.clone()).unwrap_or_default(),
             tuples: batch.map(|b| b.tuples_collected).unwrap_or(0),
             curves: batch.and_then(|b| b.uncertainty.clone()),
@@ -780,7 +790,14 @@ impl Scenario for KjitScenario {
         if let Some(v) = t.oracle_ms {
             m.insert("oracle_ms".into(), v);
         }
+        if let Some(v) = t.speedup_against_this_runs_oracle {
+            m.insert("speedup_against_this_runs_oracle".into(), v);
+        }
         m
+    }
+
+    fn ending(&self) -> Vec<String> {
+        self.timings().summary().into_iter().collect()
     }
 
     fn extra_results(&self) -> Map<String, Value> {

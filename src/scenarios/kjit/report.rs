@@ -71,7 +71,7 @@ pub struct Posteriors {
     pub sampling: Option<Posterior>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
     /// Median microseconds of one confident KJIT message (one direction: features,
     /// prediction, variance), the issue's `predict_us`.
@@ -82,6 +82,30 @@ pub struct Timings {
     pub confident_call_us: Option<f64>,
     /// Mean milliseconds of one sampling-EP oracle call (total sampling seconds / calls).
     pub sampling_call_ms: Option<f64>,
+    /// `oracle_ms` over `predict_us`: how many times faster a confident KJIT message is than
+    /// the oracle this run calls (`oracle_particles` particles, windowed as the engine runs
+    /// it). The bench's figure (`cargo bench --bench engine -- kjit_message`) is against a
+    /// 5e5-particle oracle over every particle, a different and slower oracle.
+    pub speedup_against_this_runs_oracle: Option<f64>,
+    /// Particles of the oracle this run calls.
+    pub oracle_particles: usize,
+}
+
+impl Timings {
+    /// One line for the window and the CLI: both medians and their ratio, named for what
+    /// they compare.
+    pub fn summary(&self) -> Option<String> {
+        let (us, ms, ratio) = (
+            self.predict_us?,
+            self.oracle_ms?,
+            self.speedup_against_this_runs_oracle?,
+        );
+        Some(format!(
+            "a KJIT message takes {us:.0} µs, this run's oracle ({} particles, windowed) {ms:.2} ms: \
+             {ratio:.0}x faster",
+            self.oracle_particles
+        ))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -350,6 +350,9 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
             .small()
             .weak(),
         );
+        if let Some(speed) = view.timings.summary() {
+            ui.label(RichText::new(speed).small().weak());
+        }
     });
     let offset = view.trace_offset;
     let mut predicted = Vec::new();
