@@ -347,15 +347,20 @@ fn the_discrepancy_rule_stops_each_method_when_it_reaches_the_noise_level() {
 }
 
 /// Final and best RMSE and the residuals of one algorithm run to its iteration cap.
-fn final_best_residuals(config: DenoiseConfig) -> (f64, f64, Vec<f64>) {
+/// A run to its own end: the scenario, and its RMSE and residual per iteration.
+fn run_to_end(config: DenoiseConfig) -> (Denoise, Vec<f64>, Vec<f64>) {
     let mut d = Denoise::new(config, &CancelFlag::default()).unwrap();
-    let mut rmse = Vec::new();
-    let mut residuals = Vec::new();
+    let (mut rmse, mut residuals) = (Vec::new(), Vec::new());
     while !d.finished() {
         let r = d.step().unwrap();
         rmse.push(r.metrics["rmse"]);
         residuals.push(r.residual);
     }
+    (d, rmse, residuals)
+}
+
+fn final_best_residuals(config: DenoiseConfig) -> (f64, f64, Vec<f64>) {
+    let (_, rmse, residuals) = run_to_end(config);
     let best = rmse.iter().copied().fold(f64::INFINITY, f64::min);
     (*rmse.last().unwrap(), best, residuals)
 }
@@ -433,13 +438,7 @@ fn kernel_bp_default_settles_at_its_best_iterate_under_the_sure_guard() {
         ..DenoiseConfig::default()
     };
     assert!(config.sure_stop && config.sure_rule == SureRule::Guard);
-    let mut d = Denoise::new(config.clone(), &CancelFlag::default()).unwrap();
-    let (mut rmse, mut residuals) = (Vec::new(), Vec::new());
-    while !d.finished() {
-        let r = d.step().unwrap();
-        rmse.push(r.metrics["rmse"]);
-        residuals.push(r.residual);
-    }
+    let (d, rmse, residuals) = run_to_end(config.clone());
     let last = *rmse.last().unwrap();
     let run_best = rmse.iter().copied().fold(f64::INFINITY, f64::min);
     let sure_rmse = d.runs()[0].sure.as_ref().unwrap().tracker.best_mse.sqrt();
@@ -507,13 +506,7 @@ fn the_sure_stop_rule_keeps_its_lowest_sure_iterate_and_stops() {
 /// own best, within 7% of the free run's best and below the free run's final iterate.
 #[test]
 fn kernel_bp_on_the_sunset_settles_near_its_best_iterate_under_the_guard() {
-    let mut d = Denoise::new(DenoiseConfig::default(), &CancelFlag::default()).unwrap();
-    let (mut rmse, mut residuals) = (Vec::new(), Vec::new());
-    while !d.finished() {
-        let r = d.step().unwrap();
-        rmse.push(r.metrics["rmse"]);
-        residuals.push(r.residual);
-    }
+    let (d, rmse, residuals) = run_to_end(DenoiseConfig::default());
     let last = *rmse.last().unwrap();
     let run_best = rmse.iter().copied().fold(f64::INFINITY, f64::min);
     let stop = d.runs()[0].sure.as_ref().unwrap().tracker.stop_reason;
