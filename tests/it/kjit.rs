@@ -376,7 +376,12 @@ fn kjit_exp4_compound_gamma_matches_quadrature() {
 fn without_timings(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::Object(map) => {
-            map.retain(|k, _| !(k.contains("seconds") || k.ends_with("_us") || k.ends_with("_ms")));
+            map.retain(|k, _| {
+                !(k.contains("seconds")
+                    || k.ends_with("_us")
+                    || k.ends_with("_ms")
+                    || k.starts_with("speedup"))
+            });
             map.values_mut().for_each(without_timings);
         }
         serde_json::Value::Array(items) => items.iter_mut().for_each(without_timings),
