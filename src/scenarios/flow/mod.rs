@@ -51,6 +51,7 @@ pub mod cli;
 pub mod config;
 pub mod data;
 pub mod engine;
+pub mod layers;
 pub mod memory;
 pub mod metrics;
 pub mod open;
@@ -65,6 +66,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 pub use self::config::{FlowAlgorithm, FlowConfig, PARAMS};
@@ -73,7 +75,7 @@ pub use self::engine::FlowEngine;
 use self::engine::refuse_sosmp_switch;
 use self::metrics::{FlowErrors, flow_errors};
 use self::pyramid::mean_change;
-pub use self::pyramid::{Pyramid, median3};
+pub use self::pyramid::{Pyramid, StoredFlow, median3};
 use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
     ScenarioDef, ScenarioView, report_fields,
@@ -100,9 +102,16 @@ pub struct FlowSnapshot {
     pub level: usize,
     /// Iteration within the level.
     pub level_iteration: usize,
-    /// Full-resolution flow.
-    pub flow: Arc<FlowField>,
+    /// The level's flow (brought to full resolution when first shown).
+    pub flow: Arc<StoredFlow>,
     pub errors: Option<FlowErrors>,
+}
+
+impl FlowSnapshot {
+    /// The snapshot's flow at full resolution.
+    pub fn full_flow(&self) -> Arc<FlowField> {
+        self.flow.full()
+    }
 }
 
 /// What one level cost and looked like.
@@ -126,6 +135,10 @@ pub struct LevelInfo {
     pub flow_change: f64,
     /// True when the level ended on [`FlowConfig::stop_change`] before `iters`.
     pub stopped_early: bool,
+    /// Seconds of the variational refinement of the level's flow (0 when it was not refined).
+    pub refine_seconds: f64,
+    /// Errors of the level's message-passing flow (at full resolution) before its refinement.
+    pub errors_before_refinement: Option<FlowErrors>,
 }
 
 impl LevelInfo {
@@ -166,9 +179,12 @@ pub struct FlowRun {
     refinement: Option<RefinementInfo>,
     /// Discrete BP's schedule and damping now (each new level starts with them).
     schedule: (Schedule, f64),
+    /// The pyramid's level sizes, finest first.
+    sizes: Arc<[(usize, usize)]>,
 }
 
-/// What the variational refinement of the finest level did.
+/// What the variational refinement of the finest level did (each level's is in its
+/// [`LevelInfo`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RefinementInfo {
     pub seconds: f64,
@@ -208,6 +224,7 @@ impl FlowRun {
             level_done: false,
             refinement: None,
             schedule,
+            sizes: pyramid.sizes().into(),
         };
         run.read_out(config, pyramid, gt);
         Ok(run)
@@ -264,12 +281,16 @@ impl FlowRun {
                 // Between levels (no engine): keep the flow read last.
                 return;
             }
-            let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
-            for (i, d) in est.values.chunks(2).enumerate() {
-                let c = self.mrf.total_flow(i, [d[0], d[1]]);
-                u.push(c[0]);
-                v.push(c[1]);
-            }
+            let (mut u, mut v) = (vec![0.0; n], vec![0.0; n]);
+            let mrf = &self.mrf;
+            u.par_iter_mut()
+                .zip(v.par_iter_mut())
+                .zip(est.values.par_chunks(2))
+                .enumerate()
+                .with_min_len(4096)
+                .for_each(|(i, ((a, b), d))| {
+                    [*a, *b] = mrf.total_flow(i, [d[0], d[1]]);
+                });
             (u, v)
         };
         self.flow_change = mean_change(&self.level_flow, (&u, &v));
@@ -283,14 +304,7 @@ impl FlowRun {
         self.flow = if self.level == 0 {
             self.level_flow.clone()
         } else {
-            let (fu, fv) = pyramid.to_full(self.level, &self.level_flow.u, &self.level_flow.v);
-            let (w, h) = pyramid.size(0);
-            Arc::new(FlowField {
-                width: w,
-                height: h,
-                u: fu,
-                v: fv,
-            })
+            Arc::new(self.full_resolution(pyramid))
         };
         self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
     }
@@ -326,7 +340,7 @@ impl FlowRun {
             && self.flow_change * scale < config.stop_change;
         let cap = config.iters_for(self.algorithm);
         self.level_done = converged || self.level_iteration >= cap;
-        if self.level == 0 && self.level_done && config.variational_iters > 0 {
+        if self.level_done && config.refines_level(self.level) {
             self.refine(config, pyramid, gt)?;
             if let Some(e) = self.errors {
                 // The iteration's record shows the refined flow.
@@ -341,7 +355,11 @@ impl FlowRun {
                 iteration: self.iteration,
                 level: self.level,
                 level_iteration: self.level_iteration,
-                flow: self.flow.clone(),
+                flow: Arc::new(StoredFlow::new(
+                    self.level,
+                    self.level_flow.clone(),
+                    self.sizes.clone(),
+                )),
                 errors: self.errors,
             });
         }
@@ -358,8 +376,9 @@ impl FlowRun {
         Ok(Some((seconds, report.residual)))
     }
 
-    /// Replaces the finest level's flow by its variational refinement
-    /// ([`crate::inference::flow_variational`]), started from it.
+    /// Replaces the current level's flow by its variational refinement
+    /// ([`crate::inference::flow_variational`]) on that level's frames, started from it: at the
+    /// finest level the run's result, at a coarser one the flow handed to the next level.
     fn refine(
         &mut self,
         config: &FlowConfig,
@@ -367,18 +386,41 @@ impl FlowRun {
         gt: Option<&FlowField>,
     ) -> Result<()> {
         let start = Instant::now();
-        let (f1, f2) = &pyramid.levels[0];
+        let (f1, f2) = &pyramid.levels[self.level];
         let mut flow = (*self.level_flow).clone();
         refine_flow(f1, f2, &mut flow.u, &mut flow.v, &config.variational())?;
         let errors_before = self.errors;
         self.level_flow = Arc::new(flow);
-        self.flow = self.level_flow.clone();
+        self.flow = if self.level == 0 {
+            self.level_flow.clone()
+        } else {
+            Arc::new(self.full_resolution(pyramid))
+        };
         self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
-        self.refinement = Some(RefinementInfo {
-            seconds: start.elapsed().as_secs_f64(),
-            errors_before,
-        });
+        let seconds = start.elapsed().as_secs_f64();
+        if let Some(info) = self.levels.last_mut() {
+            info.refine_seconds = seconds;
+            info.errors_before_refinement = errors_before;
+        }
+        if self.level == 0 {
+            self.refinement = Some(RefinementInfo {
+                seconds,
+                errors_before,
+            });
+        }
         Ok(())
+    }
+
+    /// The current level's flow brought to full resolution.
+    fn full_resolution(&self, pyramid: &Pyramid) -> FlowField {
+        let (fu, fv) = pyramid.to_full(self.level, &self.level_flow.u, &self.level_flow.v);
+        let (w, h) = pyramid.size(0);
+        FlowField {
+            width: w,
+            height: h,
+            u: fu,
+            v: fv,
+        }
     }
 
     /// Switches the schedule and damping from the next iteration on (this level and the next).
@@ -494,7 +536,10 @@ fn build_level(
         FlowAlgorithm::Sosmp => {
             let problem = Arc::new(flow_problem(&mrf, config.side()?, cancel)?);
             let start = uniform_start(&problem);
-            let mut sosmp = Sosmp::with_start(problem, config.sosmp_params(), &start)?;
+            // f32 storage, f64 arithmetic, and no per-message record of the latest draws: the
+            // coefficients are most of the level's memory.
+            let mut sosmp =
+                Sosmp::with_start_in_store(problem, config.sosmp_params(), &start, false)?;
             sosmp.set_max_step(SOSMP_MAX_STEP)?;
             FlowEngine::Sosmp(Box::new(sosmp))
         }
@@ -518,6 +563,8 @@ fn build_level(
         fallbacks: 0,
         flow_change: f64::INFINITY,
         stopped_early: false,
+        refine_seconds: 0.0,
+        errors_before_refinement: None,
     };
     Ok((mrf, engine, info))
 }
@@ -1020,6 +1067,16 @@ impl Scenario for FlowScenario {
             &flow_rgba(f.width, f.height, &f.u, &f.v, coding, Some(max)),
         )?;
         io::save_rgba_png(&dir.join("legend.png"), &legend_rgba(151, coding))?;
+        if self.config.frame1.is_none() {
+            // The built-in pair in Middlebury's layout, so other methods can run on it (the
+            // layered pair is whole gray levels: the files are the pair that ran).
+            let (a, b) = (&self.frame1, &self.frame2);
+            io::save_gray_png(&dir.join("frame10.png"), a.width, a.height, &a.pixels)?;
+            io::save_gray_png(&dir.join("frame11.png"), b.width, b.height, &b.pixels)?;
+            if let Some(g) = &self.ground_truth {
+                flo::write_flo(&dir.join("flow10.flo"), g)?;
+            }
+        }
         if let Some(g) = &self.ground_truth {
             io::save_rgba_png(
                 &dir.join("ground_truth.png"),

@@ -2,7 +2,11 @@
 //! beyond the paper): 2 x 2 means halve the frames, each level is pre-smoothed, and a level's flow
 //! is brought to full resolution by upsampling and scaling level by level; a 3 x 3 median hands
 //! a level's flow to the next, and the mean change of a level's flow decides its early stop.
-//! Cost: O(pixels).
+//! Cost: O(pixels), rayon over rows.
+
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
 
 use super::FlowData;
 use crate::error::{Error, Result};
@@ -48,13 +52,76 @@ impl Pyramid {
 
     /// A flow of level `level` brought to full resolution (upsampled and scaled level by level).
     pub fn to_full(&self, level: usize, u: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let (mut uu, mut vv) = (u.to_vec(), v.to_vec());
-        for l in (0..level).rev() {
-            let (a, b) = upsample_flow(&uu, &vv, self.size(l + 1), self.size(l));
-            uu = a;
-            vv = b;
+        to_full(&self.sizes(), level, u, v)
+    }
+
+    /// The size of every level, finest first.
+    pub fn sizes(&self) -> Vec<(usize, usize)> {
+        (0..self.levels.len()).map(|l| self.size(l)).collect()
+    }
+}
+
+/// A flow of level `level` of a pyramid whose level sizes are `sizes` (finest first) brought to
+/// full resolution: upsampled and scaled level by level.
+pub fn to_full(
+    sizes: &[(usize, usize)],
+    level: usize,
+    u: &[f64],
+    v: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut uu, mut vv) = (u.to_vec(), v.to_vec());
+    for l in (0..level).rev() {
+        let (a, b) = upsample_flow(&uu, &vv, sizes[l + 1], sizes[l]);
+        uu = a;
+        vv = b;
+    }
+    (uu, vv)
+}
+
+/// A level's flow kept for review, brought to full resolution once, when first asked for (a
+/// stored full-resolution copy per snapshot would cost `4^level` times the level's flow).
+#[derive(Debug)]
+pub struct StoredFlow {
+    level: usize,
+    flow: Arc<FlowField>,
+    sizes: Arc<[(usize, usize)]>,
+    full: OnceLock<Arc<FlowField>>,
+}
+
+impl StoredFlow {
+    /// `flow` of `level` in a pyramid of level sizes `sizes` (finest first).
+    pub fn new(level: usize, flow: Arc<FlowField>, sizes: Arc<[(usize, usize)]>) -> Self {
+        let full = OnceLock::new();
+        if level == 0 {
+            let _ = full.set(flow.clone());
         }
-        (uu, vv)
+        StoredFlow {
+            level,
+            flow,
+            sizes,
+            full,
+        }
+    }
+
+    /// The flow at full resolution (computed at the first call, O(full pixels)).
+    pub fn full(&self) -> Arc<FlowField> {
+        self.full
+            .get_or_init(|| {
+                let (u, v) = to_full(&self.sizes, self.level, &self.flow.u, &self.flow.v);
+                let (width, height) = self.sizes[0];
+                Arc::new(FlowField {
+                    width,
+                    height,
+                    u,
+                    v,
+                })
+            })
+            .clone()
+    }
+
+    /// The flow at its level's size.
+    pub fn at_level(&self) -> &Arc<FlowField> {
+        &self.flow
     }
 }
 
@@ -65,35 +132,48 @@ pub fn mean_change(old: &FlowField, new: (&[f64], &[f64])) -> f64 {
     if old.u.len() != n || n == 0 {
         return f64::INFINITY;
     }
-    let sum: f64 = (0..n)
-        .map(|i| (new.0[i] - old.u[i]).hypot(new.1[i] - old.v[i]))
-        .sum();
-    sum / n as f64
+    // Fixed chunks added in order: the same number whatever the thread count (the level stop
+    // compares it with a tolerance, and a replay must stop where the run stopped).
+    const CHUNK: usize = 1 << 14;
+    let parts: Vec<f64> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .map(|i| {
+                    let (a, b) = (new.0[i] - old.u[i], new.1[i] - old.v[i]);
+                    (a * a + b * b).sqrt()
+                })
+                .sum::<f64>()
+        })
+        .collect();
+    parts.iter().sum::<f64>() / n as f64
 }
 
 /// The 3 x 3 median of a `w x h` field (the border uses the pixels inside the frame). Removes
 /// isolated wrong vectors of a coarse level before they become the next level's search centres
 /// (Sun, Roth & Black 2010). O(pixels).
 pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
-    let mut out = Vec::with_capacity(f.len());
-    let mut window = [0.0f64; 9];
-    for y in 0..h {
-        for x in 0..w {
-            let mut k = 0;
-            for yy in y.saturating_sub(1)..(y + 2).min(h) {
-                for xx in x.saturating_sub(1)..(x + 2).min(w) {
-                    window[k] = f[yy * w + xx];
-                    k += 1;
+    let mut out = vec![0.0; f.len()];
+    out.par_chunks_mut(w.max(1))
+        .enumerate()
+        .for_each(|(y, row)| {
+            let mut window = [0.0f64; 9];
+            for (x, o) in row.iter_mut().enumerate() {
+                let mut k = 0;
+                for yy in y.saturating_sub(1)..(y + 2).min(h) {
+                    for xx in x.saturating_sub(1)..(x + 2).min(w) {
+                        window[k] = f[yy * w + xx];
+                        k += 1;
+                    }
                 }
+                let win = &mut window[..k];
+                win.sort_unstable_by(f64::total_cmp);
+                *o = if k % 2 == 1 {
+                    win[k / 2]
+                } else {
+                    0.5 * (win[k / 2 - 1] + win[k / 2])
+                };
             }
-            let win = &mut window[..k];
-            win.sort_unstable_by(f64::total_cmp);
-            out.push(if k % 2 == 1 {
-                win[k / 2]
-            } else {
-                0.5 * (win[k / 2 - 1] + win[k / 2])
-            });
-        }
-    }
+        });
     out
 }
