@@ -17,7 +17,8 @@ pub struct FlowErrors {
 
 /// Endpoint error of one pixel.
 pub fn endpoint_error(u: f64, v: f64, ug: f64, vg: f64) -> f64 {
-    (u - ug).hypot(v - vg)
+    let (a, b) = (u - ug, v - vg);
+    (a * a + b * b).sqrt()
 }
 
 /// Angular error of one pixel, in degrees.

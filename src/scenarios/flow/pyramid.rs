@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::FlowData;
 use crate::error::{Error, Result};
 use crate::io::{FlowField, GrayImage};
-use crate::model::flow::{downsample2, gaussian_blur, upsample_flow};
+use crate::model::flow::{downsample2, gaussian_blur};
 
 /// The pre-smoothed frames of every level, finest first.
 #[derive(Debug, Clone)]
@@ -62,20 +62,81 @@ impl Pyramid {
 }
 
 /// A flow of level `level` of a pyramid whose level sizes are `sizes` (finest first) brought to
-/// full resolution: upsampled and scaled level by level.
+/// full resolution: upsampled and scaled level by level ([`crate::model::flow::upsample_flow`]). Bilinear
+/// interpolation clamped to the frame is separable, so the chain is one 1-D operator per axis
+/// (a few weights per output pixel), applied along x on the level's rows and then along y:
+/// O(full pixels), rayon over rows, without the intermediate levels' fields.
 pub fn to_full(
     sizes: &[(usize, usize)],
     level: usize,
     u: &[f64],
     v: &[f64],
 ) -> (Vec<f64>, Vec<f64>) {
-    let (mut uu, mut vv) = (u.to_vec(), v.to_vec());
-    for l in (0..level).rev() {
-        let (a, b) = upsample_flow(&uu, &vv, sizes[l + 1], sizes[l]);
-        uu = a;
-        vv = b;
+    if level == 0 {
+        return (u.to_vec(), v.to_vec());
     }
-    (uu, vv)
+    let xs: Vec<usize> = (0..=level).rev().map(|l| sizes[l].0).collect();
+    let ys: Vec<usize> = (0..=level).rev().map(|l| sizes[l].1).collect();
+    let (wx, sx) = chain_weights(&xs);
+    let (wy, sy) = chain_weights(&ys);
+    let (cw, ch) = sizes[level];
+    let fw = sizes[0].0;
+    let apply = |f: &[f64], scale: f64| -> Vec<f64> {
+        let mut rows = vec![0.0; ch * fw];
+        rows.par_chunks_mut(fw).enumerate().for_each(|(j, row)| {
+            let src = &f[j * cw..(j + 1) * cw];
+            for (o, w) in row.iter_mut().zip(&wx) {
+                *o = w.iter().map(|&(i, a)| a * src[i]).sum::<f64>();
+            }
+        });
+        let mut out = vec![0.0; wy.len() * fw];
+        out.par_chunks_mut(fw).zip(&wy).for_each(|(row, w)| {
+            for &(j, b) in w {
+                let b = b * scale;
+                for (o, t) in row.iter_mut().zip(&rows[j * fw..(j + 1) * fw]) {
+                    *o += b * t;
+                }
+            }
+        });
+        out
+    };
+    (apply(u, sx), apply(v, sy))
+}
+
+/// The 1-D weights of a chain of bilinear upsamplings along one axis through the sizes `sizes`
+/// (coarse first), each at `(x + 0.5) c / f - 0.5` clamped to `[0, c - 1]` as
+/// [`crate::model::flow::upsample_flow`] samples: per fine index its (coarse index, weight) pairs, and the product
+/// of the size ratios that scales a flow component along the axis.
+fn chain_weights(sizes: &[usize]) -> (Vec<Vec<(usize, f64)>>, f64) {
+    let mut weights: Vec<Vec<(usize, f64)>> = (0..sizes[0]).map(|i| vec![(i, 1.0)]).collect();
+    let mut scale = 1.0;
+    for pair in sizes.windows(2) {
+        let (c, f) = (pair[0], pair[1]);
+        let ratio = f as f64 / c as f64;
+        scale *= ratio;
+        weights = (0..f)
+            .map(|x| {
+                let at = ((x as f64 + 0.5) / ratio - 0.5).clamp(0.0, (c - 1) as f64);
+                let x0 = at.floor() as usize;
+                let x1 = (x0 + 1).min(c - 1);
+                let t = at - x0 as f64;
+                let mut out: Vec<(usize, f64)> = Vec::new();
+                for (src, share) in [(x0, 1.0 - t), (x1, t)] {
+                    if share == 0.0 {
+                        continue;
+                    }
+                    for &(i, a) in &weights[src] {
+                        match out.iter_mut().find(|e| e.0 == i) {
+                            Some(e) => e.1 += share * a,
+                            None => out.push((i, share * a)),
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
+    }
+    (weights, scale)
 }
 
 /// A level's flow kept for review, brought to full resolution once, when first asked for (a
@@ -176,4 +237,32 @@ pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
             }
         });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::flow::upsample_flow;
+
+    #[test]
+    fn the_separable_chain_matches_upsampling_level_by_level() {
+        let sizes = [(37, 23), (19, 12), (10, 6), (5, 3)];
+        let (cw, ch) = sizes[3];
+        let u: Vec<f64> = (0..cw * ch)
+            .map(|i| ((i * 7919) % 13) as f64 - 6.0)
+            .collect();
+        let v: Vec<f64> = (0..cw * ch)
+            .map(|i| ((i * 104_729) % 11) as f64 * 0.3)
+            .collect();
+        let (fu, fv) = to_full(&sizes, 3, &u, &v);
+        let (mut uu, mut vv) = (u.clone(), v.clone());
+        for l in (0..3).rev() {
+            (uu, vv) = upsample_flow(&uu, &vv, sizes[l + 1], sizes[l]);
+        }
+        assert_eq!(fu.len(), 37 * 23);
+        for i in 0..fu.len() {
+            assert!((fu[i] - uu[i]).abs() < 1e-12, "{i}: {} {}", fu[i], uu[i]);
+            assert!((fv[i] - vv[i]).abs() < 1e-12, "{i}: {} {}", fv[i], vv[i]);
+        }
+    }
 }
