@@ -55,6 +55,9 @@ pub struct VariationalParams {
     pub zeta: f64,
     /// ε of the Charbonnier penalty.
     pub epsilon: f64,
+    /// The warps end once one moves the flow by less than this (mean end-point change, pixels
+    /// of the frames); 0 runs every warp.
+    pub warp_tolerance: f64,
 }
 
 impl Default for VariationalParams {
@@ -69,6 +72,7 @@ impl Default for VariationalParams {
             omega: 1.6,
             zeta: 0.05,
             epsilon: 0.001,
+            warp_tolerance: 0.0,
         }
     }
 }
@@ -239,7 +243,7 @@ pub fn refine_flow(
     u: &mut [f64],
     v: &mut [f64],
     params: &VariationalParams,
-) -> Result<()> {
+) -> Result<usize> {
     params.check()?;
     let (w, h) = (i1.width, i1.height);
     let n = w * h;
@@ -250,12 +254,14 @@ pub fn refine_flow(
         ));
     }
     if params.iterations == 0 || params.warps == 0 || n == 0 {
-        return Ok(());
+        return Ok(0);
     }
     let grid = Checker::new(w, h);
     let (mut nu, mut nv) = (u.to_vec(), v.to_vec());
     let mut sys = System::new(grid);
-    for _ in 0..params.warps {
+    let mut warps = 0;
+    while warps < params.warps {
+        warps += 1;
         let d = Derivatives::new(i1, i2, &nu, &nv);
         // The warp's starting flow, and the flow being solved for (`base + (du, dv)`).
         let base = [grid.pack(&nu), grid.pack(&nv)];
@@ -269,18 +275,47 @@ pub fn refine_flow(
                 }
             }
         }
+        let change = mean_move(&base, &flow, n);
         grid.unpack(&flow[0], &mut nu);
         grid.unpack(&flow[1], &mut nv);
+        if change < params.warp_tolerance {
+            break;
+        }
     }
     if nu.iter().chain(&nv).any(|x| !x.is_finite()) {
         return Err(Error::Diverged {
-            iteration: params.warps * params.iterations,
+            iteration: warps * params.iterations,
             detail: "the variational refinement produced a non-finite flow".into(),
         });
     }
     u.copy_from_slice(&nu);
     v.copy_from_slice(&nv);
-    Ok(())
+    Ok(warps)
+}
+
+/// The mean end-point distance over the `pixels` pixels of two flows in the checkerboard layout
+/// (a row's spare cell is equal in both), summed in fixed chunks in order (the same value
+/// whatever the thread count). O(pixels), rayon.
+fn mean_move(a: &[[Vec<f64>; 2]; 2], b: &[[Vec<f64>; 2]; 2], pixels: usize) -> f64 {
+    const CHUNK: usize = 1 << 14;
+    let mut total = 0.0;
+    for c in 0..2 {
+        let (au, av, bu, bv) = (&a[0][c], &a[1][c], &b[0][c], &b[1][c]);
+        let n = au.len();
+        let parts: Vec<f64> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|k| {
+                (k * CHUNK..((k + 1) * CHUNK).min(n))
+                    .map(|i| {
+                        let (x, y) = (bu[i] - au[i], bv[i] - av[i]);
+                        (x * x + y * y).sqrt()
+                    })
+                    .sum::<f64>()
+            })
+            .collect();
+        total += parts.iter().sum::<f64>();
+    }
+    total / pixels.max(1) as f64
 }
 
 /// One fixed-point iteration's linear system in the checkerboard layout. The Euler-Lagrange

@@ -71,6 +71,10 @@ pub struct FlowArgs {
     /// [default: 2].
     #[arg(long)]
     pub fine_levels: Option<usize>,
+    /// Levels of more pixels than this pass no messages: they only refine the upsampled flow
+    /// of the level above (never the coarsest level); 0 = every level [default: 262144].
+    #[arg(long)]
+    pub max_mp_pixels: Option<usize>,
     /// Label lattice nodes per pixel (step 1/N px) [default: 2].
     #[arg(long)]
     pub subpixel: Option<usize>,
@@ -110,6 +114,10 @@ pub struct FlowArgs {
     /// Smoothness weight alpha of the variational refinement [default: 20].
     #[arg(long)]
     pub variational_alpha: Option<f64>,
+    /// The variational refinement's warps end once one moves the flow by less than this (mean,
+    /// pixels of the level); 0 runs every warp [default: 0.01].
+    #[arg(long)]
+    pub variational_stop_change: Option<f64>,
     /// Gradient-constancy weight gamma of the variational refinement [default: 10].
     #[arg(long)]
     pub variational_gamma: Option<f64>,
@@ -183,6 +191,7 @@ impl RunFlags for FlowArgs {
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
             refine_displacement: self.refine_displacement.unwrap_or(d.refine_displacement),
             fine_levels: self.fine_levels.unwrap_or(d.fine_levels),
+            max_mp_pixels: self.max_mp_pixels.unwrap_or(d.max_mp_pixels),
             subpixel: self.subpixel.unwrap_or(d.subpixel),
             levels: self.levels.unwrap_or(d.levels),
             sigma_data: self.sigma_data.unwrap_or(d.sigma_data),
@@ -206,6 +215,9 @@ impl RunFlags for FlowArgs {
             variational_warps: self.variational_warps.unwrap_or(d.variational_warps),
             variational_alpha: self.variational_alpha.unwrap_or(d.variational_alpha),
             variational_gamma: self.variational_gamma.unwrap_or(d.variational_gamma),
+            variational_stop_change: self
+                .variational_stop_change
+                .unwrap_or(d.variational_stop_change),
             refine_every_level: self.refine_every_level.unwrap_or(d.refine_every_level),
             median_handoff: self.median_handoff.unwrap_or(d.median_handoff),
             presmooth: self.presmooth.unwrap_or(d.presmooth),

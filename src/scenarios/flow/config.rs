@@ -50,7 +50,9 @@ pub const PARAMS: &[Param] = &[
         .unit("px")
         .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest levels of a pyramid (Fine levels), which hold 15/16 of the pixels and set time and memory (the coarser levels give the reach; 0 = d)."),
     Param::int("fine_levels", "Fine levels", 0.0, MAX_LEVELS as f64)
-        .help("The finest this many levels of a pyramid search the window d_r (never the coarsest level, which searches d); each starts from the refined flow of the level above, so it only corrects it."),
+        .help("The finest this many levels of a pyramid that pass messages search the window d_r (never the coarsest level, which searches d); each starts from the refined flow of the level above, so it only corrects it."),
+    Param::int("max_mp_pixels", "Message-passing pixels", 0.0, 1e9)
+        .help("Levels of more pixels than this pass no messages: they start from the upsampled flow of the level above and only refine it variationally (as DIS stops its patch search above the finest scale), which bounds time and memory on large frames; the coarsest level always passes messages; 0 = every level (also whenever the refinement is off)."),
     Param::real("sigma_data", "σ data", 1e-6, 1e6)
         .log()
         .unit("gray levels")
@@ -73,6 +75,9 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::int("variational_warps", "Refinement warps", 1.0, 100.0)
         .help("Times the variational refinement warps frame 2 by its current flow and linearises again (each runs the fixed-point iterations)."),
+    Param::real("variational_stop_change", "Refinement warp stop", 0.0, 10.0)
+        .unit("px")
+        .help("The refinement's warps end once one moves the flow by less than this (mean, pixels of the level); 0 runs every warp."),
     Param::real("variational_alpha", "Refinement smoothness α", 0.0, 1000.0)
         .help("Smoothness weight α of the variational refinement (data weight δ = 5)."),
     Param::real("variational_gamma", "Refinement gradient γ", 0.0, 1000.0).help(
@@ -211,8 +216,12 @@ pub struct FlowConfig {
     /// level's flow, a window this small at every finer level was measured worse: a level
     /// cannot undo a coarse error larger than its window.)
     pub refine_displacement: f64,
-    /// How many of the finest levels search `d_r` (never the coarsest level).
+    /// How many of the finest levels that pass messages search `d_r` (never the coarsest
+    /// level).
     pub fine_levels: usize,
+    /// Levels of more pixels than this pass no messages and are only refined (see
+    /// [`Self::refine_only_levels`]); 0 = no limit.
+    pub max_mp_pixels: usize,
     /// Label lattice nodes per pixel (the step is `1 / subpixel` px).
     pub subpixel: usize,
     /// Pyramid levels (1 = the paper's single level; 0 = from the image size, see
@@ -239,6 +248,8 @@ pub struct FlowConfig {
     pub variational_alpha: f64,
     /// Its gradient-constancy weight γ.
     pub variational_gamma: f64,
+    /// Its warps end once one moves the flow by less than this (mean, pixels of the level).
+    pub variational_stop_change: f64,
     /// Refine every level's flow before it centres the next level's windows (as DIS refines
     /// at every scale), not only the finest level's.
     pub refine_every_level: bool,
@@ -277,6 +288,7 @@ impl Default for FlowConfig {
             max_displacement: 2.0,
             refine_displacement: DEFAULT_REFINE_DISPLACEMENT,
             fine_levels: DEFAULT_FINE_LEVELS,
+            max_mp_pixels: DEFAULT_MAX_MP_PIXELS,
             subpixel: 2,
             levels: 0,
             sigma_data: 2.0,
@@ -288,6 +300,7 @@ impl Default for FlowConfig {
             variational_warps: DEFAULT_VARIATIONAL_WARPS,
             variational_alpha: 20.0,
             variational_gamma: 10.0,
+            variational_stop_change: DEFAULT_VARIATIONAL_STOP_CHANGE,
             refine_every_level: true,
             median_handoff: true,
             presmooth: 0.0,
@@ -332,6 +345,17 @@ pub const DEFAULT_REFINE_DISPLACEMENT: f64 = 1.0;
 
 /// Levels that search the window `d_r` by default: the two finest (15/16 of the pixels).
 pub const DEFAULT_FINE_LEVELS: usize = 2;
+
+/// The refinement's warp stop by default, pixels: a warp that moves the flow by less than
+/// 0.01 px on average ends it (at most [`DEFAULT_VARIATIONAL_WARPS`]). Measured on RubberWhale
+/// at 1x and 2x: 25 % less time for 0.004 and 0.009 px of EPE (docs/flow-notes.md).
+pub const DEFAULT_VARIATIONAL_STOP_CHANGE: f64 = 0.01;
+
+/// The most pixels of a level that passes messages by default, 2^18 (a 512 x 512 level): the
+/// Middlebury frames (584 x 388) pass messages at every level, a 1 MP frame at all but the
+/// finest, which is only refined (its message passing took 3/4 of the time and memory for
+/// 0.00 to 0.02 px of EPE; see docs/flow-notes.md).
+pub const DEFAULT_MAX_MP_PIXELS: usize = 1 << 18;
 
 /// The fine levels' window of the `best` preset (49 labels).
 pub const BEST_REFINE_DISPLACEMENT: f64 = 1.5;
@@ -381,11 +405,37 @@ impl FlowConfig {
         FlowLabels::new(self.max_displacement, self.subpixel)
     }
 
+    /// How many of the finest of `levels` levels on frames of `width x height` pass no
+    /// messages: those of more than [`Self::max_mp_pixels`] pixels, never the coarsest, and
+    /// none when the variational refinement is off (it is all such a level does).
+    pub fn refine_only_levels(&self, width: usize, height: usize, levels: usize) -> usize {
+        if self.variational_iters == 0 || self.max_mp_pixels == 0 {
+            return 0;
+        }
+        let (mut w, mut h, mut skipped) = (width.max(1), height.max(1), 0);
+        while skipped + 1 < levels && w * h > self.max_mp_pixels {
+            (w, h) = (w.div_ceil(2), h.div_ceil(2));
+            skipped += 1;
+        }
+        skipped
+    }
+
+    /// True when `level` of `levels` (0 = finest) passes messages on this config's frames
+    /// ([`Self::width`] x [`Self::height`]).
+    pub fn passes_messages(&self, level: usize, levels: usize) -> bool {
+        level >= self.refine_only_levels(self.width, self.height, levels)
+    }
+
     /// The window half-width at `level` of `levels` (0 = finest): `d_r` at the
-    /// [`Self::fine_levels`] finest levels of a pyramid but never at its coarsest (`d` when
-    /// `d_r = 0`), `d` at every other level and without a pyramid.
+    /// [`Self::fine_levels`] finest levels of a pyramid that pass messages but never at its
+    /// coarsest (`d` when `d_r = 0`), `d` at every other level and without a pyramid; 0 at a
+    /// level that passes no messages.
     pub fn displacement_at(&self, level: usize, levels: usize) -> f64 {
-        let fine = level < self.fine_levels && level + 1 < levels;
+        let skipped = self.refine_only_levels(self.width, self.height, levels);
+        if level < skipped {
+            return 0.0;
+        }
+        let fine = level < skipped + self.fine_levels && level + 1 < levels;
         if !fine || self.refine_displacement == 0.0 {
             self.max_displacement
         } else {
@@ -399,7 +449,8 @@ impl FlowConfig {
     }
 
     /// The largest motion `levels` levels can follow, in full-resolution pixels: each level's
-    /// window in its own pixels (`d (2^L - 4) + 3 d_r` with the two finest levels at `d_r`).
+    /// window in its own pixels (`d (2^L - 4) + 3 d_r` with the two finest levels at `d_r`; a
+    /// level that passes no messages adds nothing).
     pub fn reach(&self, levels: usize) -> f64 {
         (0..levels.max(1))
             .map(|l| self.displacement_at(l, levels.max(1)) * (1usize << l) as f64)
@@ -450,6 +501,7 @@ impl FlowConfig {
             iterations: self.variational_iters,
             alpha: self.variational_alpha,
             gamma: self.variational_gamma,
+            warp_tolerance: self.variational_stop_change,
             // With the census data term the frames may differ in brightness: the refinement
             // keeps only its gradient-constancy term then.
             delta: if self.census_weight > 0.0 {
@@ -495,7 +547,8 @@ impl FlowConfig {
     /// * `default`: the defaults (pyramid depth from the image size, levels end once their
     ///   flow settles);
     /// * `best`: the defaults with the robust smoothness, the census data term, the wider
-    ///   finest window and every iteration of every level (SOSMP's too).
+    ///   finest window, every iteration of every level (SOSMP's too), every warp of the refinement
+    ///   and message passing at every level.
     ///
     /// Errors on another name.
     pub fn with_preset(&self, name: &str) -> Result<FlowConfig> {
@@ -532,6 +585,8 @@ impl FlowConfig {
                 c.census_weight = DEFAULT_CENSUS_WEIGHT;
                 c.sosmp_iters = 0;
                 c.stop_change = 0.0;
+                c.max_mp_pixels = 0;
+                c.variational_stop_change = 0.0;
             }
             other => {
                 return Err(Error::param(
