@@ -256,23 +256,21 @@ mod tests {
             for x in (2..w - 2).step_by(3) {
                 let i = y * w + x;
                 let (qx, qy) = (x as f64 + gt.u[i], y as f64 + gt.v[i]);
-                let (qxr, qyr) = (qx.round(), qy.round());
-                if (qx - qxr).abs() > 1e-9 || (qy - qyr).abs() > 1e-9 {
+                if qx < 0.0 || qy < 0.0 || qx > (w - 1) as f64 || qy > (h - 1) as f64 {
                     continue;
                 }
-                if qxr < 0.0 || qyr < 0.0 || qxr >= w as f64 || qyr >= h as f64 {
-                    continue;
-                }
-                let j = qyr as usize * w + qxr as usize;
-                // Visible in frame 2 and not at an edge in either frame.
+                // Visible in frame 2: the same layer shows the same point of its texture.
                 let layer = scene.at([x as f64, y as f64], 0).0;
-                if scene.at([qxr, qyr], 1).0 != layer {
+                if scene.at([qx, qy], 1).0 != layer {
                     continue;
                 }
                 let clean1 = scene.value([x as f64, y as f64], 0);
-                let clean2 = scene.value([qxr, qyr], 1);
-                assert!((clean1 - clean2).abs() < 1e-9, "({x}, {y})");
-                assert!((f1.pixels[i] - f2.pixels[j]).abs() <= 8.0);
+                let clean2 = scene.value([qx, qy], 1);
+                assert!((clean1 - clean2).abs() < 1e-6, "({x}, {y})");
+                if qx.fract() == 0.0 && qy.fract() == 0.0 {
+                    let j = qy as usize * w + qx as usize;
+                    assert!((f1.pixels[i] - f2.pixels[j]).abs() <= 8.0);
+                }
                 checked += 1;
             }
         }
@@ -296,8 +294,14 @@ mod tests {
         let mut worst: f64 = 0.0;
         for y in 2..(h / 3 - 2) {
             for x in 1..w - 1 {
-                let covered = |xx: usize| scene.at([xx as f64, y as f64], 0).0.is_some();
-                if covered(x) || covered(x - 1) || covered(x + 1) {
+                // Pixel footprints reach half a pixel beyond their centres (edge pixels
+                // average sub-samples): no layer within two pixels, on this row or the next.
+                let covered = |xx: f64, yy: f64| scene.at([xx, yy], 0).0.is_some();
+                let near = (-4..=4).any(|k| {
+                    let xx = x as f64 + 0.5 * k as f64;
+                    (-1..=1).any(|l| covered(xx, y as f64 + 0.5 * l as f64))
+                });
+                if near {
                     continue;
                 }
                 let i = y * w + x;
