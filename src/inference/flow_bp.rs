@@ -22,8 +22,11 @@
 //!   along x, then one along y, each a sequence of row `axpy`s (vectorised), O(L · 2n) per
 //!   message for `L = n²` labels instead of O(L²). With an outlier weight `ρ` the smoothness is
 //!   `(1 - ρ) g + ρ` (a robust, truncated-quadratic-like prior): the filter adds `ρ Σ p`;
-//! * messages are `f64` like all engine code. Stored values are kept at or above 1.2e-38, so no
-//!   label's probability is ever exactly zero.
+//! * messages are stored as `f32` and every computation on them is `f64` (products, filter,
+//!   normalisation, damping and the change records; only the stored result is rounded, to a
+//!   relative 6e-8, far below the level stop's tolerance): the store is most of the engine's
+//!   memory and its traffic most of an iteration's. Stored values are kept at or above
+//!   1.2e-38 (a normal `f32`), so no label's probability is ever exactly zero.
 //!
 //! * the read-out is fused into the checkerboard iteration: the odd pixels' belief means are
 //!   formed inside their update (their incoming messages, sent by even pixels, are final for
@@ -38,8 +41,9 @@
 //! the convergence debugger's residual map and oscillation detector), in the same loop that
 //! writes the message: 3 numbers per message of extra memory, no extra pass.
 //!
-//! Cost per iteration O(pixels · 4 · L · 2n); memory `|E→| L` `f64`s (RubberWhale, 584 x 388:
-//! 587 MB with 9 x 9 labels, 355 MB with 7 x 7, 181 MB with 5 x 5).
+//! Cost per iteration O(pixels · 4 · L · 2n); memory `|E→| L` `f32`s (RubberWhale, 584 x 388:
+//! 293 MB with 9 x 9 labels, 178 MB with 7 x 7, 91 MB with 5 x 5) plus 3 numbers per message
+//! for the change records.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -81,8 +85,9 @@ pub struct FlowBp {
     schedule: Schedule,
     /// Pending changes per pixel (residual schedule), built at its first iteration.
     queue: Option<ResidualQueue>,
-    /// Slot-major (the outgoing messages of a pixel are contiguous).
-    messages: Vec<f64>,
+    /// Slot-major (the outgoing messages of a pixel are contiguous); f32 storage, f64
+    /// arithmetic (see the module doc).
+    messages: Vec<f32>,
     /// [`projection_weight`] of every label (the signed change of a message).
     projection: Vec<f64>,
     /// Per slot, this iteration's L1 change and signed projected change of the message (summed
@@ -101,12 +106,12 @@ pub struct FlowBp {
 struct Scratch {
     phi: Vec<f64>,
     /// The incoming messages of a pixel updated serially (gathered from the store).
-    incoming: Vec<f64>,
+    incoming: Vec<f32>,
     product: Vec<f64>,
     pass: Vec<f64>,
     out: Vec<f64>,
     /// A pixel's outgoing messages as a serial update would store them.
-    pending: Vec<f64>,
+    pending: Vec<f32>,
     /// Per outgoing message of the latest update: its L1 and signed projected change.
     diff: [(f64, f64); 4],
 }
@@ -194,7 +199,7 @@ impl FlowBp {
             damping,
             schedule: Schedule::Synchronous,
             queue: None,
-            messages: vec![1.0 / l as f64; messages * l],
+            messages: vec![1.0 / l as f32; messages * l],
             means: Vec::new(),
             mrf,
             iteration: 0,
@@ -205,7 +210,7 @@ impl FlowBp {
     /// Bytes of storage for `nodes` pixels, `messages` directed messages and `labels` labels
     /// (the messages; `φ` is computed when a pixel is updated, not stored).
     pub fn storage_bytes(_nodes: usize, messages: usize, labels: usize) -> usize {
-        messages * labels * std::mem::size_of::<f64>()
+        messages * labels * std::mem::size_of::<f32>()
     }
 
     /// `φ_t = w ψ_t / max` into `out` (floored at [`FLOOR`]). O(labels): recomputed at each
@@ -234,8 +239,8 @@ impl FlowBp {
         self.max_change
     }
 
-    /// The current message `m` (sums to 1), as stored.
-    pub fn message(&self, m: usize) -> &[f64] {
+    /// The current message `m` (sums to 1 up to f32 rounding), as stored.
+    pub fn message(&self, m: usize) -> &[f32] {
         let l = self.mrf.labels.len();
         let s = self.layout.slot_of[m];
         &self.messages[s * l..(s + 1) * l]
@@ -246,7 +251,7 @@ impl FlowBp {
         self.phi_into(t, out);
         for nb in self.mrf.graph.neighbors(t) {
             for (o, &m) in out.iter_mut().zip(self.message(nb.incoming)) {
-                *o *= m;
+                *o *= f64::from(m);
             }
         }
         normalise_or_uniform(out);
@@ -297,13 +302,13 @@ impl FlowBp {
     fn update_node_body(
         &self,
         t: NodeId,
-        dst: &mut [f64],
-        sent: &[&[f64]],
+        dst: &mut [f32],
+        sent: &[&[f32]],
         sc: &mut Scratch,
         mean: Option<&mut [f64; 2]>,
     ) -> std::result::Result<Change, usize> {
         let l = self.mrf.labels.len();
-        let mut incoming: [&[f64]; 4] = [&[]; 4];
+        let mut incoming: [&[f32]; 4] = [&[]; 4];
         for (i, nb) in self.mrf.graph.neighbors(t).iter().enumerate() {
             let s = nb.node;
             let local = self.layout.slot_of[nb.incoming] - self.layout.node_start[s];
@@ -321,19 +326,19 @@ impl FlowBp {
     /// pass: `Σ_x b(x) x / Σ_x b(x)` with `b = φ Π m` unnormalised, summed in four lanes.
     /// O(L · deg). A belief without finite positive mass reads out as the uniform one's mean.
     #[inline(always)]
-    fn mean_of(&self, phi: &[f64], incoming: &[&[f64]], work: &mut [f64]) -> [f64; 2] {
+    fn mean_of(&self, phi: &[f64], incoming: &[&[f32]], work: &mut [f64]) -> [f64; 2] {
         let l = phi.len();
         let (vx, vy) = (&self.value_x[..l], &self.value_y[..l]);
         if let [a, b, c, d] = incoming {
             let factors = phi.iter().zip(*a).zip(*b).zip(*c).zip(*d);
             for (o, ((((&p, &x), &y), &z), &v)) in work.iter_mut().zip(factors) {
-                *o = p * x * y * z * v;
+                *o = p * f64::from(x) * f64::from(y) * f64::from(z) * f64::from(v);
             }
         } else {
             work.copy_from_slice(phi);
             for m in incoming {
                 for (o, &v) in work.iter_mut().zip(m.iter()) {
-                    *o *= v;
+                    *o *= f64::from(v);
                 }
             }
         }
@@ -368,7 +373,7 @@ impl FlowBp {
     #[inline(always)]
     fn mean_at(&self, t: NodeId, phi: &mut [f64], work: &mut [f64]) -> [f64; 2] {
         self.phi_into(t, phi);
-        let mut incoming: [&[f64]; 4] = [&[]; 4];
+        let mut incoming: [&[f32]; 4] = [&[]; 4];
         let nbrs = self.mrf.graph.neighbors(t);
         for (slot, nb) in incoming.iter_mut().zip(nbrs) {
             *slot = self.message(nb.incoming);
@@ -402,8 +407,8 @@ impl FlowBp {
     fn send_from_incoming(
         &self,
         t: NodeId,
-        incoming: &[&[f64]],
-        dst: &mut [f64],
+        incoming: &[&[f32]],
+        dst: &mut [f32],
         sc: &mut Scratch,
     ) -> std::result::Result<Change, usize> {
         let l = self.mrf.labels.len();
@@ -440,8 +445,8 @@ impl FlowBp {
     fn update_node_avx2(
         &self,
         t: NodeId,
-        dst: &mut [f64],
-        sent: &[&[f64]],
+        dst: &mut [f32],
+        sent: &[&[f32]],
         sc: &mut Scratch,
         mean: Option<&mut [f64; 2]>,
     ) -> std::result::Result<Change, usize> {
@@ -453,8 +458,8 @@ impl FlowBp {
     fn update_node(
         &self,
         t: NodeId,
-        dst: &mut [f64],
-        sent: &[&[f64]],
+        dst: &mut [f32],
+        sent: &[&[f32]],
         sc: &mut Scratch,
         mean: Option<&mut [f64; 2]>,
     ) -> std::result::Result<Change, usize> {
@@ -480,8 +485,8 @@ impl FlowBp {
         means.resize(nodes, [0.0; 2]);
         let outcome = {
             let mut tasks = Vec::with_capacity(nodes / 2 + 1);
-            let mut sent: Vec<&[f64]> = vec![&[]; nodes];
-            let mut rest: &mut [f64] = &mut messages;
+            let mut sent: Vec<&[f32]> = vec![&[]; nodes];
+            let mut rest: &mut [f32] = &mut messages;
             let mut rest_change: &mut [f64] = &mut slot_change;
             let mut rest_signed: &mut [f64] = &mut slot_signed;
             for ((t, s), mean) in sent.iter_mut().enumerate().zip(means.iter_mut()) {
@@ -564,7 +569,7 @@ impl FlowBp {
         self.phi_into(t, &mut sc.phi);
         let gathered = std::mem::take(&mut sc.incoming);
         let d = self.mrf.graph.neighbors(t).len();
-        let mut incoming: [&[f64]; 4] = [&[]; 4];
+        let mut incoming: [&[f32]; 4] = [&[]; 4];
         for (slot, m) in incoming.iter_mut().zip(gathered.chunks_exact(l).take(d)) {
             *slot = m;
         }
@@ -733,7 +738,7 @@ fn filter_fixed<const N: usize>(
 /// `out = φ Π_{i != skip} incoming[i]` in one pass (three reads and one write per label for
 /// an interior pixel, instead of a copy and three in-place passes).
 #[inline(always)]
-fn leave_one_out(phi: &[f64], incoming: &[&[f64]], skip: usize, out: &mut [f64]) {
+fn leave_one_out(phi: &[f64], incoming: &[&[f32]], skip: usize, out: &mut [f64]) {
     match (incoming.len(), skip) {
         (4, _) => {
             let [a, b, c] = match skip {
@@ -743,7 +748,7 @@ fn leave_one_out(phi: &[f64], incoming: &[&[f64]], skip: usize, out: &mut [f64])
                 _ => [incoming[0], incoming[1], incoming[2]],
             };
             for ((((o, &p), &x), &y), &z) in out.iter_mut().zip(phi).zip(a).zip(b).zip(c) {
-                *o = p * x * y * z;
+                *o = p * f64::from(x) * f64::from(y) * f64::from(z);
             }
         }
         _ => {
@@ -751,7 +756,7 @@ fn leave_one_out(phi: &[f64], incoming: &[&[f64]], skip: usize, out: &mut [f64])
             for (i, m) in incoming.iter().enumerate() {
                 if i != skip {
                     for (p, &v) in out.iter_mut().zip(m.iter()) {
-                        *p *= v;
+                        *p *= f64::from(v);
                     }
                 }
             }
@@ -774,11 +779,12 @@ fn sum_lanes(v: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// Writes the new message `keep · old + (1 - keep) · out · inv` (floored) into `slot`;
-/// returns its L1 change and signed projected change (four lanes, as [`sum_lanes`]).
+/// Writes the new message `keep · old + (1 - keep) · out · inv` (floored, computed in f64 and
+/// stored as f32) into `slot`; returns the L1 change and signed projected change of what is
+/// stored (four lanes, as [`sum_lanes`]).
 #[inline(always)]
 fn write_message(
-    slot: &mut [f64],
+    slot: &mut [f32],
     out: &[f64],
     inv: f64,
     keep: f64,
@@ -791,25 +797,34 @@ fn write_message(
     let (p4, p_tail) = projection.as_chunks::<4>();
     for ((s, o), p) in s4.iter_mut().zip(o4).zip(p4) {
         for k in 0..4 {
-            let prev = s[k];
-            let new = (keep * prev + take * (o[k] * inv)).max(FLOOR);
+            let prev = f64::from(s[k]);
+            let stored = (keep * prev + take * (o[k] * inv)).max(FLOOR) as f32;
+            let new = f64::from(stored);
             diff[k] += (new - prev).abs();
             signed[k] += p[k] * (new - prev);
-            s[k] = new;
+            s[k] = stored;
         }
     }
     let (mut d_tail, mut s_tail_sum) = (0.0, 0.0);
     for ((s, &o), &p) in s_tail.iter_mut().zip(o_tail).zip(p_tail) {
-        let prev = *s;
-        let new = (keep * prev + take * (o * inv)).max(FLOOR);
+        let prev = f64::from(*s);
+        let stored = (keep * prev + take * (o * inv)).max(FLOOR) as f32;
+        let new = f64::from(stored);
         d_tail += (new - prev).abs();
         s_tail_sum += p * (new - prev);
-        *s = new;
+        *s = stored;
     }
     (
         (diff[0] + diff[1]) + (diff[2] + diff[3]) + d_tail,
         (signed[0] + signed[1]) + (signed[2] + signed[3]) + s_tail_sum,
     )
+}
+
+/// `Σ v` in parallel over fixed chunks, added in chunk order: the same number whatever the
+/// thread count or work stealing.
+fn ordered_sum(v: &[f64]) -> f64 {
+    let parts: Vec<f64> = v.par_chunks(1 << 14).map(sum_lanes).collect();
+    parts.iter().sum()
 }
 
 /// Normalises `p` to sum 1, or makes it uniform when it has no finite positive mass.
@@ -859,8 +874,11 @@ impl Inference for FlowBp {
                 let even = self.half_step(0, false)?;
                 let odd = self.half_step(1, true)?;
                 self.read_out_colour(0);
+                // Every slot was written once: its summed change in a fixed order (the halves'
+                // rayon sums group their terms as the work was stolen, so they can differ in
+                // the last bit from run to run, and a replay must repeat the residual exactly).
                 let change = Change {
-                    sum: even.sum + odd.sum,
+                    sum: ordered_sum(&self.slot_change),
                     max: even.max.max(odd.max),
                 };
                 (change, messages)

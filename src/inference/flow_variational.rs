@@ -21,17 +21,18 @@
 //! The Charbonnier smoothness lets motion boundaries through; the robust data term turns an
 //! occluded pixel's residual into a bounded pull, so the smoothness fills it in.
 //!
+//! The system is solved in a checkerboard layout (each colour's pixels in a dense array of
+//! their own), so a red-black half-sweep updates one colour in place from the other: about
+//! half the memory traffic of a sweep over interleaved pixels, which is what bounds it.
+//!
 //! Cost: O(pixels) to warp and differentiate, O(pixels · fixed-point iterations · SOR
-//! iterations · warps) to solve, rayon over rows; memory about 20 `f64` images.
+//! iterations · warps) to solve, rayon over rows; memory about 24 `f64` images.
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::model::flow::bilinear;
 use crate::model::image::GrayImage;
-
-/// Pixels per parallel task of the per-pixel passes.
-const ROWS: usize = 4096;
 
 /// The weights and iteration counts of the refinement.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +55,9 @@ pub struct VariationalParams {
     pub zeta: f64,
     /// ε of the Charbonnier penalty.
     pub epsilon: f64,
+    /// The warps end once one moves the flow by less than this (mean end-point change, pixels
+    /// of the frames); 0 runs every warp.
+    pub warp_tolerance: f64,
 }
 
 impl Default for VariationalParams {
@@ -68,6 +72,7 @@ impl Default for VariationalParams {
             omega: 1.6,
             zeta: 0.05,
             epsilon: 0.001,
+            warp_tolerance: 0.0,
         }
     }
 }
@@ -98,22 +103,25 @@ impl VariationalParams {
 }
 
 /// Central differences `(I(x+1) - I(x-1)) / 2` along x and along y (replicated border, so a
-/// one-sided half difference there).
+/// one-sided half difference there), rayon over rows.
 fn diff2(f: &[f64], w: usize, h: usize) -> (Vec<f64>, Vec<f64>) {
     let mut gx = vec![0.0; w * h];
     let mut gy = vec![0.0; w * h];
-    for y in 0..h {
-        let (yu, yd) = (y.saturating_sub(1), (y + 1).min(h - 1));
-        for x in 0..w {
-            let (xl, xr) = (x.saturating_sub(1), (x + 1).min(w - 1));
-            gx[y * w + x] = 0.5 * (f[y * w + xr] - f[y * w + xl]);
-            gy[y * w + x] = 0.5 * (f[yd * w + x] - f[yu * w + x]);
-        }
-    }
+    gx.par_chunks_mut(w)
+        .zip(gy.par_chunks_mut(w))
+        .enumerate()
+        .for_each(|(y, (rx, ry))| {
+            let (yu, yd) = (y.saturating_sub(1), (y + 1).min(h - 1));
+            for x in 0..w {
+                let (xl, xr) = (x.saturating_sub(1), (x + 1).min(w - 1));
+                rx[x] = 0.5 * (f[y * w + xr] - f[y * w + xl]);
+                ry[x] = 0.5 * (f[yd * w + x] - f[yu * w + x]);
+            }
+        });
     (gx, gy)
 }
 
-/// The linearised data terms: image derivatives at the starting flow.
+/// The linearised data terms: image derivatives at the starting flow (row-major).
 struct Derivatives {
     ix: Vec<f64>,
     iy: Vec<f64>,
@@ -126,18 +134,23 @@ struct Derivatives {
 }
 
 impl Derivatives {
+    /// Frame 2 warped by `(u, v)` (bilinear, clamped), its difference from frame 1 and the
+    /// derivatives of their mean. O(pixels), rayon over rows.
     fn new(i1: &GrayImage, i2: &GrayImage, u: &[f64], v: &[f64]) -> Self {
         let (w, h) = (i1.width, i1.height);
         let mut mean = vec![0.0; w * h];
         let mut iz = vec![0.0; w * h];
-        for y in 0..h {
-            for x in 0..w {
-                let p = y * w + x;
-                let warped = bilinear(&i2.pixels, w, h, x as f64 + u[p], y as f64 + v[p]);
-                mean[p] = 0.5 * (i1.pixels[p] + warped);
-                iz[p] = warped - i1.pixels[p];
-            }
-        }
+        mean.par_chunks_mut(w)
+            .zip(iz.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (rm, rz))| {
+                for x in 0..w {
+                    let p = y * w + x;
+                    let warped = bilinear(&i2.pixels, w, h, x as f64 + u[p], y as f64 + v[p]);
+                    rm[x] = 0.5 * (i1.pixels[p] + warped);
+                    rz[x] = warped - i1.pixels[p];
+                }
+            });
         let (ix, iy) = diff2(&mean, w, h);
         let (ixz, iyz) = diff2(&iz, w, h);
         let (ixx, ixy) = diff2(&ix, w, h);
@@ -155,6 +168,71 @@ impl Derivatives {
     }
 }
 
+/// A `w x h` image split by pixel colour `(x + y) % 2` into two arrays of `h` rows of
+/// `half = ceil(w / 2)` cells: cell `k` of row `y` of colour `c` is pixel `x = 2k + (y + c) % 2`
+/// (a row's last cell may be padding). A red-black SOR half-sweep then reads one colour and
+/// writes the other, each a dense array: no copies, half the memory traffic of a sweep over
+/// interleaved pixels.
+#[derive(Debug, Clone, Copy)]
+struct Checker {
+    w: usize,
+    h: usize,
+    half: usize,
+}
+
+impl Checker {
+    fn new(w: usize, h: usize) -> Self {
+        Checker {
+            w,
+            h,
+            half: w.div_ceil(2),
+        }
+    }
+
+    /// Cells per colour (with padding).
+    fn len(&self) -> usize {
+        self.h * self.half
+    }
+
+    /// The colour of pixel `(x, y)` and its cell index.
+    #[inline(always)]
+    fn cell(&self, x: usize, y: usize) -> (usize, usize) {
+        ((x + y) % 2, y * self.half + x / 2)
+    }
+
+    /// `[a, b]`'s value at pixel `(x, y)`.
+    #[inline(always)]
+    fn at(&self, f: &[Vec<f64>; 2], x: usize, y: usize) -> f64 {
+        let (c, i) = self.cell(x, y);
+        f[c][i]
+    }
+
+    fn pack(&self, f: &[f64]) -> [Vec<f64>; 2] {
+        let mut out = [vec![0.0; self.len()], vec![0.0; self.len()]];
+        let [a, b] = &mut out;
+        let (w, half) = (self.w, self.half);
+        a.par_chunks_mut(half)
+            .zip(b.par_chunks_mut(half))
+            .enumerate()
+            .for_each(|(y, (ra, rb))| {
+                for x in 0..w {
+                    let row = if (x + y) % 2 == 0 { &mut *ra } else { &mut *rb };
+                    row[x / 2] = f[y * w + x];
+                }
+            });
+        out
+    }
+
+    fn unpack(&self, f: &[Vec<f64>; 2], out: &mut [f64]) {
+        let (w, half) = (self.w, self.half);
+        out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+            for (x, o) in row.iter_mut().enumerate() {
+                *o = f[(x + y) % 2][y * half + x / 2];
+            }
+        });
+    }
+}
+
 /// Refines `(u, v)` (row-major, `i1`'s size) in place: `warps` times, frame 2 is warped by
 /// the current flow, the energy linearised there and minimised for the increment. Errors on
 /// bad parameters, frames of different sizes or a flow of another length; a non-finite result
@@ -165,7 +243,7 @@ pub fn refine_flow(
     u: &mut [f64],
     v: &mut [f64],
     params: &VariationalParams,
-) -> Result<()> {
+) -> Result<usize> {
     params.check()?;
     let (w, h) = (i1.width, i1.height);
     let n = w * h;
@@ -176,208 +254,287 @@ pub fn refine_flow(
         ));
     }
     if params.iterations == 0 || params.warps == 0 || n == 0 {
-        return Ok(());
+        return Ok(0);
     }
+    let grid = Checker::new(w, h);
     let (mut nu, mut nv) = (u.to_vec(), v.to_vec());
-    let mut sys = System {
-        a11: vec![0.0; n],
-        a12: vec![0.0; n],
-        a22: vec![0.0; n],
-        b1: vec![0.0; n],
-        b2: vec![0.0; n],
-        smooth: vec![0.0; n],
-    };
-    let (mut du, mut dv) = (vec![0.0; n], vec![0.0; n]);
-    let (mut tu, mut tv) = (vec![0.0; n], vec![0.0; n]);
-    for _ in 0..params.warps {
+    let mut sys = System::new(grid);
+    let mut warps = 0;
+    while warps < params.warps {
+        warps += 1;
         let d = Derivatives::new(i1, i2, &nu, &nv);
-        du.iter_mut().for_each(|x| *x = 0.0);
-        dv.iter_mut().for_each(|x| *x = 0.0);
+        // The warp's starting flow, and the flow being solved for (`base + (du, dv)`).
+        let base = [grid.pack(&nu), grid.pack(&nv)];
+        let mut flow = base.clone();
         for _ in 0..params.iterations {
-            sys.data_terms(&d, &du, &dv, params);
-            sys.smoothness_weights(&nu, &nv, &du, &dv, w, h, params);
+            sys.smoothness_weights(&flow, params);
+            sys.linearise(&d, &base, &flow, params);
             for _ in 0..params.sor_iterations {
                 for colour in 0..2 {
-                    sys.sor_pass(
-                        &nu,
-                        &nv,
-                        (&du, &dv),
-                        (&mut tu, &mut tv),
-                        w,
-                        colour,
-                        params.omega,
-                    );
-                    std::mem::swap(&mut du, &mut tu);
-                    std::mem::swap(&mut dv, &mut tv);
+                    sys.sor_half_sweep(&mut flow, colour, params.omega);
                 }
             }
         }
-        for p in 0..n {
-            nu[p] += du[p];
-            nv[p] += dv[p];
+        let change = mean_move(&base, &flow, n);
+        grid.unpack(&flow[0], &mut nu);
+        grid.unpack(&flow[1], &mut nv);
+        if change < params.warp_tolerance {
+            break;
         }
     }
     if nu.iter().chain(&nv).any(|x| !x.is_finite()) {
         return Err(Error::Diverged {
-            iteration: params.warps * params.iterations,
+            iteration: warps * params.iterations,
             detail: "the variational refinement produced a non-finite flow".into(),
         });
     }
     u.copy_from_slice(&nu);
     v.copy_from_slice(&nv);
-    Ok(())
+    Ok(warps)
 }
 
-/// The per-pixel 2 x 2 data system `A (du, dv) = b` and the smoothness weights of one
-/// fixed-point iteration.
+/// The mean end-point distance over the `pixels` pixels of two flows in the checkerboard layout
+/// (a row's spare cell is equal in both), summed in fixed chunks in order (the same value
+/// whatever the thread count). O(pixels), rayon.
+fn mean_move(a: &[[Vec<f64>; 2]; 2], b: &[[Vec<f64>; 2]; 2], pixels: usize) -> f64 {
+    const CHUNK: usize = 1 << 14;
+    let mut total = 0.0;
+    for c in 0..2 {
+        let (au, av, bu, bv) = (&a[0][c], &a[1][c], &b[0][c], &b[1][c]);
+        let n = au.len();
+        let parts: Vec<f64> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|k| {
+                (k * CHUNK..((k + 1) * CHUNK).min(n))
+                    .map(|i| {
+                        let (x, y) = (bu[i] - au[i], bv[i] - av[i]);
+                        (x * x + y * y).sqrt()
+                    })
+                    .sum::<f64>()
+            })
+            .collect();
+        total += parts.iter().sum::<f64>();
+    }
+    total / pixels.max(1) as f64
+}
+
+/// One fixed-point iteration's linear system in the checkerboard layout. The Euler-Lagrange
+/// equations for the increment `(du, dv)` at pixel `i`, with `Ψ'` frozen, are
+/// `(A11 + S) du + A12 dv = b1 + Σ_j s_ij (u_j + du_j - u_i)` (and the same for `dv`), `s_ij`
+/// the smoothness weight of edge `ij` and `S = Σ_j s_ij`. In the total flow `f = base + d`
+/// the SOR step of `u` is `f_u <- f_u + ω (t_u - f_u)` with
+/// `t_u = T1 + inv1 Σ_j s_ij f_u,j - g1 f_v,i` (and likewise `v`, with the new `f_u`), whose
+/// per-pixel constants are set once per fixed-point iteration.
 struct System {
-    a11: Vec<f64>,
-    a12: Vec<f64>,
-    a22: Vec<f64>,
-    b1: Vec<f64>,
-    b2: Vec<f64>,
+    grid: Checker,
     /// `α Ψ'` at every pixel: the weight of its edges to the right and down.
-    smooth: Vec<f64>,
+    smooth: [Vec<f64>; 2],
+    t1: [Vec<f64>; 2],
+    t2: [Vec<f64>; 2],
+    inv1: [Vec<f64>; 2],
+    inv2: [Vec<f64>; 2],
+    g1: [Vec<f64>; 2],
+    g2: [Vec<f64>; 2],
+}
+
+/// The rows (`half` entries) of both colours of a checkerboard array, in parallel pairs.
+fn paired_rows(
+    a: &mut [Vec<f64>; 2],
+    half: usize,
+) -> rayon::iter::Zip<rayon::slice::ChunksMut<'_, f64>, rayon::slice::ChunksMut<'_, f64>> {
+    let [x, y] = a;
+    x.par_chunks_mut(half).zip(y.par_chunks_mut(half))
 }
 
 impl System {
-    /// `δ Ψ'(BC)` and `γ Ψ'(GC)` at the current increment, and the quadratic terms they weigh.
-    fn data_terms(&mut self, d: &Derivatives, du: &[f64], dv: &[f64], p: &VariationalParams) {
-        let (z2, e2) = (p.zeta * p.zeta, p.epsilon * p.epsilon);
-        let (delta2, gamma2) = (0.5 * p.delta, 0.5 * p.gamma);
-        let rows = self
-            .a11
-            .par_chunks_mut(ROWS)
-            .zip(self.a12.par_chunks_mut(ROWS))
-            .zip(self.a22.par_chunks_mut(ROWS))
-            .zip(self.b1.par_chunks_mut(ROWS))
-            .zip(self.b2.par_chunks_mut(ROWS))
-            .enumerate();
-        rows.for_each(|(c, ((((a11s, a12s), a22s), b1s), b2s))| {
-            for k in 0..a11s.len() {
-                let i = c * ROWS + k;
-                let (ix, iy, iz) = (d.ix[i], d.iy[i], d.iz[i]);
-                let norm = ix * ix + iy * iy + z2;
-                let r = iz + ix * du[i] + iy * dv[i];
-                let wgt = delta2 / (r * r / norm + e2).sqrt() / norm;
-                let mut a11 = wgt * ix * ix + z2;
-                let mut a12 = wgt * ix * iy;
-                let mut a22 = wgt * iy * iy + z2;
-                let mut b1 = -wgt * iz * ix;
-                let mut b2 = -wgt * iz * iy;
-                if p.gamma > 0.0 {
-                    let (ixx, ixy, iyy) = (d.ixx[i], d.ixy[i], d.iyy[i]);
-                    let (ixz, iyz) = (d.ixz[i], d.iyz[i]);
-                    let nx = ixx * ixx + ixy * ixy + z2;
-                    let ny = iyy * iyy + ixy * ixy + z2;
-                    let rx = ixz + ixx * du[i] + ixy * dv[i];
-                    let ry = iyz + ixy * du[i] + iyy * dv[i];
-                    let g = gamma2 / (rx * rx / nx + ry * ry / ny + e2).sqrt();
-                    a11 += g * (ixx * ixx / nx + ixy * ixy / ny);
-                    a12 += g * (ixx * ixy / nx + ixy * iyy / ny);
-                    a22 += g * (ixy * ixy / nx + iyy * iyy / ny);
-                    b1 -= g * (ixx * ixz / nx + ixy * iyz / ny);
-                    b2 -= g * (ixy * ixz / nx + iyy * iyz / ny);
-                }
-                a11s[k] = a11;
-                a12s[k] = a12;
-                a22s[k] = a22;
-                b1s[k] = b1;
-                b2s[k] = b2;
-            }
-        });
+    fn new(grid: Checker) -> Self {
+        let z = || [vec![0.0; grid.len()], vec![0.0; grid.len()]];
+        System {
+            grid,
+            smooth: z(),
+            t1: z(),
+            t2: z(),
+            inv1: z(),
+            inv2: z(),
+            g1: z(),
+            g2: z(),
+        }
     }
 
-    /// `α Ψ'(‖∇u‖² + ‖∇v‖²)` with forward differences of the current flow `w + dw`.
-    #[allow(clippy::too_many_arguments)]
-    fn smoothness_weights(
-        &mut self,
-        u: &[f64],
-        v: &[f64],
-        du: &[f64],
-        dv: &[f64],
-        w: usize,
-        h: usize,
-        p: &VariationalParams,
-    ) {
+    /// `α Ψ'(‖∇u‖² + ‖∇v‖²)` with forward differences of the current flow.
+    fn smoothness_weights(&mut self, flow: &[[Vec<f64>; 2]; 2], p: &VariationalParams) {
+        let g = self.grid;
         let e2 = p.epsilon * p.epsilon;
         let alpha2 = 0.5 * p.alpha;
-        let at = |f: &[f64], df: &[f64], i: usize| f[i] + df[i];
-        self.smooth
-            .par_chunks_mut(w)
+        let [fu, fv] = flow;
+        let [s0, s1] = &mut self.smooth;
+        s0.par_chunks_mut(g.half)
+            .zip(s1.par_chunks_mut(g.half))
             .enumerate()
-            .for_each(|(y, row)| {
-                for (x, out) in row.iter_mut().enumerate() {
-                    let i = y * w + x;
-                    let (mut s, uc, vc) = (0.0, at(u, du, i), at(v, dv, i));
-                    if x + 1 < w {
-                        let a = at(u, du, i + 1) - uc;
-                        let b = at(v, dv, i + 1) - vc;
+            .for_each(|(y, (r0, r1))| {
+                for x in 0..g.w {
+                    let (uc, vc) = (g.at(fu, x, y), g.at(fv, x, y));
+                    let mut s = 0.0;
+                    if x + 1 < g.w {
+                        let a = g.at(fu, x + 1, y) - uc;
+                        let b = g.at(fv, x + 1, y) - vc;
                         s += a * a + b * b;
                     }
-                    if y + 1 < h {
-                        let a = at(u, du, i + w) - uc;
-                        let b = at(v, dv, i + w) - vc;
+                    if y + 1 < g.h {
+                        let a = g.at(fu, x, y + 1) - uc;
+                        let b = g.at(fv, x, y + 1) - vc;
                         s += a * a + b * b;
                     }
-                    *out = alpha2 / (s + e2).sqrt();
+                    let row = if (x + y) % 2 == 0 { &mut *r0 } else { &mut *r1 };
+                    row[x / 2] = alpha2 / (s + e2).sqrt();
                 }
             });
     }
 
-    /// One SOR half-sweep over the pixels with `(x + y) % 2 == colour`: each solves its row of
-    /// the Euler-Lagrange system for `du`, then `dv`, from its neighbours' increments (all of
-    /// the other colour, so the half-sweep is order-free: rows run in parallel, from `cur` into
-    /// `next`, which gets the other colour's values unchanged).
-    #[allow(clippy::too_many_arguments)]
-    fn sor_pass(
-        &self,
-        u: &[f64],
-        v: &[f64],
-        (du, dv): (&[f64], &[f64]),
-        (nu, nv): (&mut [f64], &mut [f64]),
-        w: usize,
-        colour: usize,
-        omega: f64,
+    /// `δ Ψ'(BC)` and `γ Ψ'(GC)` at the current increment, the quadratic terms they weigh and
+    /// the smoothness weights' sum, folded into the SOR constants.
+    fn linearise(
+        &mut self,
+        d: &Derivatives,
+        base: &[[Vec<f64>; 2]; 2],
+        flow: &[[Vec<f64>; 2]; 2],
+        p: &VariationalParams,
     ) {
-        let h = u.len() / w;
-        nu.par_chunks_mut(w)
-            .zip(nv.par_chunks_mut(w))
+        let g = self.grid;
+        let (z2, e2) = (p.zeta * p.zeta, p.epsilon * p.epsilon);
+        let (delta2, gamma2) = (0.5 * p.delta, 0.5 * p.gamma);
+        let smooth = &self.smooth;
+        paired_rows(&mut self.t1, g.half)
+            .zip(paired_rows(&mut self.t2, g.half))
+            .zip(paired_rows(&mut self.inv1, g.half))
+            .zip(paired_rows(&mut self.inv2, g.half))
+            .zip(paired_rows(&mut self.g1, g.half))
+            .zip(paired_rows(&mut self.g2, g.half))
             .enumerate()
-            .for_each(|(y, (ru, rv))| {
-                let base = y * w;
-                ru.copy_from_slice(&du[base..base + w]);
-                rv.copy_from_slice(&dv[base..base + w]);
-                let start = (colour + y) % 2;
-                for x in (start..w).step_by(2) {
-                    let i = base + x;
-                    let (mut sw, mut su, mut sv) = (0.0, 0.0, 0.0);
-                    let mut edge = |j: usize, wt: f64| {
-                        sw += wt;
-                        su += wt * (u[j] + du[j] - u[i]);
-                        sv += wt * (v[j] + dv[j] - v[i]);
-                    };
-                    if x + 1 < w {
-                        edge(i + 1, self.smooth[i]);
+            .for_each(|(y, (((((t1, t2), inv1), inv2), g1), g2))| {
+                let t1 = [t1.0, t1.1];
+                let t2 = [t2.0, t2.1];
+                let inv1 = [inv1.0, inv1.1];
+                let inv2 = [inv2.0, inv2.1];
+                let g1 = [g1.0, g1.1];
+                let g2 = [g2.0, g2.1];
+                for x in 0..g.w {
+                    let i = y * g.w + x;
+                    let (c, cell) = g.cell(x, y);
+                    let k = x / 2;
+                    let (bu, bv) = (base[0][c][cell], base[1][c][cell]);
+                    let (du, dv) = (flow[0][c][cell] - bu, flow[1][c][cell] - bv);
+                    let (ix, iy, iz) = (d.ix[i], d.iy[i], d.iz[i]);
+                    let norm = ix * ix + iy * iy + z2;
+                    let r = iz + ix * du + iy * dv;
+                    let wgt = delta2 / (r * r / norm + e2).sqrt() / norm;
+                    let mut a11 = wgt * ix * ix + z2;
+                    let mut a12 = wgt * ix * iy;
+                    let mut a22 = wgt * iy * iy + z2;
+                    let mut b1 = -wgt * iz * ix;
+                    let mut b2 = -wgt * iz * iy;
+                    if p.gamma > 0.0 {
+                        let (ixx, ixy, iyy) = (d.ixx[i], d.ixy[i], d.iyy[i]);
+                        let (ixz, iyz) = (d.ixz[i], d.iyz[i]);
+                        let nx = ixx * ixx + ixy * ixy + z2;
+                        let ny = iyy * iyy + ixy * ixy + z2;
+                        let rx = ixz + ixx * du + ixy * dv;
+                        let ry = iyz + ixy * du + iyy * dv;
+                        let gw = gamma2 / (rx * rx / nx + ry * ry / ny + e2).sqrt();
+                        a11 += gw * (ixx * ixx / nx + ixy * ixy / ny);
+                        a12 += gw * (ixx * ixy / nx + ixy * iyy / ny);
+                        a22 += gw * (ixy * ixy / nx + iyy * iyy / ny);
+                        b1 -= gw * (ixx * ixz / nx + ixy * iyz / ny);
+                        b2 -= gw * (ixy * ixz / nx + iyy * iyz / ny);
+                    }
+                    // The weights of the pixel's four edges: its own to the right and down,
+                    // its left and upper neighbours' (of the other colour) to it.
+                    let mut sum = 0.0;
+                    if x + 1 < g.w {
+                        sum += smooth[c][cell];
+                    }
+                    if y + 1 < g.h {
+                        sum += smooth[c][cell];
                     }
                     if x > 0 {
-                        edge(i - 1, self.smooth[i - 1]);
-                    }
-                    if y + 1 < h {
-                        edge(i + w, self.smooth[i]);
+                        sum += g.at(smooth, x - 1, y);
                     }
                     if y > 0 {
-                        edge(i - w, self.smooth[i - w]);
+                        sum += g.at(smooth, x, y - 1);
                     }
-                    let (a, b) = (du[i], dv[i]);
-                    let new_u = (self.b1[i] - self.a12[i] * b + su) / (self.a11[i] + sw);
-                    let a = a + omega * (new_u - a);
-                    let new_v = (self.b2[i] - self.a12[i] * a + sv) / (self.a22[i] + sw);
-                    ru[x] = a;
-                    rv[x] = b + omega * (new_v - b);
+                    let (q1, q2) = (1.0 / (a11 + sum), 1.0 / (a22 + sum));
+                    t1[c][k] = bu + q1 * (b1 + a12 * bv - sum * bu);
+                    t2[c][k] = bv + q2 * (b2 + a12 * bu - sum * bv);
+                    inv1[c][k] = q1;
+                    inv2[c][k] = q2;
+                    g1[c][k] = q1 * a12;
+                    g2[c][k] = q2 * a12;
                 }
             });
     }
+
+    /// One SOR half-sweep over the pixels of `colour`, in place: each moves its `u`, then its
+    /// `v`, towards the solution of its equations given its neighbours, all of the other
+    /// colour (so rows run in parallel, in any order).
+    fn sor_half_sweep(&self, flow: &mut [[Vec<f64>; 2]; 2], colour: usize, omega: f64) {
+        let g = self.grid;
+        let other = 1 - colour;
+        let [fu, fv] = flow;
+        let (own_u, other_u) = split(fu, colour);
+        let (own_v, other_v) = split(fv, colour);
+        let (t1, t2) = (&self.t1[colour], &self.t2[colour]);
+        let (inv1, inv2) = (&self.inv1[colour], &self.inv2[colour]);
+        let (g1, g2) = (&self.g1[colour], &self.g2[colour]);
+        let (s_own, s_other) = (&self.smooth[colour], &self.smooth[other]);
+        own_u
+            .par_chunks_mut(g.half)
+            .zip(own_v.par_chunks_mut(g.half))
+            .enumerate()
+            .for_each(|(y, (ru, rv))| {
+                let o = (y + colour) % 2;
+                let row = y * g.half;
+                for k in 0..g.half {
+                    let x = 2 * k + o;
+                    if x >= g.w {
+                        break;
+                    }
+                    let i = row + k;
+                    let (mut su, mut sv) = (0.0, 0.0);
+                    if x + 1 < g.w {
+                        let (s, j) = (s_own[i], row + k + o);
+                        su += s * other_u[j];
+                        sv += s * other_v[j];
+                    }
+                    if x > 0 {
+                        let j = row + k + o - 1;
+                        let s = s_other[j];
+                        su += s * other_u[j];
+                        sv += s * other_v[j];
+                    }
+                    if y + 1 < g.h {
+                        let (s, j) = (s_own[i], i + g.half);
+                        su += s * other_u[j];
+                        sv += s * other_v[j];
+                    }
+                    if y > 0 {
+                        let j = i - g.half;
+                        let s = s_other[j];
+                        su += s * other_u[j];
+                        sv += s * other_v[j];
+                    }
+                    let tu = t1[i] + inv1[i] * su - g1[i] * rv[k];
+                    ru[k] += omega * (tu - ru[k]);
+                    let tv = t2[i] + inv2[i] * sv - g2[i] * ru[k];
+                    rv[k] += omega * (tv - rv[k]);
+                }
+            });
+    }
+}
+
+/// `(&mut f[colour], &f[1 - colour])`.
+fn split(f: &mut [Vec<f64>; 2], colour: usize) -> (&mut [f64], &[f64]) {
+    let [a, b] = f;
+    if colour == 0 { (a, b) } else { (b, a) }
 }
 
 #[cfg(test)]

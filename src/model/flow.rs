@@ -32,6 +32,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::image::GrayImage;
 pub use super::image::{downsample2, gaussian_blur};
 use crate::error::{Error, Result, check_positive};
@@ -615,17 +617,17 @@ pub fn bilinear(values: &[f64], w: usize, h: usize, x: f64, y: f64) -> f64 {
 }
 
 /// The image bilinearly interpolated on the lattice of `sub` points per pixel: returns the
-/// values, `sub (w - 1) + 1` and `sub (h - 1) + 1`. O(pixels · sub²).
+/// values, `sub (w - 1) + 1` and `sub (h - 1) + 1`. O(pixels · sub²), rayon over rows.
 pub fn upsample_lattice(img: &GrayImage, sub: usize) -> (Vec<f64>, usize, usize) {
     let (w, h) = (img.width, img.height);
     let (fw, fh) = (sub * (w - 1) + 1, sub * (h - 1) + 1);
     let s = sub as f64;
-    let mut out = Vec::with_capacity(fw * fh);
-    for y in 0..fh {
-        for x in 0..fw {
-            out.push(bilinear(&img.pixels, w, h, x as f64 / s, y as f64 / s));
+    let mut out = vec![0.0; fw * fh];
+    out.par_chunks_mut(fw).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            *o = bilinear(&img.pixels, w, h, x as f64 / s, y as f64 / s);
         }
-    }
+    });
     (out, fw, fh)
 }
 
@@ -656,7 +658,7 @@ pub fn central_gradient(img: &GrayImage) -> (GrayImage, GrayImage) {
 
 /// A flow field of a `cw x ch` level brought to the `fw x fh` level below it (twice the size,
 /// see [`downsample2`]): bilinear at `((x + 0.5) / 2 - 0.5, (y + 0.5) / 2 - 0.5)`, times the
-/// size ratio. O(fine pixels).
+/// size ratio. O(fine pixels), rayon over rows.
 pub fn upsample_flow(
     u: &[f64],
     v: &[f64],
@@ -664,16 +666,19 @@ pub fn upsample_flow(
     (fw, fh): (usize, usize),
 ) -> (Vec<f64>, Vec<f64>) {
     let (sx, sy) = (fw as f64 / cw as f64, fh as f64 / ch as f64);
-    let mut uu = Vec::with_capacity(fw * fh);
-    let mut vv = Vec::with_capacity(fw * fh);
-    for y in 0..fh {
-        for x in 0..fw {
-            let cx = (x as f64 + 0.5) / sx - 0.5;
+    let mut uu = vec![0.0; fw * fh];
+    let mut vv = vec![0.0; fw * fh];
+    uu.par_chunks_mut(fw.max(1))
+        .zip(vv.par_chunks_mut(fw.max(1)))
+        .enumerate()
+        .for_each(|(y, (ru, rv))| {
             let cy = (y as f64 + 0.5) / sy - 0.5;
-            uu.push(sx * bilinear(u, cw, ch, cx, cy));
-            vv.push(sy * bilinear(v, cw, ch, cx, cy));
-        }
-    }
+            for (x, (a, b)) in ru.iter_mut().zip(rv.iter_mut()).enumerate() {
+                let cx = (x as f64 + 0.5) / sx - 0.5;
+                *a = sx * bilinear(u, cw, ch, cx, cy);
+                *b = sy * bilinear(v, cw, ch, cx, cy);
+            }
+        });
     (uu, vv)
 }
 

@@ -321,27 +321,51 @@ fn results_echo_levels_reach_and_fallbacks_per_level() {
 }
 
 #[test]
-fn the_finest_level_has_its_own_window_and_the_reach_adds_every_level() {
+fn the_fine_levels_have_their_own_window_and_the_reach_adds_every_level() {
     let c = FlowConfig::default();
-    assert_eq!((c.max_displacement, c.refine_displacement), (2.0, 1.0));
-    // 4 levels: 2 px at scales 8, 4, 2, then 1 px at full resolution.
-    assert_eq!(c.reach(4), 2.0 * (8.0 + 4.0 + 2.0) + 1.0);
+    assert_eq!(
+        (c.max_displacement, c.refine_displacement, c.fine_levels),
+        (2.0, 1.0, 2)
+    );
+    // 4 levels: 2 px at scales 8 and 4, then 1 px at scales 2 and 1.
+    assert_eq!(c.reach(4), 2.0 * (8.0 + 4.0) + 1.0 * (2.0 + 1.0));
     assert_eq!(c.reach(1), 2.0);
-    for level in 1..4 {
+    // Two levels: the coarsest keeps d, whatever `fine_levels` says.
+    assert_eq!(c.reach(2), 2.0 * 2.0 + 1.0);
+    for level in 2..4 {
         assert_eq!(c.labels_at(level, 4).unwrap().len(), 81);
     }
-    assert_eq!(c.labels_at(0, 4).unwrap().len(), 25);
+    for level in 0..2 {
+        assert_eq!(c.labels_at(level, 4).unwrap().len(), 25);
+    }
+    assert_eq!(c.labels_at(1, 2).unwrap().len(), 81);
     assert_eq!(c.labels_at(0, 1).unwrap().len(), 81);
-    // The best preset keeps the wider finest window (49 labels).
+    // The best preset keeps the wider fine window (49 labels).
     let best = c.with_preset("best").unwrap();
     assert_eq!(best.labels_at(0, 4).unwrap().len(), 49);
-    // d_r = 0: the same window at every level, reach d (2^L - 1).
-    let same = FlowConfig {
-        refine_displacement: 0.0,
+    assert_eq!(best.labels_at(1, 4).unwrap().len(), 49);
+    // d_r = 0, or no fine levels: the same window at every level, reach d (2^L - 1).
+    for same in [
+        FlowConfig {
+            refine_displacement: 0.0,
+            ..FlowConfig::default()
+        },
+        FlowConfig {
+            fine_levels: 0,
+            ..FlowConfig::default()
+        },
+    ] {
+        assert_eq!(same.reach(4), 30.0);
+        assert_eq!(same.labels_at(0, 4).unwrap().len(), 81);
+    }
+    // Every level but the coarsest.
+    let all = FlowConfig {
+        fine_levels: 6,
         ..FlowConfig::default()
     };
-    assert_eq!(same.reach(4), 30.0);
-    assert_eq!(same.labels_at(0, 4).unwrap().len(), 81);
+    assert_eq!(all.reach(4), 2.0 * 8.0 + 1.0 * (4.0 + 2.0 + 1.0));
+    assert_eq!(all.labels_at(3, 4).unwrap().len(), 81);
+    assert_eq!(all.labels_at(2, 4).unwrap().len(), 25);
     // The paper preset has one level and one window.
     let paper = c.with_preset("paper").unwrap();
     assert_eq!((paper.levels, paper.refine_displacement), (1, 0.0));

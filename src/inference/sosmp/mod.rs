@@ -72,7 +72,7 @@ use rayon::prelude::*;
 use self::basis::GridBasis;
 use self::grid::StateGrid;
 use self::model::{EdgeTables, GridMrf, SlotLayout};
-use self::update::PathState;
+use self::update::{Coefficient, PathState};
 use super::{Belief, EstimateKind, Estimates, Inference, StepReport};
 use crate::error::{Error, Result};
 use crate::model::{MsgId, NodeId};
@@ -194,53 +194,22 @@ impl SosmpParams {
     }
 }
 
-/// SOSMP on a problem, with several independent sample paths.
-pub struct Sosmp<G: StateGrid> {
+/// SOSMP on a problem, with several independent sample paths, its coefficients in a `C` store
+/// (`f64`, or `f32` storage with `f64` arithmetic, see [`update::Coefficient`]).
+pub struct Sosmp<G: StateGrid, C: Coefficient = f64> {
     problem: Arc<SosmpProblem<G>>,
     params: SosmpParams,
-    paths: Vec<PathState<G::Sample>>,
+    paths: Vec<PathState<G::Sample, C>>,
     iteration: usize,
     /// Largest step size used (infinite: eq. 16's `η_t` as it is).
     max_step: f64,
 }
 
 impl<G: StateGrid> Sosmp<G> {
-    /// All paths start at `a_0 = 1/r`.
+    /// All paths start at `a_0 = 1/r`, in an `f64` store that keeps every message's latest
+    /// `b` and samples.
     pub fn new(problem: Arc<SosmpProblem<G>>, params: SosmpParams) -> Result<Self> {
-        params.check()?;
-        let (m, r) = (problem.num_messages(), problem.r());
-        let paths = (0..params.paths)
-            .map(|_| PathState::new(m, r, params.samples))
-            .collect();
-        Ok(Sosmp {
-            problem,
-            params,
-            paths,
-            iteration: 0,
-            max_step: f64::INFINITY,
-        })
-    }
-
-    /// Caps the step size: `η_t = min(cap, 1 / (γ (t + 1)))`. With `γ < 1` the first steps of
-    /// Theorem 2's rule exceed 1, so `a_{t+1} = (1 - η) a_t + η b` extrapolates past the fresh
-    /// estimate `b`; the expansion then goes negative over most of the box, and the clipped
-    /// incoming messages of a pixel can have disjoint supports (the sampling density is zero
-    /// everywhere). A cap of 1 keeps every `a_t` a convex combination of projected BP updates.
-    /// Errors unless `cap` is positive.
-    pub fn set_max_step(&mut self, cap: f64) -> Result<()> {
-        if cap.is_nan() || cap <= 0.0 {
-            return Err(Error::param(
-                "step cap",
-                format!("must be positive, got {cap}"),
-            ));
-        }
-        self.max_step = cap;
-        Ok(())
-    }
-
-    /// The step size of 0-based iteration `t`, after the cap.
-    pub fn step_size(&self, t: usize) -> f64 {
-        self.params.step_size(t).min(self.max_step)
+        Sosmp::with_store(problem, params, true)
     }
 
     /// Every path starts with every message at `start` (length r) instead of `a_0 = 1/r`; for
@@ -252,84 +221,7 @@ impl<G: StateGrid> Sosmp<G> {
         params: SosmpParams,
         start: &[f64],
     ) -> Result<Self> {
-        let r = problem.r();
-        if start.len() != r || start.iter().any(|a| !a.is_finite()) {
-            return Err(Error::param(
-                "initial coefficients",
-                format!("need {r} finite numbers, got {}", start.len()),
-            ));
-        }
-        let mut s = Sosmp::new(problem, params)?;
-        for p in &mut s.paths {
-            for (row, prev) in p.coeffs.chunks_mut(r).zip(p.prev.chunks_mut(r)) {
-                row.copy_from_slice(start);
-                prev.copy_from_slice(start);
-            }
-        }
-        Ok(s)
-    }
-
-    pub fn problem(&self) -> &Arc<SosmpProblem<G>> {
-        &self.problem
-    }
-
-    pub fn params(&self) -> &SosmpParams {
-        &self.params
-    }
-
-    pub fn num_paths(&self) -> usize {
-        self.paths.len()
-    }
-
-    fn row<'a>(&self, buf: &'a [f64], m: MsgId) -> &'a [f64] {
-        let r = self.problem.r();
-        let s = self.problem.layout.slot_of[m];
-        &buf[s * r..(s + 1) * r]
-    }
-
-    /// `a_t` of message `m` on `path`.
-    pub fn coefficients(&self, path: usize, m: MsgId) -> &[f64] {
-        self.row(&self.paths[path].coeffs, m)
-    }
-
-    /// `a_{t-1}` of message `m` on `path` (what the latest samples were drawn with).
-    pub fn previous_coefficients(&self, path: usize, m: MsgId) -> &[f64] {
-        self.row(&self.paths[path].prev, m)
-    }
-
-    /// The latest `b` of message `m` on `path` (zeros before the first iteration).
-    pub fn last_b(&self, path: usize, m: MsgId) -> &[f64] {
-        self.row(&self.paths[path].last_b, m)
-    }
-
-    /// The latest `k` samples of message `m` on `path`.
-    pub fn samples(&self, path: usize, m: MsgId) -> &[G::Sample] {
-        let k = self.params.samples;
-        let s = self.problem.layout.slot_of[m];
-        &self.paths[path].samples[s * k..(s + 1) * k]
-    }
-
-    /// All of `path`'s coefficients in message order (`[m * r + j]`).
-    pub fn coefficients_by_message(&self, path: usize) -> Vec<f64> {
-        (0..self.problem.num_messages())
-            .flat_map(|m| self.coefficients(path, m).iter().copied())
-            .collect()
-    }
-
-    /// Eq. 38 error of `path` against a reference in message order. O(|E→| r).
-    pub fn squared_error(&self, path: usize, reference: &[f64]) -> f64 {
-        self.problem
-            .squared_error(|m| self.coefficients(path, m), reference)
-    }
-
-    /// Fallbacks to `β` so far, over all paths.
-    pub fn fallbacks(&self) -> u64 {
-        self.paths.iter().map(|p| p.fallbacks).sum()
-    }
-
-    /// `ψ_u Π m̂_{w->u}` of `path`, normalised. O(deg · n r).
-    pub fn belief_values(&self, path: usize, u: NodeId) -> Vec<f64> {
-        update::belief_values(&self.problem, |m| self.coefficients(path, m), u)
+        Sosmp::with_start_in_store(problem, params, start, true)
     }
 
     /// The density the latest samples of `m` on `path` were drawn from, normalised.
@@ -354,7 +246,160 @@ impl<G: StateGrid> Sosmp<G> {
     }
 }
 
-impl<G: StateGrid> Inference for Sosmp<G> {
+impl<G: StateGrid, C: Coefficient> Sosmp<G, C> {
+    /// All paths start at `a_0 = 1/r` in a `C` store; `keep_draws` keeps every message's latest
+    /// `b` and samples (for views; [`Self::last_b`] and [`Self::samples`] are empty without).
+    pub fn with_store(
+        problem: Arc<SosmpProblem<G>>,
+        params: SosmpParams,
+        keep_draws: bool,
+    ) -> Result<Self> {
+        params.check()?;
+        let (m, r) = (problem.num_messages(), problem.r());
+        let paths = (0..params.paths)
+            .map(|_| PathState::with_store(m, r, params.samples, keep_draws))
+            .collect();
+        Ok(Sosmp {
+            problem,
+            params,
+            paths,
+            iteration: 0,
+            max_step: f64::INFINITY,
+        })
+    }
+
+    /// [`Sosmp::with_start`] in a `C` store, keeping the draws or not (see [`Self::with_store`]).
+    pub fn with_start_in_store(
+        problem: Arc<SosmpProblem<G>>,
+        params: SosmpParams,
+        start: &[f64],
+        keep_draws: bool,
+    ) -> Result<Self> {
+        let r = problem.r();
+        if start.len() != r || start.iter().any(|a| !a.is_finite()) {
+            return Err(Error::param(
+                "initial coefficients",
+                format!("need {r} finite numbers, got {}", start.len()),
+            ));
+        }
+        let mut s = Sosmp::with_store(problem, params, keep_draws)?;
+        let start: Vec<C> = start.iter().map(|&a| C::from_f64(a)).collect();
+        for p in &mut s.paths {
+            for (row, prev) in p.coeffs.chunks_mut(r).zip(p.prev.chunks_mut(r)) {
+                row.copy_from_slice(&start);
+                prev.copy_from_slice(&start);
+            }
+        }
+        Ok(s)
+    }
+
+    /// Caps the step size: `η_t = min(cap, 1 / (γ (t + 1)))`. With `γ < 1` the first steps of
+    /// Theorem 2's rule exceed 1, so `a_{t+1} = (1 - η) a_t + η b` extrapolates past the fresh
+    /// estimate `b`; the expansion then goes negative over most of the box, and the clipped
+    /// incoming messages of a pixel can have disjoint supports (the sampling density is zero
+    /// everywhere). A cap of 1 keeps every `a_t` a convex combination of projected BP updates.
+    /// Errors unless `cap` is positive.
+    pub fn set_max_step(&mut self, cap: f64) -> Result<()> {
+        if cap.is_nan() || cap <= 0.0 {
+            return Err(Error::param(
+                "step cap",
+                format!("must be positive, got {cap}"),
+            ));
+        }
+        self.max_step = cap;
+        Ok(())
+    }
+
+    /// The step size of 0-based iteration `t`, after the cap.
+    pub fn step_size(&self, t: usize) -> f64 {
+        self.params.step_size(t).min(self.max_step)
+    }
+
+    pub fn problem(&self) -> &Arc<SosmpProblem<G>> {
+        &self.problem
+    }
+
+    pub fn params(&self) -> &SosmpParams {
+        &self.params
+    }
+
+    pub fn num_paths(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn row<'a, T>(&self, buf: &'a [T], m: MsgId) -> &'a [T] {
+        let r = self.problem.r();
+        let s = self.problem.layout.slot_of[m];
+        &buf[s * r..(s + 1) * r]
+    }
+
+    /// `a_t` of message `m` on `path`, as stored.
+    pub fn coefficients(&self, path: usize, m: MsgId) -> &[C] {
+        self.row(&self.paths[path].coeffs, m)
+    }
+
+    /// `a_{t-1}` of message `m` on `path` (what the latest samples were drawn with), as stored.
+    pub fn previous_coefficients(&self, path: usize, m: MsgId) -> &[C] {
+        self.row(&self.paths[path].prev, m)
+    }
+
+    /// The latest `b` of message `m` on `path` (zeros before the first iteration; empty when
+    /// the draws are not kept).
+    pub fn last_b(&self, path: usize, m: MsgId) -> &[f64] {
+        if self.paths[path].last_b.is_empty() {
+            return &[];
+        }
+        self.row(&self.paths[path].last_b, m)
+    }
+
+    /// The latest `k` samples of message `m` on `path` (empty when the draws are not kept).
+    pub fn samples(&self, path: usize, m: MsgId) -> &[G::Sample] {
+        if self.paths[path].samples.is_empty() {
+            return &[];
+        }
+        let k = self.params.samples;
+        let s = self.problem.layout.slot_of[m];
+        &self.paths[path].samples[s * k..(s + 1) * k]
+    }
+
+    /// All of `path`'s coefficients in message order (`[m * r + j]`).
+    pub fn coefficients_by_message(&self, path: usize) -> Vec<f64> {
+        (0..self.problem.num_messages())
+            .flat_map(|m| self.coefficients(path, m).iter().map(|a| a.to_f64()))
+            .collect()
+    }
+
+    /// Eq. 38 error of `path` against a reference in message order. O(|E→| r).
+    pub fn squared_error(&self, path: usize, reference: &[f64]) -> f64 {
+        let coefficients = self.coefficients_by_message(path);
+        let r = self.problem.r();
+        self.problem
+            .squared_error(|m| &coefficients[m * r..(m + 1) * r], reference)
+    }
+
+    /// Fallbacks to `β` so far, over all paths.
+    pub fn fallbacks(&self) -> u64 {
+        self.paths.iter().map(|p| p.fallbacks).sum()
+    }
+
+    /// `ψ_u Π m̂_{w->u}` of `path`, normalised. O(deg · n r).
+    pub fn belief_values(&self, path: usize, u: NodeId) -> Vec<f64> {
+        let n = self.problem.mrf.grid.len();
+        let (mut out, mut eval) = (vec![0.0; n], vec![0.0; n]);
+        let mut row = vec![0.0; self.problem.r()];
+        update::belief_into_stored(
+            &self.problem,
+            |m| self.coefficients(path, m),
+            u,
+            &mut row,
+            &mut eval,
+            &mut out,
+        );
+        out
+    }
+}
+
+impl<G: StateGrid, C: Coefficient> Inference for Sosmp<G, C> {
     /// One synchronous iteration of every path (rayon over paths and nodes). Residual: the
     /// largest absolute change of any coefficient on any path.
     fn step(&mut self) -> Result<StepReport> {
@@ -373,7 +418,7 @@ impl<G: StateGrid> Inference for Sosmp<G> {
                     .coeffs
                     .iter()
                     .zip(&state.prev)
-                    .map(|(a, b)| (a - b).abs())
+                    .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
                     .fold(0.0, f64::max))
             })
             .collect();
@@ -410,10 +455,18 @@ impl<G: StateGrid> Inference for Sosmp<G> {
             grid.node_coordinates(i, c);
         }
         let mut values = vec![0.0; nodes * dim];
+        let r = self.problem.r();
         values.par_chunks_mut(dim).enumerate().for_each_init(
-            || (vec![0.0; n], vec![0.0; n]),
-            |(eval, b), (u, est)| {
-                update::belief_into(&self.problem, |m| self.coefficients(0, m), u, eval, b);
+            || (vec![0.0; n], vec![0.0; n], vec![0.0; r]),
+            |(eval, b, row), (u, est)| {
+                update::belief_into_stored(
+                    &self.problem,
+                    |m| self.coefficients(0, m),
+                    u,
+                    row,
+                    eval,
+                    b,
+                );
                 match kind {
                     EstimateKind::Map => {
                         let best = b

@@ -48,37 +48,99 @@ pub fn sampling_rng(seed: u64, path: usize, iteration: usize, message: MsgId) ->
     ))
 }
 
+/// How a path stores its coefficients: `f64`, or `f32` storage with `f64` arithmetic (every
+/// read widens to `f64`, every update is computed in `f64` and rounded once when stored, a
+/// relative 6e-8: far below the Monte Carlo error of `k` samples). The store is most of a large
+/// problem's memory (optical flow: `2 r` numbers per directed edge).
+pub trait Coefficient: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// `row` as `f64`: itself for an `f64` store, else widened into `buf` (length `row.len()`).
+    fn widened<'a>(row: &'a [Self], buf: &'a mut [f64]) -> &'a [f64];
+}
+
+impl Coefficient for f64 {
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn widened<'a>(row: &'a [f64], _buf: &'a mut [f64]) -> &'a [f64] {
+        row
+    }
+}
+
+impl Coefficient for f32 {
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn widened<'a>(row: &'a [f32], buf: &'a mut [f64]) -> &'a [f64] {
+        let buf = &mut buf[..row.len()];
+        for (o, &a) in buf.iter_mut().zip(row) {
+            *o = f64::from(a);
+        }
+        buf
+    }
+}
+
 /// The state of one sample path. Buffers are slot-major (see [`super::model::SlotLayout`]).
 #[derive(Debug, Clone)]
-pub struct PathState<S> {
+pub struct PathState<S, C = f64> {
     /// `a_t`, `r` per slot.
-    pub coeffs: Vec<f64>,
+    pub coeffs: Vec<C>,
     /// `a_{t-1}` (the coefficients the latest samples were drawn with).
-    pub prev: Vec<f64>,
-    /// The latest `b`, `r` per slot.
+    pub prev: Vec<C>,
+    /// The latest `b`, `r` per slot (empty when the path keeps no draws, see
+    /// [`PathState::with_store`]).
     pub last_b: Vec<f64>,
-    /// The latest `k` samples, `k` per slot.
+    /// The latest `k` samples, `k` per slot (empty when the path keeps no draws).
     pub samples: Vec<S>,
     /// Densities that were zero everywhere and fell back to `β`.
     pub fallbacks: u64,
 }
 
 impl<S: Copy + Default> PathState<S> {
-    /// `a_0 = 1/r` for every coefficient of every message.
+    /// `a_0 = 1/r` for every coefficient of every message, `f64` storage, the latest `b` and
+    /// samples kept.
     pub fn new(messages: usize, r: usize, k: usize) -> Self {
-        let coeffs = vec![1.0 / r as f64; messages * r];
+        PathState::with_store(messages, r, k, true)
+    }
+}
+
+impl<S: Copy + Default, C: Coefficient> PathState<S, C> {
+    /// `a_0 = 1/r` for every coefficient of every message in a `C` store; with `keep_draws`
+    /// false the latest `b` and samples of each message (for views) are not kept, which saves
+    /// `r` numbers and `k` samples per message.
+    pub fn with_store(messages: usize, r: usize, k: usize, keep_draws: bool) -> Self {
+        let coeffs = vec![C::from_f64(1.0 / r as f64); messages * r];
+        let kept = if keep_draws { messages } else { 0 };
         PathState {
             prev: coeffs.clone(),
             coeffs,
-            last_b: vec![0.0; messages * r],
-            samples: vec![S::default(); messages * k],
+            last_b: vec![0.0; kept * r],
+            samples: vec![S::default(); kept * k],
             fallbacks: 0,
         }
+    }
+
+    /// True when the latest `b` and samples are kept.
+    pub fn keeps_draws(&self) -> bool {
+        !self.samples.is_empty() || self.coeffs.is_empty()
     }
 }
 
 /// Scratch of one rayon job.
-struct NodeScratch {
+struct NodeScratch<S> {
     /// Clipped incoming messages, `deg x n`.
     eval: Vec<f64>,
     /// Prefix products (deg > 2), `deg x n`.
@@ -90,10 +152,14 @@ struct NodeScratch {
     /// `ψ_v` when computed, `β_m` when not stored.
     psi: Vec<f64>,
     beta: Vec<f64>,
+    /// One message's coefficients widened to `f64`.
+    row: Vec<f64>,
+    /// The latest draws of one message when the path keeps none.
+    drawn: Vec<S>,
 }
 
-impl NodeScratch {
-    fn new(n: usize, cells: usize, max_degree: usize, r: usize) -> Self {
+impl<S: Copy + Default> NodeScratch<S> {
+    fn new(n: usize, cells: usize, max_degree: usize, r: usize, k: usize) -> Self {
         NodeScratch {
             eval: vec![0.0; max_degree * n],
             prefix: vec![0.0; if max_degree > 2 { max_degree * n } else { 0 }],
@@ -103,6 +169,8 @@ impl NodeScratch {
             b: vec![0.0; r],
             psi: vec![0.0; n],
             beta: vec![0.0; n],
+            row: vec![0.0; r],
+            drawn: vec![S::default(); k],
         }
     }
 }
@@ -110,14 +178,14 @@ impl NodeScratch {
 /// One synchronous SOSMP iteration of one path: `a_{t+1} = (1 - η) a_t + η b_t`, where
 /// `iteration` is `t` (0-based) and `eta` its step size. Returns the number of fallbacks.
 /// Errors if some `b` is not finite (the state is then not advanced).
-pub fn step_path<G: StateGrid>(
+pub fn step_path<G: StateGrid, C: Coefficient>(
     problem: &SosmpProblem<G>,
     seed: u64,
     samples: usize,
     path: usize,
     iteration: usize,
     eta: f64,
-    state: &mut PathState<G::Sample>,
+    state: &mut PathState<G::Sample, C>,
 ) -> Result<u64> {
     let graph = &problem.mrf.graph;
     let layout = &problem.layout;
@@ -126,6 +194,7 @@ pub fn step_path<G: StateGrid>(
     let n = problem.mrf.grid.len();
     let cells = problem.mrf.grid.num_cells();
     let max_degree = problem.max_degree;
+    let keep = state.keeps_draws();
     std::mem::swap(&mut state.prev, &mut state.coeffs);
     let job = NodeJob {
         problem,
@@ -140,16 +209,18 @@ pub fn step_path<G: StateGrid>(
     // Split the slot-major outputs into one chunk per node (O(nodes) pointers per iteration).
     let mut tasks = Vec::with_capacity(graph.num_nodes());
     {
-        let mut coeffs: &mut [f64] = &mut state.coeffs;
+        let mut coeffs: &mut [C] = &mut state.coeffs;
         let mut bs: &mut [f64] = &mut state.last_b;
         let mut ss: &mut [G::Sample] = &mut state.samples;
+        // Without kept draws each node gets empty `b` and sample slices.
+        let (kr, kk) = if keep { (r, k) } else { (0, 0) };
         for v in 0..graph.num_nodes() {
             let d = layout.node_start[v + 1] - layout.node_start[v];
             let (c, rest) = std::mem::take(&mut coeffs).split_at_mut(d * r);
             coeffs = rest;
-            let (b, rest) = std::mem::take(&mut bs).split_at_mut(d * r);
+            let (b, rest) = std::mem::take(&mut bs).split_at_mut(d * kr);
             bs = rest;
-            let (s, rest) = std::mem::take(&mut ss).split_at_mut(d * k);
+            let (s, rest) = std::mem::take(&mut ss).split_at_mut(d * kk);
             ss = rest;
             tasks.push((v, c, b, s));
         }
@@ -157,7 +228,7 @@ pub fn step_path<G: StateGrid>(
     let outcome: Result<u64> = tasks
         .into_par_iter()
         .map_init(
-            || NodeScratch::new(n, cells, max_degree, r),
+            || NodeScratch::new(n, cells, max_degree, r, k),
             |scratch, (v, out, b_out, s_out)| update_node(&job, v, out, b_out, s_out, scratch),
         )
         .try_reduce(|| 0, |a, b| Ok(a + b));
@@ -175,7 +246,7 @@ pub fn step_path<G: StateGrid>(
 }
 
 /// What every node's update in one iteration of one path reads.
-struct NodeJob<'a, G: StateGrid> {
+struct NodeJob<'a, G: StateGrid, C> {
     problem: &'a SosmpProblem<G>,
     seed: u64,
     k: usize,
@@ -183,27 +254,27 @@ struct NodeJob<'a, G: StateGrid> {
     iteration: usize,
     eta: f64,
     /// The coefficients before this iteration (all messages).
-    prev: &'a [f64],
+    prev: &'a [C],
 }
 
-impl<G: StateGrid> Clone for NodeJob<'_, G> {
+impl<G: StateGrid, C> Clone for NodeJob<'_, G, C> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<G: StateGrid> Copy for NodeJob<'_, G> {}
+impl<G: StateGrid, C> Copy for NodeJob<'_, G, C> {}
 
 /// Dispatches to a copy of [`update_node_body`] compiled for AVX2 when the CPU has it (the
 /// loops are twice as wide). Only plain multiplies and adds are used, never fused
 /// multiply-adds, so both copies give bit-identical results.
-fn update_node<G: StateGrid>(
-    job: &NodeJob<'_, G>,
+fn update_node<G: StateGrid, C: Coefficient>(
+    job: &NodeJob<'_, G, C>,
     v: NodeId,
-    out: &mut [f64],
+    out: &mut [C],
     b_out: &mut [f64],
     s_out: &mut [G::Sample],
-    sc: &mut NodeScratch,
+    sc: &mut NodeScratch<G::Sample>,
 ) -> Result<u64> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -215,25 +286,25 @@ fn update_node<G: StateGrid>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn update_node_avx2<G: StateGrid>(
-    job: &NodeJob<'_, G>,
+fn update_node_avx2<G: StateGrid, C: Coefficient>(
+    job: &NodeJob<'_, G, C>,
     v: NodeId,
-    out: &mut [f64],
+    out: &mut [C],
     b_out: &mut [f64],
     s_out: &mut [G::Sample],
-    sc: &mut NodeScratch,
+    sc: &mut NodeScratch<G::Sample>,
 ) -> Result<u64> {
     update_node_body(job, v, out, b_out, s_out, sc)
 }
 
 #[inline(always)]
-fn update_node_body<G: StateGrid>(
-    job: &NodeJob<'_, G>,
+fn update_node_body<G: StateGrid, C: Coefficient>(
+    job: &NodeJob<'_, G, C>,
     v: NodeId,
-    out: &mut [f64],
+    out: &mut [C],
     b_out: &mut [f64],
     s_out: &mut [G::Sample],
-    sc: &mut NodeScratch,
+    sc: &mut NodeScratch<G::Sample>,
 ) -> Result<u64> {
     let NodeJob {
         problem,
@@ -261,12 +332,14 @@ fn update_node_body<G: StateGrid>(
         b: b_acc,
         psi: psi_buf,
         beta: beta_buf,
+        row,
+        drawn: drawn_buf,
     } = sc;
     if d >= 2 {
         for (i, nb) in nbrs.iter().enumerate() {
             let s = layout.slot_of[nb.incoming];
-            basis
-                .evaluate_clipped_blocked(&prev[s * r..(s + 1) * r], &mut eval[i * n..(i + 1) * n]);
+            let a = C::widened(&prev[s * r..(s + 1) * r], row);
+            basis.evaluate_clipped_blocked(a, &mut eval[i * n..(i + 1) * n]);
         }
     }
     if d >= 3 {
@@ -324,7 +397,11 @@ fn update_node_body<G: StateGrid>(
         let mut rng = sampling_rng(seed, path, iteration, m);
         let gamma = tables.gamma(m);
         b_acc.iter_mut().for_each(|b| *b = 0.0);
-        let drawn = &mut s_out[o * k..(o + 1) * k];
+        let drawn = if s_out.is_empty() {
+            &mut drawn_buf[..]
+        } else {
+            &mut s_out[o * k..(o + 1) * k]
+        };
         for slot in drawn.iter_mut() {
             *slot = sampler.draw(grid, &mut rng);
         }
@@ -344,9 +421,11 @@ fn update_node_body<G: StateGrid>(
         let old = &prev[(base + o) * r..(base + o + 1) * r];
         let new = &mut out[o * r..(o + 1) * r];
         for ((a, &a_old), &b) in new.iter_mut().zip(old).zip(b_acc.iter()) {
-            *a = (1.0 - eta) * a_old + eta * b;
+            *a = C::from_f64((1.0 - eta) * a_old.to_f64() + eta * b);
         }
-        b_out[o * r..(o + 1) * r].copy_from_slice(b_acc);
+        if !b_out.is_empty() {
+            b_out[o * r..(o + 1) * r].copy_from_slice(b_acc);
+        }
     }
     Ok(fallbacks)
 }
@@ -396,40 +475,54 @@ pub fn belief_into<'a, G: StateGrid>(
     eval: &mut [f64],
     out: &mut [f64],
 ) {
+    belief_into_stored(problem, coeff, u, &mut [], eval, out)
+}
+
+/// [`belief_into`] for coefficients in any store, widened through `row` (r numbers; unused for
+/// an `f64` store).
+pub fn belief_into_stored<'a, G: StateGrid, C: Coefficient>(
+    problem: &SosmpProblem<G>,
+    coeff: impl Fn(MsgId) -> &'a [C],
+    u: NodeId,
+    row: &mut [f64],
+    eval: &mut [f64],
+    out: &mut [f64],
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked on the line above).
-        return unsafe { belief_into_avx2(problem, coeff, u, eval, out) };
+        return unsafe { belief_into_avx2(problem, coeff, u, row, eval, out) };
     }
-    belief_into_body(problem, coeff, u, eval, out)
+    belief_into_body(problem, coeff, u, row, eval, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn belief_into_avx2<'a, G: StateGrid>(
+fn belief_into_avx2<'a, G: StateGrid, C: Coefficient>(
     problem: &SosmpProblem<G>,
-    coeff: impl Fn(MsgId) -> &'a [f64],
+    coeff: impl Fn(MsgId) -> &'a [C],
     u: NodeId,
+    row: &mut [f64],
     eval: &mut [f64],
     out: &mut [f64],
 ) {
-    belief_into_body(problem, coeff, u, eval, out)
+    belief_into_body(problem, coeff, u, row, eval, out)
 }
 
 #[inline(always)]
-fn belief_into_body<'a, G: StateGrid>(
+fn belief_into_body<'a, G: StateGrid, C: Coefficient>(
     problem: &SosmpProblem<G>,
-    coeff: impl Fn(MsgId) -> &'a [f64],
+    coeff: impl Fn(MsgId) -> &'a [C],
     u: NodeId,
+    row: &mut [f64],
     eval: &mut [f64],
     out: &mut [f64],
 ) {
     let psi = problem.mrf.node_potential_into(u, eval);
     out.copy_from_slice(psi);
     for nb in problem.mrf.graph.neighbors(u) {
-        problem
-            .basis
-            .evaluate_clipped_blocked(coeff(nb.incoming), eval);
+        let a = C::widened(coeff(nb.incoming), row);
+        problem.basis.evaluate_clipped_blocked(a, eval);
         kernels::mul_assign(out, eval);
     }
     normalise(problem.mrf.grid.weights(), out);

@@ -7,6 +7,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::inference::EstimateKind;
 use crate::scenarios::ScenarioParams;
+use crate::scenarios::flow::config::BuiltinPair;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig};
 use crate::scenarios::{OutputArgs, RunFlags};
 
@@ -22,6 +23,11 @@ pub struct FlowArgs {
     /// Ground-truth flow, Middlebury .flo (frame 1 -> frame 2): EPE and AAE per iteration.
     #[arg(long, value_name = "FLOW.flo")]
     pub gt: Option<PathBuf>,
+    /// The built-in pair without frames: rotation (a texture rotated and translated, at most
+    /// about 3 px) or layers (three layers moving 20-30 px over a background, textured and
+    /// textureless, with occlusions) [default: rotation].
+    #[arg(long)]
+    pub pair: Option<BuiltinPair>,
     /// Width of the built-in pair [default: 128].
     #[arg(long)]
     pub width: Option<usize>,
@@ -56,11 +62,19 @@ pub struct FlowArgs {
     /// level with --levels 1), pixels of that level [default: 2].
     #[arg(long)]
     pub max_displacement: Option<f64>,
-    /// Half-width d_r of the window at the finest level of a pyramid (3/4 of the pixels: it
-    /// sets time and memory), around the upsampled coarse flow; 0 = d [default: 1; preset
-    /// best: 1.5].
+    /// Half-width d_r of the window at the fine levels of a pyramid (--fine-levels; the two
+    /// finest hold 15/16 of the pixels: they set time and memory), around the upsampled
+    /// coarse flow; 0 = d [default: 1; preset best: 1.5].
     #[arg(long)]
     pub refine_displacement: Option<f64>,
+    /// How many of the finest pyramid levels search d_r (never the coarsest, which searches d)
+    /// [default: 2].
+    #[arg(long)]
+    pub fine_levels: Option<usize>,
+    /// Levels of more pixels than this pass no messages: they only refine the upsampled flow
+    /// of the level above (never the coarsest level); 0 = every level [default: 262144].
+    #[arg(long)]
+    pub max_mp_pixels: Option<usize>,
     /// Label lattice nodes per pixel (step 1/N px) [default: 2].
     #[arg(long)]
     pub subpixel: Option<usize>,
@@ -90,8 +104,8 @@ pub struct FlowArgs {
     /// brightness constancy [default: 0].
     #[arg(long)]
     pub census_weight: Option<f64>,
-    /// Fixed-point iterations of the variational (Charbonnier, DIS-style) refinement of the
-    /// finest level's flow, per warp; 0 = off, as in the paper preset [default: 5].
+    /// Fixed-point iterations of the variational (Charbonnier, DIS-style) refinement of each
+    /// level's flow, per warp; 0 = off, as in the paper preset [default: 5].
     #[arg(long)]
     pub variational_iters: Option<usize>,
     /// Warps of the variational refinement (frame 2 warped again by its flow) [default: 10].
@@ -100,9 +114,17 @@ pub struct FlowArgs {
     /// Smoothness weight alpha of the variational refinement [default: 20].
     #[arg(long)]
     pub variational_alpha: Option<f64>,
+    /// The variational refinement's warps end once one moves the flow by less than this (mean,
+    /// pixels of the level); 0 runs every warp [default: 0.01].
+    #[arg(long)]
+    pub variational_stop_change: Option<f64>,
     /// Gradient-constancy weight gamma of the variational refinement [default: 10].
     #[arg(long)]
     pub variational_gamma: Option<f64>,
+    /// Refine every pyramid level's flow before it centres the next level's windows (as DIS
+    /// does at every scale); false refines only the finest level's [default: true].
+    #[arg(long)]
+    pub refine_every_level: Option<bool>,
     /// 3 x 3 median of each level's flow before it centres the next level's windows
     /// [default: true].
     #[arg(long)]
@@ -151,6 +173,7 @@ impl RunFlags for FlowArgs {
             frame1: self.frame1,
             frame2: self.frame2,
             ground_truth: self.gt,
+            pair: self.pair.unwrap_or(d.pair),
             width: self.width.unwrap_or(d.width),
             height: self.height.unwrap_or(d.height),
             seed: self.seed.unwrap_or(d.seed),
@@ -167,6 +190,8 @@ impl RunFlags for FlowArgs {
             stop_change: self.stop_change.unwrap_or(d.stop_change),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
             refine_displacement: self.refine_displacement.unwrap_or(d.refine_displacement),
+            fine_levels: self.fine_levels.unwrap_or(d.fine_levels),
+            max_mp_pixels: self.max_mp_pixels.unwrap_or(d.max_mp_pixels),
             subpixel: self.subpixel.unwrap_or(d.subpixel),
             levels: self.levels.unwrap_or(d.levels),
             sigma_data: self.sigma_data.unwrap_or(d.sigma_data),
@@ -190,6 +215,10 @@ impl RunFlags for FlowArgs {
             variational_warps: self.variational_warps.unwrap_or(d.variational_warps),
             variational_alpha: self.variational_alpha.unwrap_or(d.variational_alpha),
             variational_gamma: self.variational_gamma.unwrap_or(d.variational_gamma),
+            variational_stop_change: self
+                .variational_stop_change
+                .unwrap_or(d.variational_stop_change),
+            refine_every_level: self.refine_every_level.unwrap_or(d.refine_every_level),
             median_handoff: self.median_handoff.unwrap_or(d.median_handoff),
             presmooth: self.presmooth.unwrap_or(d.presmooth),
             estimate: self.estimate.unwrap_or(d.estimate),

@@ -46,9 +46,13 @@ pub const PARAMS: &[Param] = &[
     Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
         .unit("px")
         .help("Displacements x in [−d, d]² around the base flow at the coarsest level (the only level with one level)."),
-    Param::real("refine_displacement", "Finest window d_r", 0.0, 64.0)
+    Param::real("refine_displacement", "Fine window d_r", 0.0, 64.0)
         .unit("px")
-        .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest level of a pyramid, which holds 3/4 of the pixels and sets time and memory (the coarser levels give the reach; 0 = d). Reach d · (2^L − 2) + d_r."),
+        .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest levels of a pyramid (Fine levels), which hold 15/16 of the pixels and set time and memory (the coarser levels give the reach; 0 = d)."),
+    Param::int("fine_levels", "Fine levels", 0.0, MAX_LEVELS as f64)
+        .help("The finest this many levels of a pyramid that pass messages search the window d_r (never the coarsest level, which searches d); each starts from the refined flow of the level above, so it only corrects it."),
+    Param::int("max_mp_pixels", "Message-passing pixels", 0.0, 1e9)
+        .help("Levels of more pixels than this pass no messages: they start from the upsampled flow of the level above and only refine it variationally (as DIS stops its patch search above the finest scale), which bounds time and memory on large frames; the coarsest level always passes messages; 0 = every level (also whenever the refinement is off)."),
     Param::real("sigma_data", "σ data", 1e-6, 1e6)
         .log()
         .unit("gray levels")
@@ -71,6 +75,9 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::int("variational_warps", "Refinement warps", 1.0, 100.0)
         .help("Times the variational refinement warps frame 2 by its current flow and linearises again (each runs the fixed-point iterations)."),
+    Param::real("variational_stop_change", "Refinement warp stop", 0.0, 10.0)
+        .unit("px")
+        .help("The refinement's warps end once one moves the flow by less than this (mean, pixels of the level); 0 runs every warp."),
     Param::real("variational_alpha", "Refinement smoothness α", 0.0, 1000.0)
         .help("Smoothness weight α of the variational refinement (data weight δ = 5)."),
     Param::real("variational_gamma", "Refinement gradient γ", 0.0, 1000.0).help(
@@ -80,6 +87,39 @@ pub const PARAMS: &[Param] = &[
         .unit("px")
         .help("Gaussian blur of both frames before matching (0: none)."),
 ];
+
+/// The built-in pair run without frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuiltinPair {
+    /// A texture rotated and translated: at most about 3 px ([`super::synthetic`]).
+    #[default]
+    Rotation,
+    /// A background and three layers moving 20 to 30 px, textured and textureless, with
+    /// occlusions ([`super::layers`]).
+    Layers,
+}
+
+impl BuiltinPair {
+    pub const ALL: [BuiltinPair; 2] = [BuiltinPair::Rotation, BuiltinPair::Layers];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            BuiltinPair::Rotation => "rotation",
+            BuiltinPair::Layers => "layers",
+        }
+    }
+}
+
+impl std::str::FromStr for BuiltinPair {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        BuiltinPair::ALL
+            .into_iter()
+            .find(|p| p.label() == s)
+            .ok_or_else(|| format!("unknown built-in pair '{s}' (expected rotation or layers)"))
+    }
+}
 
 /// The algorithms the flow scenario runs on the same MRF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -130,6 +170,8 @@ pub struct FlowConfig {
     pub frame2: Option<PathBuf>,
     /// Ground truth (Middlebury `.flo`, frame 1 -> frame 2), optional with the user's frames.
     pub ground_truth: Option<PathBuf>,
+    /// The built-in pair run without frames.
+    pub pair: BuiltinPair,
     /// Size of the built-in pair. With frames the scenario echoes the frames' size here (the
     /// files fix it; the fields are then only a record of what ran).
     pub width: usize,
@@ -167,12 +209,19 @@ pub struct FlowConfig {
     /// Half-width d of the displacement window `[-d, d]²` at the coarsest level, in pixels of
     /// that level (the only level without a pyramid).
     pub max_displacement: f64,
-    /// Half-width `d_r` of the window at the finest level of a pyramid, around the upsampled
-    /// flow of the level above (0: `d`). The coarser levels give the reach, so the finest level
-    /// only corrects its hand-off, and it holds 3/4 of the pixels: its labels set time and
-    /// memory. (A window this small at every finer level was measured worse: a level cannot
-    /// undo a coarse error larger than its window.)
+    /// Half-width `d_r` of the window at the [`Self::fine_levels`] finest levels of a pyramid,
+    /// around the upsampled flow of the level above (0: `d`). The coarser levels give the
+    /// reach, so a fine level only corrects its hand-off, and the two finest levels hold 15/16
+    /// of the pixels: their labels set time and memory. (Without the refinement of every
+    /// level's flow, a window this small at every finer level was measured worse: a level
+    /// cannot undo a coarse error larger than its window.)
     pub refine_displacement: f64,
+    /// How many of the finest levels that pass messages search `d_r` (never the coarsest
+    /// level).
+    pub fine_levels: usize,
+    /// Levels of more pixels than this pass no messages and are only refined (see
+    /// [`Self::refine_only_levels`]); 0 = no limit.
+    pub max_mp_pixels: usize,
     /// Label lattice nodes per pixel (the step is `1 / subpixel` px).
     pub subpixel: usize,
     /// Pyramid levels (1 = the paper's single level; 0 = from the image size, see
@@ -199,6 +248,11 @@ pub struct FlowConfig {
     pub variational_alpha: f64,
     /// Its gradient-constancy weight γ.
     pub variational_gamma: f64,
+    /// Its warps end once one moves the flow by less than this (mean, pixels of the level).
+    pub variational_stop_change: f64,
+    /// Refine every level's flow before it centres the next level's windows (as DIS refines
+    /// at every scale), not only the finest level's.
+    pub refine_every_level: bool,
     /// Median-filter (3 x 3) each level's flow before it centres the next level's windows.
     pub median_handoff: bool,
     /// Standard deviation of the Gaussian pre-smoothing of both frames (pixels; 0 = none).
@@ -216,6 +270,7 @@ impl Default for FlowConfig {
             frame1: None,
             frame2: None,
             ground_truth: None,
+            pair: BuiltinPair::Rotation,
             width: 128,
             height: 128,
             seed: 0,
@@ -232,6 +287,8 @@ impl Default for FlowConfig {
             stop_change: DEFAULT_STOP_CHANGE,
             max_displacement: 2.0,
             refine_displacement: DEFAULT_REFINE_DISPLACEMENT,
+            fine_levels: DEFAULT_FINE_LEVELS,
+            max_mp_pixels: DEFAULT_MAX_MP_PIXELS,
             subpixel: 2,
             levels: 0,
             sigma_data: 2.0,
@@ -243,6 +300,8 @@ impl Default for FlowConfig {
             variational_warps: DEFAULT_VARIATIONAL_WARPS,
             variational_alpha: 20.0,
             variational_gamma: 10.0,
+            variational_stop_change: DEFAULT_VARIATIONAL_STOP_CHANGE,
+            refine_every_level: true,
             median_handoff: true,
             presmooth: 0.0,
             estimate: EstimateKind::Mean,
@@ -280,11 +339,26 @@ pub const PRESETS: [&str; 3] = ["paper", "default", "best"];
 /// synthetic one the same or better at 8 than at 12) levels off by 8 (README).
 pub const DEFAULT_SOSMP_ITERS: usize = 8;
 
-/// The finest level's window `d_r` by default (25 labels at 1/2 px); the `best` preset's is
+/// The fine levels' window `d_r` by default (25 labels at 1/2 px); the `best` preset's is
 /// [`BEST_REFINE_DISPLACEMENT`].
 pub const DEFAULT_REFINE_DISPLACEMENT: f64 = 1.0;
 
-/// The finest level's window of the `best` preset (49 labels).
+/// Levels that search the window `d_r` by default: the two finest (15/16 of the pixels).
+pub const DEFAULT_FINE_LEVELS: usize = 2;
+
+/// The refinement's warp stop by default, pixels: a warp that moves the flow by less than
+/// 0.01 px on average ends it (at most [`DEFAULT_VARIATIONAL_WARPS`]). Measured on RubberWhale
+/// at 1x and 2x: 25 % less time for 0.004 and 0.009 px of EPE (docs/flow-notes.md).
+pub const DEFAULT_VARIATIONAL_STOP_CHANGE: f64 = 0.01;
+
+/// The most pixels of a level that passes messages by default, 2^18 (a 512 x 512 level): the
+/// Middlebury frames (584 x 388) pass messages at every level, a 1 MP frame at all but the
+/// finest, which is only refined (its message passing took 3/4 of the time and memory, and the
+/// refined hand-off alone was better: RubberWhale at 2x, EPE 0.156 against 0.171; see
+/// docs/flow-notes.md).
+pub const DEFAULT_MAX_MP_PIXELS: usize = 1 << 18;
+
+/// The fine levels' window of the `best` preset (49 labels).
 pub const BEST_REFINE_DISPLACEMENT: f64 = 1.5;
 
 /// The census weight `κ` that `--data-term census` sets (squared gray levels per differing
@@ -332,10 +406,38 @@ impl FlowConfig {
         FlowLabels::new(self.max_displacement, self.subpixel)
     }
 
-    /// The window half-width at `level` of `levels` (0 = finest): `d_r` at the finest level of
-    /// a pyramid (`d` when `d_r = 0`), `d` at every other level and without a pyramid.
+    /// How many of the finest of `levels` levels on frames of `width x height` pass no
+    /// messages: those of more than [`Self::max_mp_pixels`] pixels, never the coarsest, and
+    /// none when the variational refinement is off (it is all such a level does).
+    pub fn refine_only_levels(&self, width: usize, height: usize, levels: usize) -> usize {
+        if self.variational_iters == 0 || self.max_mp_pixels == 0 {
+            return 0;
+        }
+        let (mut w, mut h, mut skipped) = (width.max(1), height.max(1), 0);
+        while skipped + 1 < levels && w * h > self.max_mp_pixels {
+            (w, h) = (w.div_ceil(2), h.div_ceil(2));
+            skipped += 1;
+        }
+        skipped
+    }
+
+    /// True when `level` of `levels` (0 = finest) passes messages on this config's frames
+    /// ([`Self::width`] x [`Self::height`]).
+    pub fn passes_messages(&self, level: usize, levels: usize) -> bool {
+        level >= self.refine_only_levels(self.width, self.height, levels)
+    }
+
+    /// The window half-width at `level` of `levels` (0 = finest): `d_r` at the
+    /// [`Self::fine_levels`] finest levels of a pyramid that pass messages but never at its
+    /// coarsest (`d` when `d_r = 0`), `d` at every other level and without a pyramid; 0 at a
+    /// level that passes no messages.
     pub fn displacement_at(&self, level: usize, levels: usize) -> f64 {
-        if level > 0 || levels <= 1 || self.refine_displacement == 0.0 {
+        let skipped = self.refine_only_levels(self.width, self.height, levels);
+        if level < skipped {
+            return 0.0;
+        }
+        let fine = level < skipped + self.fine_levels && level + 1 < levels;
+        if !fine || self.refine_displacement == 0.0 {
             self.max_displacement
         } else {
             self.refine_displacement
@@ -348,7 +450,8 @@ impl FlowConfig {
     }
 
     /// The largest motion `levels` levels can follow, in full-resolution pixels: each level's
-    /// window in its own pixels, `d (2^L - 2) + d_r` with a pyramid.
+    /// window in its own pixels (`d (2^L - 4) + 3 d_r` with the two finest levels at `d_r`; a
+    /// level that passes no messages adds nothing).
     pub fn reach(&self, levels: usize) -> f64 {
         (0..levels.max(1))
             .map(|l| self.displacement_at(l, levels.max(1)) * (1usize << l) as f64)
@@ -399,6 +502,7 @@ impl FlowConfig {
             iterations: self.variational_iters,
             alpha: self.variational_alpha,
             gamma: self.variational_gamma,
+            warp_tolerance: self.variational_stop_change,
             // With the census data term the frames may differ in brightness: the refinement
             // keeps only its gradient-constancy term then.
             delta: if self.census_weight > 0.0 {
@@ -408,6 +512,13 @@ impl FlowConfig {
             },
             ..Default::default()
         }
+    }
+
+    /// True when the flow of `level` (0 = finest) is refined at the end of the level: the
+    /// finest level's whenever the refinement is on, the others' with
+    /// [`Self::refine_every_level`].
+    pub fn refines_level(&self, level: usize) -> bool {
+        self.variational_iters > 0 && (level == 0 || self.refine_every_level)
     }
 
     /// Total iterations over all levels (at the size in `width` x `height`, which the scenario
@@ -437,7 +548,8 @@ impl FlowConfig {
     /// * `default`: the defaults (pyramid depth from the image size, levels end once their
     ///   flow settles);
     /// * `best`: the defaults with the robust smoothness, the census data term, the wider
-    ///   finest window and every iteration of every level (SOSMP's too).
+    ///   finest window, every iteration of every level (SOSMP's too), every warp of the refinement
+    ///   and message passing at every level.
     ///
     /// Errors on another name.
     pub fn with_preset(&self, name: &str) -> Result<FlowConfig> {
@@ -446,6 +558,7 @@ impl FlowConfig {
             frame1: self.frame1.clone(),
             frame2: self.frame2.clone(),
             ground_truth: self.ground_truth.clone(),
+            pair: self.pair,
             width: self.width,
             height: self.height,
             seed: self.seed,
@@ -473,6 +586,8 @@ impl FlowConfig {
                 c.census_weight = DEFAULT_CENSUS_WEIGHT;
                 c.sosmp_iters = 0;
                 c.stop_change = 0.0;
+                c.max_mp_pixels = 0;
+                c.variational_stop_change = 0.0;
             }
             other => {
                 return Err(Error::param(

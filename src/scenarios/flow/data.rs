@@ -2,7 +2,8 @@
 //! with errors that name the file and the problem, or the built-in synthetic pair. Cost: reading
 //! the files, O(pixels).
 
-use super::{FlowConfig, synthetic};
+use super::config::BuiltinPair;
+use super::{FlowConfig, layers, synthetic};
 use crate::error::{Error, Result};
 use crate::io::{self, FlowField, GrayImage};
 
@@ -17,7 +18,7 @@ pub struct FlowData {
 }
 
 impl FlowData {
-    /// Loads the frames and ground truth of `config`, or generates the built-in pair. Errors name
+    /// Loads the frames and ground truth of `config`, or generates its built-in pair. Errors name
     /// the file and the problem (unreadable, sizes that differ, a `.flo` of another size).
     pub fn load(config: &FlowConfig) -> Result<Self> {
         match (&config.frame1, &config.frame2) {
@@ -55,13 +56,22 @@ impl FlowData {
                 })
             }
             (None, None) => {
-                let (frame1, frame2, gt) =
-                    synthetic::synthetic_pair(config.width, config.height, config.seed);
+                let (w, h, seed) = (config.width, config.height, config.seed);
+                let ((frame1, frame2, gt), source) = match config.pair {
+                    BuiltinPair::Rotation => (
+                        synthetic::synthetic_pair(w, h, seed),
+                        "built-in synthetic pair",
+                    ),
+                    BuiltinPair::Layers => (
+                        layers::layered_pair(w, h, seed),
+                        "built-in layered pair (large motion)",
+                    ),
+                };
                 Ok(FlowData {
                     frame1,
                     frame2,
                     ground_truth: Some(gt),
-                    source: "built-in synthetic pair".into(),
+                    source: source.into(),
                 })
             }
             _ => Err(Error::param(

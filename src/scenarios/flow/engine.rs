@@ -11,7 +11,8 @@ use crate::inference::{Belief, Inference, Schedule};
 /// An algorithm set up on one level (2-D SOSMP or discrete flow BP), or nothing between two
 /// levels.
 pub enum FlowEngine {
-    Sosmp(Box<Sosmp<BoxGrid>>),
+    /// Coefficients stored as `f32` (f64 arithmetic), the draws not kept.
+    Sosmp(Box<Sosmp<BoxGrid, f32>>),
     Discrete(Box<FlowBp>),
     /// Between two levels (nothing to step or read out).
     Vacant,

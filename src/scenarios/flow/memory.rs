@@ -3,7 +3,9 @@
 //! 256 x 192 and 512 x 384 pixels with 81 and 1089 labels: discrete BP keeps about 10.5 values
 //! per pixel and label (four incoming and four outgoing messages over the displacement lattice,
 //! the data term, the belief), SOSMP about 1.1 per pixel and label (the data term on the box
-//! grid) plus 150 per pixel (coefficients, samples, CDF scratch, the frames and the pyramid).
+//! grid) plus 150 per pixel (coefficients, samples, CDF scratch, the frames and the pyramid),
+//! over the largest level that passes messages; the variational refinement about 25 per pixel
+//! of the frames.
 
 use super::config::{FlowAlgorithm, FlowConfig};
 use crate::model::flow::FlowLabels;
@@ -15,21 +17,35 @@ pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
         Some(path) => crate::io::image_size(path).unwrap_or((config.width, config.height)),
         None => (config.width, config.height),
     };
-    // One level is alive at a time: the largest labels x pixels over the levels.
+    // One level is alive at a time: the largest labels x pixels over the levels that pass
+    // messages (a larger level is only refined).
+    let sized = FlowConfig {
+        width: w,
+        height: h,
+        ..config.clone()
+    };
     let levels = config.levels_for(w, h);
-    let (mut lw, mut lh, mut level_size) = (w, h, 0.0f64);
+    let (mut lw, mut lh, mut level_size, mut mp_pixels) = (w, h, 0.0f64, 0.0f64);
     for level in 0..levels {
-        let labels = FlowLabels::new(config.displacement_at(level, levels), config.subpixel)
-            .map_or(1.0, |l| l.len() as f64);
-        level_size = level_size.max(labels * (lw * lh) as f64);
+        if sized.passes_messages(level, levels) {
+            let labels = FlowLabels::new(sized.displacement_at(level, levels), config.subpixel)
+                .map_or(1.0, |l| l.len() as f64);
+            level_size = level_size.max(labels * (lw * lh) as f64);
+            mp_pixels = mp_pixels.max((lw * lh) as f64);
+        }
         (lw, lh) = (lw.div_ceil(2), lh.div_ceil(2));
     }
     let pixels = (w * h) as f64;
     let labels = level_size / pixels;
+    let shown = level_size / mp_pixels.max(1.0);
     let mut need = MemoryNeed::new(format!(
-        "flow {w} x {h} with {labels:.0} displacement labels (largest level)"
+        "flow {w} x {h} with {shown:.0} displacement labels (largest level)"
     ))
     .doubles("frames and pyramid", 16.0 * pixels);
+    if config.variational_iters > 0 {
+        // Derivatives, SOR constants and two flows over the finest level.
+        need = need.doubles("variational refinement", 25.0 * pixels);
+    }
     for algorithm in config.algorithms() {
         need = match algorithm {
             FlowAlgorithm::Discrete => need.doubles(
@@ -38,8 +54,8 @@ pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
             ),
             FlowAlgorithm::Sosmp => need.doubles(
                 "SOSMP data terms and messages",
-                (1.1 * labels + 150.0 + 2.0 * (config.coefficients + config.samples) as f64)
-                    * pixels,
+                1.1 * labels * pixels
+                    + (150.0 + 2.0 * (config.coefficients + config.samples) as f64) * mp_pixels,
             ),
         };
     }

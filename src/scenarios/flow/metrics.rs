@@ -17,7 +17,8 @@ pub struct FlowErrors {
 
 /// Endpoint error of one pixel.
 pub fn endpoint_error(u: f64, v: f64, ug: f64, vg: f64) -> f64 {
-    (u - ug).hypot(v - vg)
+    let (a, b) = (u - ug, v - vg);
+    (a * a + b * b).sqrt()
 }
 
 /// Angular error of one pixel, in degrees.
@@ -30,18 +31,27 @@ pub fn angular_error(u: f64, v: f64, ug: f64, vg: f64) -> f64 {
 /// EPE and AAE of `(u, v)` against `gt`, skipping unknown ground truth (magnitude above 1e9).
 /// NaN when no pixel counts.
 pub fn flow_errors(u: &[f64], v: &[f64], gt: &FlowField) -> FlowErrors {
-    let (epe, aae, counted) = (0..gt.len())
+    // Fixed chunks summed in order: the same errors whatever the thread count or work
+    // stealing (a replay repeats them exactly).
+    const CHUNK: usize = 1 << 14;
+    let n = gt.len();
+    let parts: Vec<(f64, f64, usize)> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .with_min_len(4096)
-        .filter(|&i| component_known(gt.u[i]) && component_known(gt.v[i]))
-        .map(|i| {
-            (
-                endpoint_error(u[i], v[i], gt.u[i], gt.v[i]),
-                angular_error(u[i], v[i], gt.u[i], gt.v[i]),
-                1usize,
-            )
+        .map(|c| {
+            (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .filter(|&i| component_known(gt.u[i]) && component_known(gt.v[i]))
+                .fold((0.0, 0.0, 0), |a, i| {
+                    (
+                        a.0 + endpoint_error(u[i], v[i], gt.u[i], gt.v[i]),
+                        a.1 + angular_error(u[i], v[i], gt.u[i], gt.v[i]),
+                        a.2 + 1,
+                    )
+                })
         })
-        .reduce(|| (0.0, 0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+        .collect();
+    let (epe, aae, counted) = parts
+        .iter()
+        .fold((0.0, 0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
     let c = counted as f64;
     FlowErrors {
         epe: epe / c,

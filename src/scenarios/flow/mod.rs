@@ -12,20 +12,26 @@
 //! (2 x 2 means); the coarsest level is solved first over `[-d, d]²`, and each finer level
 //! searches a window around the 3 x 3 median of the flow of the level above (upsampled,
 //! doubled, rounded to the lattice): its data term compares `I1(p)` with `I2` at
-//! `p + c_p + x`, i.e. frame 2 warped by the coarse flow. The window is `[-d, d]²` at every
-//! level but the finest, which holds 3/4 of the pixels and so sets time and memory: it searches
-//! `[-d_r, d_r]²` (default 1.5 px: 49 labels instead of 81). The reach is `d (2^L - 2) + d_r`
-//! full-resolution pixels. Measured on RubberWhale: `d_r = 1` at every finer level doubled the
-//! EPE (0.51 against 0.245; a level cannot undo a coarse error larger than its window), 1.5 at
-//! every finer level gave 0.31. By default (`levels = 0`) the depth comes from the image size:
-//! halve until the short side is at most 64 px ([`config::auto_levels`]; RubberWhale 584 x 388:
-//! 4 levels, coarsest 73 x 49, reach 29.5 px). `levels = 1` is the paper's single level (preset `paper`). `iters` iterations
-//! run at every level; the iteration count in the history runs on across levels, and every
-//! record's EPE and AAE are those of the current estimate brought to full resolution.
+//! `p + c_p + x`, i.e. frame 2 warped by the coarse flow. Every level's flow is refined
+//! variationally before it is handed on ([`crate::inference::flow_variational`], as DIS refines
+//! at every scale), so a fine level only corrects its hand-off: the `fine_levels` (2) finest
+//! levels that pass messages search `[-d_r, d_r]²` (`d_r = 1` px, 25 labels), the others
+//! `[-d, d]²`. A level of more than `max_mp_pixels` (2^18) pixels passes no messages: it
+//! starts from the upsampled flow of the level above and is only refined (as DIS stops its
+//! patch search above the finest scale). That bounds time and memory on large frames: at
+//! 1168 x 776 the finest level's message passing took 3/4 of the time and memory and its
+//! refined result was worse (RubberWhale at 2x, EPE 0.171 against 0.156). The Middlebury
+//! frames (584 x 388) pass messages at every level. The reach is the sum of the windows of the
+//! levels that pass messages, in full-resolution pixels ([`FlowConfig::reach`]). By default
+//! (`levels = 0`) the depth comes from the image size: halve until the short side is at most
+//! 64 px ([`config::auto_levels`]; RubberWhale 584 x 388: 4 levels, coarsest 73 x 49).
+//! `levels = 1` is the paper's single level (preset `paper`). The iteration count in the
+//! history runs on across levels (a level that is only refined counts one iteration), and
+//! every record's EPE and AAE are those of the current estimate brought to full resolution.
 //!
 //! **Defaults** (chosen on the built-in pair, Dimetrodon and RubberWhale together): `d = 2` px at
-//! 1/2 px (81 labels; 49 at the finest level of a pyramid, `d_r = 1.5`), the pyramid depth from the image size, `σ_u = 2` gray levels, `σ_uv = 0.5`
-//! px (Gaussian; preset `best` adds the robust floor `ρ`), no pre-smoothing, r = 9, k = 3, step
+//! 1/2 px (81 labels; 25 at the fine levels of a pyramid, `d_r = 1`), the pyramid depth from
+//! the image size, `σ_u = 2` gray levels, `σ_uv = 0.5` px (Gaussian; preset `best` adds the robust floor `ρ`), no pre-smoothing, r = 9, k = 3, step
 //! `min(1, 1 / (0.3 (t + 1)))`, 40 iterations per level, the belief mean as flow. SOSMP starts
 //! every message at the uniform density (the engine's `a_0 = 1/r` is a bump off the centre of
 //! the box, which the `1/t` averaging forgets slowly). The step γ = 0.3 (inside Theorem 2's
@@ -38,24 +44,30 @@
 //! change of its flow estimate over one iteration, in full-resolution pixels (level pixels
 //! times `2^level`: a coarse error is doubled at every hand-off), is below `stop_change`
 //! (default 0.002 px), after at least 5 iterations, or after `iters`. Discrete BP's messages
-//! converge, so its levels end after 10 to 25 iterations instead of 40 (the finest level holds
-//! 3/4 of the pixels, so this is where the time goes); SOSMP's estimate keeps moving by its
-//! Monte Carlo noise (about 0.013 px per iteration at t = 40 on RubberWhale, falling like
-//! `1/t`), so it runs its 40. The presets `paper` and `best` run every iteration. The flow's
-//! change is recorded per iteration (`flow_change`) and per level (`final_flow_change`).
+//! converge, so its levels end after 10 to 40 iterations instead of 40; SOSMP's estimate keeps
+//! moving by its Monte Carlo noise (about 0.013 px per iteration at t = 40 on RubberWhale,
+//! falling like `1/t`), so it runs at most `sosmp_iters` (8) a level. The refinement's warps
+//! end once one moves the flow by less than `variational_stop_change` (0.01 px, mean). The
+//! presets `paper` and `best` run every iteration and every warp (and `best` passes messages
+//! at every level). The flow's change is recorded per iteration (`flow_change`) and per level
+//! (`final_flow_change`).
 //!
 //! Cost per iteration: the engine's (O(pixels · 4 (n √r + k r)) for SOSMP with n labels, O(pixels
-//! · 4 n · 2√n) for discrete BP) plus O(pixels · n) for the read-out and O(pixels) for the metrics.
+//! · 4 n · 2√n) for discrete BP) plus O(pixels · n) for the read-out and O(full pixels) for the
+//! flow at full resolution and its metrics; the refinement O(pixels · warps · iterations · SOR
+//! sweeps).
 
 pub mod cli;
 pub mod config;
 pub mod data;
 pub mod engine;
+pub mod layers;
 pub mod memory;
 pub mod metrics;
 pub mod open;
 pub mod pyramid;
 pub mod report;
+pub mod runner;
 pub mod synthetic;
 pub mod what_if;
 
@@ -72,455 +84,20 @@ pub use self::data::FlowData;
 pub use self::engine::FlowEngine;
 use self::engine::refuse_sosmp_switch;
 use self::metrics::{FlowErrors, flow_errors};
-use self::pyramid::mean_change;
-pub use self::pyramid::{Pyramid, median3};
+pub use self::pyramid::{Pyramid, StoredFlow, median3};
+pub use self::runner::{FlowRun, FlowSnapshot, LevelInfo, RefinementInfo, SOSMP_MAX_STEP};
 use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
     ScenarioDef, ScenarioView, report_fields,
 };
 use crate::error::Result;
-use crate::inference::flow_bp::FlowBp;
-use crate::inference::flow_variational::refine_flow;
 use crate::inference::schedule::ScheduleChange;
-use crate::inference::sosmp::Sosmp;
-use crate::inference::sosmp::flow::{flow_problem, uniform_start};
-use crate::inference::{Belief, Inference, Schedule};
+use crate::inference::{Inference, Schedule};
 use crate::io::{self, FlowField, GrayImage, flo};
-use crate::model::flow::{FlowEvidence, FlowMrf, upsample_flow};
 use crate::run::level_maps::{LevelSpan, PyramidMaps, RUNNING_LEVEL_BUDGET};
 use crate::run::residuals::{ConvergenceTracker, ConvergenceView};
 use crate::scenarios::ScenarioParams;
 use crate::viz::flow_color::{FlowColoring, flow_rgba, legend_rgba};
-
-/// A flow kept for review.
-#[derive(Debug, Clone)]
-pub struct FlowSnapshot {
-    /// Global iteration (over all levels).
-    pub iteration: usize,
-    pub level: usize,
-    /// Iteration within the level.
-    pub level_iteration: usize,
-    /// Full-resolution flow.
-    pub flow: Arc<FlowField>,
-    pub errors: Option<FlowErrors>,
-}
-
-/// What one level cost and looked like.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LevelInfo {
-    pub level: usize,
-    pub width: usize,
-    pub height: usize,
-    pub setup_seconds: f64,
-    pub run_seconds: f64,
-    pub iterations: usize,
-    /// γ tables (SOSMP) or distinct edge shifts.
-    pub shift_classes: usize,
-    /// Displacement labels of the level's window.
-    pub labels: usize,
-    /// Message updates run at this level.
-    pub message_updates: u64,
-    /// SOSMP: updates whose sampling density was zero on the whole box (fell back to β).
-    pub fallbacks: u64,
-    /// Mean change of the level's flow over its latest iteration (pixels of the level).
-    pub flow_change: f64,
-    /// True when the level ended on [`FlowConfig::stop_change`] before `iters`.
-    pub stopped_early: bool,
-}
-
-impl LevelInfo {
-    /// Fallbacks per message update (0 before the first iteration).
-    pub fn fallback_fraction(&self) -> f64 {
-        if self.message_updates == 0 {
-            0.0
-        } else {
-            self.fallbacks as f64 / self.message_updates as f64
-        }
-    }
-}
-
-/// One algorithm running through the pyramid.
-pub struct FlowRun {
-    pub algorithm: FlowAlgorithm,
-    level: usize,
-    level_iteration: usize,
-    iteration: usize,
-    mrf: Arc<FlowMrf>,
-    engine: FlowEngine,
-    /// Total flow at the current level (the same field as `flow` at the finest level).
-    level_flow: Arc<FlowField>,
-    /// Total flow at full resolution.
-    flow: Arc<FlowField>,
-    errors: Option<FlowErrors>,
-    epe: Vec<f64>,
-    aae: Vec<f64>,
-    snapshots: Vec<FlowSnapshot>,
-    levels: Vec<LevelInfo>,
-    fallbacks: u64,
-    /// Mean change of the level's flow over the latest iteration (pixels of the level;
-    /// infinite after a level's first iteration).
-    flow_change: f64,
-    /// The current level has run its iterations (or met the stop rule).
-    level_done: bool,
-    /// The variational refinement of the finest level's flow, once it has run.
-    refinement: Option<RefinementInfo>,
-    /// Discrete BP's schedule and damping now (each new level starts with them).
-    schedule: (Schedule, f64),
-}
-
-/// What the variational refinement of the finest level did.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RefinementInfo {
-    pub seconds: f64,
-    /// Errors of the message-passing flow it started from.
-    pub errors_before: Option<FlowErrors>,
-}
-
-impl FlowRun {
-    /// Sets `algorithm` up at the coarsest level (zero base flow).
-    fn new(
-        algorithm: FlowAlgorithm,
-        config: &FlowConfig,
-        pyramid: &Pyramid,
-        gt: Option<&FlowField>,
-        cancel: &CancelFlag,
-    ) -> Result<Self> {
-        let level = pyramid.levels.len() - 1;
-        let schedule = config.schedule_at(1);
-        let (mrf, engine, info) =
-            build_level(algorithm, config, pyramid, level, None, schedule, cancel)?;
-        let mut run = FlowRun {
-            algorithm,
-            level,
-            level_iteration: 0,
-            iteration: 0,
-            mrf,
-            engine,
-            level_flow: Arc::new(FlowField::zeros(1, 1)),
-            flow: Arc::new(FlowField::zeros(1, 1)),
-            errors: None,
-            epe: Vec::new(),
-            aae: Vec::new(),
-            snapshots: Vec::new(),
-            levels: vec![info],
-            fallbacks: 0,
-            flow_change: f64::INFINITY,
-            level_done: false,
-            refinement: None,
-            schedule,
-        };
-        run.read_out(config, pyramid, gt);
-        Ok(run)
-    }
-
-    /// Moves to the next finer level, searching around the current flow.
-    fn descend(
-        &mut self,
-        config: &FlowConfig,
-        pyramid: &Pyramid,
-        cancel: &CancelFlag,
-    ) -> Result<()> {
-        let fine = self.level - 1;
-        let size = pyramid.size(self.level);
-        let (u, v) = if config.median_handoff {
-            (
-                median3(&self.level_flow.u, size),
-                median3(&self.level_flow.v, size),
-            )
-        } else {
-            (self.level_flow.u.clone(), self.level_flow.v.clone())
-        };
-        let (u, v) = upsample_flow(&u, &v, size, pyramid.size(fine));
-        self.fallbacks += self.engine.fallbacks();
-        // Free the coarse level's messages before the fine level allocates its own (peak
-        // memory is the fine level's, not both); on failure the next step retries from the
-        // kept coarse flow.
-        self.engine = FlowEngine::Vacant;
-        let (mrf, engine, info) = build_level(
-            self.algorithm,
-            config,
-            pyramid,
-            fine,
-            Some((&u, &v)),
-            self.schedule,
-            cancel,
-        )?;
-        self.mrf = mrf;
-        self.engine = engine;
-        self.level = fine;
-        self.level_iteration = 0;
-        self.level_done = false;
-        self.levels.push(info);
-        Ok(())
-    }
-
-    /// The total flow at the current level and at full resolution, and its errors. At the
-    /// finest level both are one field (one copy of the largest flow in memory).
-    fn read_out(&mut self, config: &FlowConfig, pyramid: &Pyramid, gt: Option<&FlowField>) {
-        let (u, v) = {
-            let est = self.engine.estimates(config.estimate);
-            let n = self.mrf.width * self.mrf.height;
-            if est.values.len() != 2 * n {
-                // Between levels (no engine): keep the flow read last.
-                return;
-            }
-            let (mut u, mut v) = (Vec::with_capacity(n), Vec::with_capacity(n));
-            for (i, d) in est.values.chunks(2).enumerate() {
-                let c = self.mrf.total_flow(i, [d[0], d[1]]);
-                u.push(c[0]);
-                v.push(c[1]);
-            }
-            (u, v)
-        };
-        self.flow_change = mean_change(&self.level_flow, (&u, &v));
-        let (lw, lh) = pyramid.size(self.level);
-        self.level_flow = Arc::new(FlowField {
-            width: lw,
-            height: lh,
-            u,
-            v,
-        });
-        self.flow = if self.level == 0 {
-            self.level_flow.clone()
-        } else {
-            let (fu, fv) = pyramid.to_full(self.level, &self.level_flow.u, &self.level_flow.v);
-            let (w, h) = pyramid.size(0);
-            Arc::new(FlowField {
-                width: w,
-                height: h,
-                u: fu,
-                v: fv,
-            })
-        };
-        self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
-    }
-
-    /// One iteration (descending a level first if the current one is done); `None` once the
-    /// finest level is done (compare mode steps the other run on).
-    fn step(
-        &mut self,
-        config: &FlowConfig,
-        pyramid: &Pyramid,
-        gt: Option<&FlowField>,
-        cancel: &CancelFlag,
-    ) -> Result<Option<(f64, f64)>> {
-        if self.finished() {
-            return Ok(None);
-        }
-        if self.level_done {
-            self.descend(config, pyramid, cancel)?;
-        }
-        let report = self.engine.step()?;
-        let start = Instant::now();
-        self.level_iteration += 1;
-        self.iteration += 1;
-        self.read_out(config, pyramid, gt);
-        if let Some(e) = self.errors {
-            self.epe.push(e.epe);
-            self.aae.push(e.aae);
-        }
-        // In full-resolution pixels: an error at level l is doubled l times on its way down.
-        let scale = (1usize << self.level) as f64;
-        let converged = config.stop_change > 0.0
-            && self.level_iteration >= config::MIN_LEVEL_ITERS
-            && self.flow_change * scale < config.stop_change;
-        let cap = config.iters_for(self.algorithm);
-        self.level_done = converged || self.level_iteration >= cap;
-        if self.level == 0 && self.level_done && config.variational_iters > 0 {
-            self.refine(config, pyramid, gt)?;
-            if let Some(e) = self.errors {
-                // The iteration's record shows the refined flow.
-                self.epe.pop();
-                self.aae.pop();
-                self.epe.push(e.epe);
-                self.aae.push(e.aae);
-            }
-        }
-        if self.level_done || config.snapshots.contains(&self.level_iteration) {
-            self.snapshots.push(FlowSnapshot {
-                iteration: self.iteration,
-                level: self.level,
-                level_iteration: self.level_iteration,
-                flow: self.flow.clone(),
-                errors: self.errors,
-            });
-        }
-        let seconds = report.seconds + start.elapsed().as_secs_f64();
-        let level_fallbacks = self.engine.fallbacks();
-        if let Some(info) = self.levels.last_mut() {
-            info.run_seconds += seconds;
-            info.iterations += 1;
-            info.message_updates += report.updates as u64;
-            info.fallbacks = level_fallbacks;
-            info.flow_change = self.flow_change;
-            info.stopped_early = converged && self.level_iteration < cap;
-        }
-        Ok(Some((seconds, report.residual)))
-    }
-
-    /// Replaces the finest level's flow by its variational refinement
-    /// ([`crate::inference::flow_variational`]), started from it.
-    fn refine(
-        &mut self,
-        config: &FlowConfig,
-        pyramid: &Pyramid,
-        gt: Option<&FlowField>,
-    ) -> Result<()> {
-        let start = Instant::now();
-        let (f1, f2) = &pyramid.levels[0];
-        let mut flow = (*self.level_flow).clone();
-        refine_flow(f1, f2, &mut flow.u, &mut flow.v, &config.variational())?;
-        let errors_before = self.errors;
-        self.level_flow = Arc::new(flow);
-        self.flow = self.level_flow.clone();
-        self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
-        self.refinement = Some(RefinementInfo {
-            seconds: start.elapsed().as_secs_f64(),
-            errors_before,
-        });
-        Ok(())
-    }
-
-    /// Switches the schedule and damping from the next iteration on (this level and the next).
-    fn reschedule(&mut self, schedule: Schedule, damping: f64) -> Result<()> {
-        if self.algorithm == FlowAlgorithm::Sosmp {
-            return refuse_sosmp_switch(schedule, damping);
-        }
-        self.engine.reschedule(schedule, damping)?;
-        self.schedule = (schedule, damping);
-        Ok(())
-    }
-
-    /// The variational refinement, once the finest level has run it.
-    pub fn refinement(&self) -> Option<RefinementInfo> {
-        self.refinement
-    }
-
-    /// The finest level is done.
-    pub fn finished(&self) -> bool {
-        self.level == 0 && self.level_done
-    }
-
-    /// Mean change of the level's flow over the latest iteration, pixels of the level.
-    pub fn flow_change(&self) -> f64 {
-        self.flow_change
-    }
-
-    pub fn flow(&self) -> &Arc<FlowField> {
-        &self.flow
-    }
-
-    pub fn errors(&self) -> Option<FlowErrors> {
-        self.errors
-    }
-
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
-    pub fn snapshots(&self) -> &[FlowSnapshot] {
-        &self.snapshots
-    }
-
-    pub fn engine(&self) -> &FlowEngine {
-        &self.engine
-    }
-
-    pub fn mrf(&self) -> &Arc<FlowMrf> {
-        &self.mrf
-    }
-
-    fn total_fallbacks(&self) -> u64 {
-        self.fallbacks + self.engine.fallbacks()
-    }
-
-    fn setup_seconds(&self) -> f64 {
-        self.levels.iter().map(|l| l.setup_seconds).sum()
-    }
-
-    /// The belief at full-resolution pixel `(x, y)`: over the level's label lattice, with the
-    /// axes in full-resolution pixels of total flow. O(labels · r).
-    pub fn probe(&self, pyramid: &Pyramid, x: usize, y: usize) -> FlowBeliefProbe {
-        let (lw, lh) = pyramid.size(self.level);
-        let scale = (1usize << self.level) as f64;
-        let lx = (x >> self.level).min(lw - 1);
-        let ly = (y >> self.level).min(lh - 1);
-        let node = ly * lw + lx;
-        let base = self.mrf.evidence.base_flow(node);
-        let (xs, ys, values) = match self.engine.belief(node) {
-            Belief::Grid2 { xs, ys, values } => (xs, ys, values),
-            _ => (Vec::new(), Vec::new(), Vec::new()),
-        };
-        let idx = y * self.flow.width + x;
-        FlowBeliefProbe {
-            algorithm: self.algorithm,
-            level: self.level,
-            level_pixel: (lx, ly),
-            us: xs.iter().map(|a| (a + base[0]) * scale).collect(),
-            vs: ys.iter().map(|b| (b + base[1]) * scale).collect(),
-            values,
-            estimate: [self.flow.u[idx], self.flow.v[idx]],
-        }
-    }
-}
-
-/// SOSMP's step cap: `η_t = min(1, 1 / (γ (t + 1)))` (see [`Sosmp::set_max_step`]; steps above 1
-/// caused every fallback to β measured on RubberWhale).
-pub const SOSMP_MAX_STEP: f64 = 1.0;
-
-/// Sets an algorithm up on one level. SOSMP errors only on bad settings; discrete BP also when
-/// its messages would not fit in memory.
-fn build_level(
-    algorithm: FlowAlgorithm,
-    config: &FlowConfig,
-    pyramid: &Pyramid,
-    level: usize,
-    base: Option<(&[f64], &[f64])>,
-    schedule: (Schedule, f64),
-    cancel: &CancelFlag,
-) -> Result<(Arc<FlowMrf>, FlowEngine, LevelInfo)> {
-    let start = Instant::now();
-    let (f1, f2) = &pyramid.levels[level];
-    let labels = config.labels_at(level, pyramid.levels.len())?;
-    let evidence = FlowEvidence::new(f1, f2, labels, config.sigma_data, base)?
-        .with_gradient(f1, f2, config.gradient_weight)?
-        .with_census(f1, config.census_weight)?;
-    let mrf = Arc::new(
-        FlowMrf::new(evidence, config.sigma_smooth)?.with_smooth_outlier(config.smooth_outlier)?,
-    );
-    cancel.check()?;
-    let shift_classes = mrf.shift_classes().0.len();
-    let engine = match algorithm {
-        FlowAlgorithm::Sosmp => {
-            let problem = Arc::new(flow_problem(&mrf, config.side()?, cancel)?);
-            let start = uniform_start(&problem);
-            let mut sosmp = Sosmp::with_start(problem, config.sosmp_params(), &start)?;
-            sosmp.set_max_step(SOSMP_MAX_STEP)?;
-            FlowEngine::Sosmp(Box::new(sosmp))
-        }
-        FlowAlgorithm::Discrete => {
-            let (schedule, damping) = schedule;
-            let mut bp = FlowBp::new(mrf.clone(), damping)?;
-            bp.set_schedule(schedule, damping)?;
-            FlowEngine::Discrete(Box::new(bp))
-        }
-    };
-    let info = LevelInfo {
-        level,
-        width: mrf.width,
-        height: mrf.height,
-        setup_seconds: start.elapsed().as_secs_f64(),
-        run_seconds: 0.0,
-        iterations: 0,
-        shift_classes,
-        labels: mrf.labels.len(),
-        message_updates: 0,
-        fallbacks: 0,
-        flow_change: f64::INFINITY,
-        stopped_early: false,
-    };
-    Ok((mrf, engine, info))
-}
 
 /// A belief under the pixel probe.
 #[derive(Debug, Clone)]
@@ -1020,6 +597,16 @@ impl Scenario for FlowScenario {
             &flow_rgba(f.width, f.height, &f.u, &f.v, coding, Some(max)),
         )?;
         io::save_rgba_png(&dir.join("legend.png"), &legend_rgba(151, coding))?;
+        if self.config.frame1.is_none() {
+            // The built-in pair in Middlebury's layout, so other methods can run on it (the
+            // layered pair is whole gray levels: the files are the pair that ran).
+            let (a, b) = (&self.frame1, &self.frame2);
+            io::save_gray_png(&dir.join("frame10.png"), a.width, a.height, &a.pixels)?;
+            io::save_gray_png(&dir.join("frame11.png"), b.width, b.height, &b.pixels)?;
+            if let Some(g) = &self.ground_truth {
+                flo::write_flo(&dir.join("flow10.flo"), g)?;
+            }
+        }
         if let Some(g) = &self.ground_truth {
             io::save_rgba_png(
                 &dir.join("ground_truth.png"),

@@ -116,6 +116,15 @@ pub struct LevelReport {
     pub final_flow_change: Option<f64>,
     /// The level ended on `stop_change` before `iters`.
     pub stopped_early: bool,
+    /// Seconds of the variational refinement of the level's flow (0: not refined).
+    pub refine_seconds: f64,
+    /// Warps of that refinement (0: not refined).
+    pub refine_warps: usize,
+    /// Full-resolution errors of the level's message-passing flow before its refinement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epe_before_refinement: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aae_before_refinement: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -241,6 +250,10 @@ impl RunReport {
                     fallback_fraction: l.fallback_fraction(),
                     final_flow_change: l.flow_change.is_finite().then_some(l.flow_change),
                     stopped_early: l.stopped_early,
+                    refine_seconds: l.refine_seconds,
+                    refine_warps: l.refine_warps,
+                    epe_before_refinement: l.errors_before_refinement.map(|e| e.epe),
+                    aae_before_refinement: l.errors_before_refinement.map(|e| e.aae),
                 })
                 .collect(),
             epe: r.epe.clone(),

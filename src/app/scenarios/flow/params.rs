@@ -248,6 +248,7 @@ pub fn ui(
                 ("presmooth", 0.0, 3.0),
                 ("variational_iters", 0.0, 50.0),
                 ("variational_warps", 1.0, 20.0),
+                ("variational_stop_change", 0.0, 0.1),
                 ("variational_alpha", 0.0, 100.0),
                 ("variational_gamma", 0.0, 50.0),
             ] {

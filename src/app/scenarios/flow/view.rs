@@ -103,7 +103,7 @@ fn shown_flows(view: &FlowView, review: Option<usize>) -> Vec<ShownFlow> {
             None => live(r, format!("t {}", r.iteration)),
             Some(s) => match r.snapshots.iter().find(|o| o.iteration == s.iteration) {
                 Some(o) => ShownFlow {
-                    flow: o.flow.clone(),
+                    flow: o.full_flow(),
                     errors: o.errors,
                     when: format!("t {} (level {})", o.iteration, level_ordinal(view, o.level)),
                 },
