@@ -348,14 +348,14 @@ pub const DEFAULT_FINE_LEVELS: usize = 2;
 
 /// The refinement's warp stop by default, pixels: a warp that moves the flow by less than
 /// 0.01 px on average ends it (at most [`DEFAULT_VARIATIONAL_WARPS`]). Measured on RubberWhale
-/// at 1x and 2x: 25 % less time for 0.004 and 0.009 px of EPE (docs/flow-notes.md).
+/// at 1x and 2x: 25 % less time for 0.004 and 0.009 px of EPE (docs/flow.md).
 pub const DEFAULT_VARIATIONAL_STOP_CHANGE: f64 = 0.01;
 
 /// The most pixels of a level that passes messages by default, 2^18 (a 512 x 512 level): the
 /// Middlebury frames (584 x 388) pass messages at every level, a 1 MP frame at all but the
 /// finest, which is only refined (its message passing took 3/4 of the time and memory, and the
 /// refined hand-off alone was better: RubberWhale at 2x, EPE 0.156 against 0.171; see
-/// docs/flow-notes.md).
+/// docs/flow.md).
 pub const DEFAULT_MAX_MP_PIXELS: usize = 1 << 18;
 
 /// The fine levels' window of the `best` preset (49 labels).
