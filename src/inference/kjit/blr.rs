@@ -10,7 +10,7 @@
 //!
 //! Predictions read a packed copy of the factor (refreshed after every fit and update,
 //! O(D²)): one blocked triangular solve, bit-identical to the unpacked one in about 60% of its
-//! time (28 → 17 µs at D = 500; the KJIT message budget, issue 12).
+//! time (28 → 17 µs at D = 500, inside the KJIT message budget of 100 µs).
 //!
 //! Cost: batch fit O(N D² + D³); online update O(D² D_y); prediction O(D²) (one triangular
 //! solve) plus O(D D_y).

@@ -1,5 +1,5 @@
 //! Teaching mode's engines: belief propagation on a small pairwise graph, one message at a time
-//! (issue 19, item 4), for three kinds of message:
+//! (a teaching aid), for three kinds of message:
 //!
 //! * [`discrete`]: a distribution over a few labels; the update is the discrete BP engine's own
 //!   [`crate::inference::discrete::compute_message`] (Yedidia, Freeman, Weiss 2003, eq. 4);

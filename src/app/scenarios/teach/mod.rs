@@ -1,4 +1,4 @@
-//! The teaching room (issue 19, item 4): a small graph with one message at a time, the message
+//! The teaching room: a small graph with one message at a time, the message
 //! discrete (bars), Gaussian (a curve with its mean and precision) or SOSMP's series (the
 //! function and its coefficients). The canvas ([`canvas`]) shows the message travelling along
 //! its edge and the schedule's next ones; the inspector ([`plots`]) shows the message's content
