@@ -517,6 +517,9 @@ pub struct ConvergenceView {
     pub levels: Vec<crate::run::level_maps::LevelSpan>,
     /// What else sets the step, shown under the schedule (e.g. denoise's SURE guard).
     pub step_note: Option<String>,
+    /// What ended the run other than its tolerance or iteration budget (e.g. denoise's SURE
+    /// guard settling it), said instead of "not converged".
+    pub ended_by: Option<String>,
 }
 
 impl ConvergenceTracker {
@@ -553,6 +556,7 @@ impl ConvergenceTracker {
             fixed_schedule: None,
             levels: Vec::new(),
             step_note: None,
+            ended_by: None,
         }
     }
 }

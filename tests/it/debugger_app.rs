@@ -110,6 +110,32 @@ fn unconverged_run_gets_measured_what_ifs_overlaid() {
     });
 }
 
+/// A run that the SURE guard settled above the tolerance says why it ended, as the status bar
+/// does, instead of calling itself unconverged.
+#[test]
+fn a_run_the_sure_guard_settled_says_so_instead_of_not_converged() {
+    let mut h = app(ScenarioConfig::Denoise(DenoiseConfig {
+        width: 48,
+        height: 48,
+        ..DenoiseConfig::default()
+    }));
+    let snapshot = h.state().snapshot().unwrap();
+    let last = snapshot.history.last().unwrap().residual;
+    assert!(
+        last > 1e-6,
+        "the run needs to end above its tolerance ({last})"
+    );
+    let ended_by = snapshot
+        .convergence
+        .clone()
+        .unwrap()
+        .ended_by
+        .expect("the guard settled the run");
+    h.run_steps(4);
+    assert!(has_text(&h, &ended_by), "{:?}", texts(&h));
+    assert!(!has_text(&h, "not converged"), "{:?}", texts(&h));
+}
+
 /// In a 1400-point window with both side panels open, the measured hints wrap inside the
 /// debugger's controls column instead of running past it.
 #[test]

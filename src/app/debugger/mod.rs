@@ -418,6 +418,8 @@ impl Debugger {
                  when its flow stops changing (or at its iteration limit), not on this residual",
                 last.residual, last.iter
             ));
+        } else if let Some(ended_by) = view.ended_by.as_ref().filter(|_| snapshot.finished) {
+            ui.add(egui::Label::new(ended_by.as_str()).wrap());
         } else if let Some(last) = snapshot.history.last()
             && snapshot.finished
             && view.fixed_schedule.is_none()

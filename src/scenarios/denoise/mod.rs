@@ -605,10 +605,16 @@ impl Scenario for Denoise {
             self.config.tolerance,
             self.config.max_iters,
         );
-        view.step_note = self.runs[0]
-            .sure
-            .as_ref()
-            .and_then(|p| p.tracker.step_note());
+        let tracker = self.runs[0].sure.as_ref().map(|p| &p.tracker);
+        view.step_note = tracker.and_then(|t| t.step_note());
+        view.ended_by = tracker.and_then(|t| {
+            let reason = t.stop_reason.filter(|r| r.settled())?;
+            Some(format!(
+                "{} (iteration {})",
+                reason.describe(),
+                t.stopped_iteration?
+            ))
+        });
         Some(view)
     }
 
