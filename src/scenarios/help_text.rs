@@ -3,7 +3,7 @@
 //! drift from the code, unlike a default written into a doc comment, which is replaced) and,
 //! for a flag that is a parameter of the scenario's table, `[range: lo..hi]`, where `hi` is the
 //! largest value whose run (other parameters at their defaults) fits the memory budget
-//! (`ScenarioParams::memory_need`, issue 18 item 1) and says so when the budget lowers it.
+//! (`ScenarioParams::memory_need`) and says so when the budget lowers it.
 //!
 //! Cost: per flag one JSON lookup and, for a size parameter, a bisection of about 60
 //! `memory_need` estimates (arithmetic on sizes, no allocation of the run itself).

@@ -1,4 +1,4 @@
-//! Issue 15: the denoise room's "Open noisy image…" (form button and File menu), driven through
+//! The denoise room's "Open noisy image…" (form button and File menu), driven through
 //! egui_kittest with the in-window file browser: the picked file runs as the noisy observation
 //! (no clean image, no noise added), its sigma is estimated and shown, and can be given instead.
 

@@ -307,7 +307,7 @@ fn bad_images_show_an_error_and_the_running_scenario_keeps_going() {
     });
 }
 
-/// Issue 15: a noisy image with no clean version shows where the RMSE would be that there is
+/// A noisy image with no clean version shows where the RMSE would be that there is
 /// none, and the sigma estimated from the image with its rule.
 #[test]
 fn a_noisy_image_without_a_clean_version_says_rmse_not_available() {

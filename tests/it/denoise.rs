@@ -380,7 +380,7 @@ fn shared_image_pair(test: &str, train: &str) -> Option<(std::path::PathBuf, std
     }
 }
 
-/// Issue 15: with the default (tree-reweighted discrete BP, posterior mean) a real image
+/// With the default (tree-reweighted discrete BP, posterior mean) a real image
 /// trained on another real image converges: the residual falls and the final iterate is within
 /// 2% of the best. Ordinary loopy BP with the same pseudo-moment potentials and the MAP
 /// read-out (the old default) is lowest at iteration 5 and ends more than 10% above it
@@ -587,7 +587,7 @@ fn piecewise_smooth_png(path: &std::path::Path, bright: bool) {
     .unwrap();
 }
 
-/// Issue 15: the template shifts are chosen by the training image's relation to the test
+/// The template shifts are chosen by the training image's relation to the test
 /// image, keep every edge pair's gray-level difference, stay on the C levels within 0..255,
 /// and take each training pixel at most once in the observation template.
 #[test]
@@ -668,7 +668,7 @@ fn kernel_bp_template_shifts_keep_differences_and_cover_more_levels() {
     );
 }
 
-/// Issue 15: kernel BP trained on an image whose gray levels the test image does not share
+/// Kernel BP trained on an image whose gray levels the test image does not share
 /// (dark training, bright test, 64 x 64). With the paper's templates the learned likelihood has
 /// no support at the test image's levels and the run fails or denoises badly (measured: it
 /// diverges at iteration 1); the default's shifted templates learn a coupling of differences
@@ -706,12 +706,12 @@ fn kernel_bp_trained_on_another_histogram_denoises_with_the_default_templates() 
     }
 }
 
-/// Issue 15: on the shared images, kernel BP trained on one and tested on the other is within
+/// On the shared images, kernel BP trained on one and tested on the other is within
 /// 5% of TV's RMSE. With the default schedule (`auto`: sweeps for kernel BP on a loaded image)
 /// it is at TV or below (measured: cameraman trained on house 11.401 against TV 11.725, house
-/// trained on cameraman 8.733 against 8.774); the synchronous schedule, the default until
-/// session 12, gives 12.076 and 9.172 (+3.0% and +4.5%) and fails the first assertion. Under
-/// synchronous updates (where they were measured in session 10) the expected observation
+/// trained on cameraman 8.733 against 8.774); the synchronous schedule, the earlier default,
+/// gives 12.076 and 9.172 (+3.0% and +4.5%) and fails the first assertion. Under
+/// synchronous updates (where they were measured) the expected observation
 /// template beats one noise draw per training pixel (12.10 and 9.215) and the paper's templates
 /// altogether are more than 10% above TV (14.15 and 9.95). Needs ../shared/data.
 #[test]

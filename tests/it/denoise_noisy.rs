@@ -1,4 +1,4 @@
-//! Issue 15: denoising a user's own noisy image (`--noisy-image`), which has no clean version.
+//! Denoising a user's own noisy image (`--noisy-image`), which has no clean version.
 //! The sigma estimator (MAD of the finest diagonal Haar coefficients, Donoho & Johnstone 1994)
 //! against known Gaussian noise, the run's results.json (no RMSE, sigma and rule echoed, the
 //! echoed config reproduces the output), and bad input as clear errors.

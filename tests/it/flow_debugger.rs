@@ -1,6 +1,6 @@
-//! Flow's convergence debugger (issue 19 for flow: the residual map recorded by discrete BP's
+//! Flow's convergence debugger (the residual map recorded by discrete BP's
 //! update, live schedule switching echoed and replayed, SOSMP's refusal) and the variational
-//! refinement of the finest level (issue 16, accuracy).
+//! refinement of the finest level (accuracy).
 
 use beliefscope::inference::flow_variational::{VariationalParams, refine_flow};
 use beliefscope::inference::{Inference, Schedule};

@@ -1,4 +1,4 @@
-//! Issue 18: every loader fed mutated valid files (bit flips, byte overwrites, truncations,
+//! Every loader fed mutated valid files (bit flips, byte overwrites, truncations,
 //! inserted junk, absurd header sizes, non-UTF-8 bytes, NaN/inf/huge number text) returns `Ok`
 //! or an `Err` with a message; never a panic, a hang or a huge allocation. Cases per loader:
 //! `BELIEFSCOPE_FUZZ_CASES` (default 5000 per loader, about 12 s in all in a release build; 20000 took 44 s).

@@ -1,4 +1,4 @@
-//! Issue 18: extreme inputs get one clear line, before anything large is allocated, and the
+//! Extreme inputs get one clear line, before anything large is allocated, and the
 //! estimates the budget is checked with are computed for every scenario.
 
 use std::time::{Duration, Instant};

@@ -300,7 +300,7 @@ fn the_checker_catches_wrong_imports() {
 }
 
 /// Every plot of the window is made by `app::views::ticks::plot`, whose spacers give each axis
-/// at least two labelled ticks and whole numbers on integer axes (issue 17): a `Plot::new`
+/// at least two labelled ticks and whole numbers on integer axes: a `Plot::new`
 /// anywhere else would bring back egui_plot's powers-of-ten grid with its single-tick axes.
 #[test]
 fn every_window_plot_uses_the_readable_ticks() {
@@ -385,7 +385,7 @@ fn unlabelled_plots(source: &str) -> Vec<(usize, String)> {
     found
 }
 
-/// Every axis labelled with its quantity (issue 17): each `ticks::plot(` chain of the window
+/// Every axis labelled with its quantity: each `ticks::plot(` chain of the window
 /// sets both `.x_axis_label(` and `.y_axis_label(` before it is shown.
 #[test]
 fn every_window_plot_labels_both_axes() {

@@ -143,7 +143,7 @@ fn reference_message_follows_eq37_as_written() {
     // The issue's case (`run sosmp --graph chain --nodes 20 --seed 7`): message 0 -> 1 is
     // `∝ Σ_k w_k ψ_0(y_k) ψ_01(y_k, x)`, computed here from the drawn parameters on the same
     // trapezoid grid, once with eq. 37's bumps and once with normalised densities. The default
-    // is eq. 37 (it agreed with the normalised form before issue 14, and differed from eq. 37
+    // is eq. 37 (the reference used to follow the normalised form, which differs from eq. 37
     // by up to 0.17); `--mixture-form normalised` still gives the old one.
     let message_0_to_1 = |form: MixtureForm| {
         let config = SosmpConfig {

@@ -1,4 +1,4 @@
-//! Teaching mode (issue 19, item 4): the window steps one message at a time (keyboard and
+//! Teaching mode: the window steps one message at a time (keyboard and
 //! button), the schedule's next message is the one sent, the receiving node's belief changes,
 //! and Play is paced by the speed; headless, `run teach` writes every message.
 

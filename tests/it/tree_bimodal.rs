@@ -1,4 +1,4 @@
-//! Tree kernel BP on sharp bimodal posteriors (issue 15, part 2): `x1 ~ N(0, a²)`,
+//! Tree kernel BP on sharp bimodal posteriors: `x1 ~ N(0, a²)`,
 //! `x2 = x1² + N(0, s²)`, evidence `x2 = y`; the exact posterior
 //! `p(x1 | y) ∝ N(x1; 0, a²) N(y; x1², s²)` has two modes at `±√y` with std about `s / (2√y)`.
 //! `where_the_error_comes_from` (ignored) prints the pieces of the belief's L1 error.
@@ -19,7 +19,7 @@ pub struct SquaredChain {
 }
 
 impl SquaredChain {
-    /// The case of issue 15: modes at ±2, std about 0.15.
+    /// The sharp case: modes at ±2, std about 0.15.
     pub const ISSUE: SquaredChain = SquaredChain {
         a: 1.5,
         s: 0.6,
@@ -309,8 +309,8 @@ fn l1_and_ess(
     (l1(&c.parzen, &exact, dx), s.beliefs()[0].effective_samples)
 }
 
-/// Issue 15 asks for L1 < 0.35 on a sharp bimodal posterior. At 300 samples per edge (the
-/// default until session 10) no bandwidth gets there on every seed (`where_the_error_comes_from`: the best of 15
+/// The target is L1 < 0.35 on a sharp bimodal posterior. At 300 samples per edge (the
+/// earlier default) no bandwidth gets there on every seed (`where_the_error_comes_from`: the best of 15
 /// fixed pairs is 0.30 / 0.27 / 0.34 on seeds 0-2, and even the exact likelihood as weights
 /// on the 300 belief samples gives 0.34 on seed 0): the belief rests on about 50 effective
 /// samples. With 2000 rows, every row an edge sample (m = rows), the LOO-CV default gets below
@@ -337,7 +337,7 @@ fn the_default_bandwidth_resolves_sharp_bimodal_posteriors_with_enough_samples()
                  median x 0.35 {l1_median:.3}"
             );
             assert!(l1_cv < 0.35, "{name}, seed {seed}: L1 {l1_cv} by LOO-CV");
-            // The median rule was above 0.55 before the belief was clipped at 0 (session 10),
+            // The median rule was above 0.55 before the belief was clipped at 0,
             // which helps every rule.
             assert!(
                 l1_median > 0.4 && l1_median > 1.5 * l1_cv,
@@ -380,7 +380,7 @@ fn effective_sample_size_counts_positive_weights() {
     assert_eq!(effective_sample_size(&[-1.0, 0.0]), 0.0);
 }
 
-/// Session 10: does a read-out over all rows help (the messages evaluated at every row of the
+/// Does a read-out over all rows help (the messages evaluated at every row of the
 /// node, a weighted Parzen window over them), and how does the Parzen belief move with the
 /// samples per edge and λ? Prints per (m, λ, seed): the Parzen belief's L1 (`parzen`), the same
 /// clipped at 0 (`parzen+`), the weighted KDE over all rows with weights `m(x_i)⁺` at the
@@ -461,7 +461,7 @@ fn readout_over_rows_against_samples_per_edge() {
     }
 }
 
-/// Issue 15, part 2, at the rows of the issue (1000) and the DEFAULT config: the LOO-CV
+/// At the target's rows (1000) and the DEFAULT config: the LOO-CV
 /// bandwidth and the default samples per edge (every row an edge sample) put x1's Parzen belief
 /// within L1 0.35 of the exact posterior on eight seeds, the median rule stays above 0.5.
 /// The old default m = 300 misses on most of the same seeds (`readout_over_rows_against_
@@ -514,7 +514,7 @@ fn the_default_config_resolves_the_issues_bimodal_posterior_from_1000_rows() {
 }
 
 /// The estimated messages swing below 0 between their samples; the Parzen belief is a density
-/// and is clipped at 0 (session 10: closer to the exact posterior on every seed measured).
+/// and is clipped at 0 (closer to the exact posterior on every seed measured).
 #[test]
 fn the_parzen_belief_is_clipped_where_the_messages_swing_below_zero() {
     let s = squared_chain_run(

@@ -1,4 +1,4 @@
-//! Flow's what-if run (issue 19): discrete flow BP continued from the current pyramid level's
+//! Flow's what-if run: discrete flow BP continued from the current pyramid level's
 //! current messages on a copy of the engine, with another schedule or damping, for at most the
 //! level's iteration budget (a what-if stays on its level: the hand-off to the next level is
 //! the run's own). Its residuals are numbered in the run's global iterations so the window

@@ -1,4 +1,4 @@
-//! The pbp scenario's fields of results.json (spec `predictive_bp.md` P-E1 and issue 13): the
+//! The pbp scenario's fields of results.json (spec `predictive_bp.md` P-E1): the
 //! true model with its CPTs, the junction tree with α/β per separator, every query of the query
 //! set with the exact, PBP, EM and online-EM distributions (so anyone can recompute the exact
 //! answers from the CPTs), `kl_mean` and `seconds` per method, and the clip count.

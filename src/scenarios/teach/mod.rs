@@ -1,4 +1,4 @@
-//! Scenario `teach`: teaching mode (issue 19, item 4). Belief propagation on a small graph
+//! Scenario `teach`: teaching mode. Belief propagation on a small graph
 //! (chain, tree, 3 x 3 grid, the predictive-BP stand-in; [`models`]), one message per
 //! iteration ([`crate::inference::message_stepper`]), with three kinds of message:
 //! discrete (against the exact marginals by enumeration), Gaussian (against the joint's
