@@ -331,17 +331,7 @@ impl FlowRun {
             }
         }
         if self.level_done || config.snapshots.contains(&self.level_iteration) {
-            self.snapshots.push(FlowSnapshot {
-                iteration: self.iteration,
-                level: self.level,
-                level_iteration: self.level_iteration,
-                flow: Arc::new(StoredFlow::new(
-                    self.level,
-                    self.level_flow.clone(),
-                    self.sizes.clone(),
-                )),
-                errors: self.errors,
-            });
+            self.snapshots.push(self.snapshot());
         }
         let seconds = report.seconds + start.elapsed().as_secs_f64();
         let level_fallbacks = self.engine.fallbacks();
@@ -354,6 +344,21 @@ impl FlowRun {
             info.stopped_early = converged && self.level_iteration < cap;
         }
         Ok(Some((seconds, report.residual)))
+    }
+
+    /// The current level's flow and errors as of this iteration.
+    fn snapshot(&self) -> FlowSnapshot {
+        FlowSnapshot {
+            iteration: self.iteration,
+            level: self.level,
+            level_iteration: self.level_iteration,
+            flow: Arc::new(StoredFlow::new(
+                self.level,
+                self.level_flow.clone(),
+                self.sizes.clone(),
+            )),
+            errors: self.errors,
+        }
     }
 
     /// The one iteration of a level that passes no messages: its hand-off, refined.
@@ -384,17 +389,7 @@ impl FlowRun {
             self.aae.push(e.aae);
         }
         self.level_done = true;
-        self.snapshots.push(FlowSnapshot {
-            iteration: self.iteration,
-            level: self.level,
-            level_iteration: self.level_iteration,
-            flow: Arc::new(StoredFlow::new(
-                self.level,
-                self.level_flow.clone(),
-                self.sizes.clone(),
-            )),
-            errors: self.errors,
-        });
+        self.snapshots.push(self.snapshot());
         let seconds = start.elapsed().as_secs_f64();
         if let Some(info) = self.levels.last_mut() {
             info.run_seconds += seconds;
