@@ -1,5 +1,6 @@
 //! The command line: no arguments opens the window (see `main.rs`); `list` prints what exists;
-//! `run <scenario>` runs headless, shows progress on stderr and writes results. It never opens a
+//! `run <scenario>` runs headless, shows progress on stderr and writes results; `sweep` and
+//! `collect` are the many-run forms (`scenarios::sweep`). It never opens a
 //! window. Every failure is one line on stderr and a non-zero exit code.
 
 mod progress;
@@ -39,7 +40,8 @@ pub enum Command {
         #[command(subcommand)]
         scenario: ScenarioCommand<RunGroup>,
     },
-    /// Run a scenario over lists of settings and write CSV tables.
+    /// Run a scenario over lists of settings (--vary key=v1,v2,...), resumably and in parallel,
+    /// or plan the runs for GNU parallel or Slurm (--plan); one row per run in summary.csv.
     Sweep {
         #[command(subcommand)]
         scenario: ScenarioCommand<SweepGroup>,
@@ -51,6 +53,13 @@ pub enum Command {
     },
     /// Write a built-in dataset as CSV (the examples under assets/ are made this way).
     Dataset(DatasetArgs),
+    /// Merge the finished runs of a sweep folder (run here, by GNU parallel or by Slurm) into
+    /// its summary.csv and figures, and say how many are missing.
+    Collect {
+        /// The folder `sweep ... --out DIR` (or `--plan`) wrote.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
 }
 
 /// Runs a parsed command; the caller turns an error into one line and exit code 1.
@@ -64,6 +73,7 @@ pub fn execute(command: Command) -> Result<()> {
             Ok(())
         }
         Command::Dataset(args) => run_dataset(args),
+        Command::Collect { dir } => crate::scenarios::sweep::collect(&dir).map(|_| ()),
         Command::Run { scenario } => {
             let (config, output) = scenario.run_config()?;
             run_headless(config, &output)

@@ -1,6 +1,7 @@
 //! The scenario subcommands of `run`, `sweep` and `tune`, built from the registry at start-up:
-//! each registered scenario brings its `run NAME` flags and its own `sweep NAME` / `tune NAME`
-//! verbs, so that adding a scenario never edits this file.
+//! each registered scenario brings its `run NAME` flags, a `sweep NAME` (the generic sweep plus
+//! its own sweep's flags where it has one) and its own `tune NAME`, so that adding a scenario
+//! never edits this file.
 
 use std::marker::PhantomData;
 
@@ -11,6 +12,7 @@ use clap::{ArgMatches, Args as _, FromArgMatches, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::scenarios::registry::kind;
+use crate::scenarios::sweep;
 use crate::scenarios::{KINDS, OutputArgs, ScenarioConfig};
 
 /// A group of scenario subcommands (`run`, `sweep`, `tune`).
@@ -51,11 +53,13 @@ fn subcommands(group: &str) -> Vec<clap::Command> {
         .iter()
         .flat_map(|k| {
             let run = (group == "run").then(|| (k.run_command)());
+            // Every scenario sweeps (with its own sweep's flags where it has one).
+            let sweep = (group == "sweep").then(|| sweep::command(k));
             let verbs = (k.verbs)()
                 .iter()
-                .filter(|v| v.group == group)
+                .filter(|v| v.group == group && group != "sweep")
                 .map(|v| (v.command)());
-            run.into_iter().chain(verbs)
+            run.into_iter().chain(sweep).chain(verbs)
         })
         .collect()
 }
@@ -75,6 +79,11 @@ impl<G: Group> ScenarioCommand<G> {
 
     /// `sweep NAME` or `tune NAME`: runs the scenario's verb.
     pub fn run_verb(&self) -> Result<()> {
+        if G::NAME == "sweep" {
+            let kind = kind(&self.name)
+                .ok_or_else(|| Error::Other(format!("unknown scenario '{}'", self.name)))?;
+            return sweep::run(kind, &self.matches);
+        }
         let verb = kind(&self.name)
             .and_then(|k| (k.verbs)().iter().find(|v| v.group == G::NAME))
             .ok_or_else(|| {

@@ -15,6 +15,7 @@ pub mod pbp;
 pub mod registry;
 pub mod retrieval;
 pub mod sosmp;
+pub mod sweep;
 pub mod teach;
 pub mod tree;
 pub mod what_if;

@@ -6,12 +6,14 @@
 //! Adding a scenario: see ARCHITECTURE.md, "How to add a scenario".
 
 use std::fmt::Debug;
+use std::path::{Path, PathBuf};
 
 use clap::{ArgMatches, FromArgMatches};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::params::{self, Param};
+use super::sweep::SweepTable;
 use super::{OutputArgs, Scenario};
 use crate::error::{Error, Result};
 use crate::run::CancelFlag;
@@ -53,6 +55,15 @@ pub trait ScenarioDef: Scenario + Sized + 'static {
     /// Further verbs (`sweep NAME`, `tune NAME`).
     fn verbs() -> &'static [Verb] {
         &[]
+    }
+    /// The parameters `sweep NAME --seeds N` steps together (seed, seed + 1, ...), those the
+    /// config has; the first present is the summary's seed column.
+    const SEED_KEYS: &'static [&'static str] = &["seed"];
+    /// Figures a finished sweep draws from its summary (into the sweep's folder); returns the
+    /// files written. Most scenarios have none beyond summary.csv.
+    fn sweep_figures(dir: &Path, table: &SweepTable) -> Result<Vec<PathBuf>> {
+        let _ = (dir, table);
+        Ok(Vec::new())
     }
 }
 
@@ -100,6 +111,9 @@ pub struct Verb {
     /// The subcommand (named after the scenario) with its flags.
     pub command: fn() -> clap::Command,
     pub run: fn(&ArgMatches) -> Result<()>,
+    /// Whether `run` also reads the generic sweep's flags (`--plan`, `--jobs`, `--set`,
+    /// `--out`) from the same matches; a "sweep" verb that does not refuses them.
+    pub takes_sweep_flags: bool,
 }
 
 impl Verb {
@@ -165,6 +179,10 @@ pub struct Kind {
     /// Its parsed flags as a config and an output folder.
     pub run_config: fn(&ArgMatches) -> Result<(ScenarioConfig, OutputArgs)>,
     pub verbs: fn() -> &'static [Verb],
+    /// The parameters `--seeds N` steps.
+    pub seed_keys: &'static [&'static str],
+    /// The figures a finished sweep draws (see [`ScenarioDef::sweep_figures`]).
+    pub sweep_figures: fn(&Path, &SweepTable) -> Result<Vec<PathBuf>>,
 }
 
 fn run_command<S: ScenarioDef>() -> clap::Command {
@@ -264,6 +282,8 @@ macro_rules! registry {
                 run_command: run_command::<$ty>,
                 run_config: run_config::<$ty>,
                 verbs: <$ty as ScenarioDef>::verbs,
+                seed_keys: <$ty as ScenarioDef>::SEED_KEYS,
+                sweep_figures: <$ty as ScenarioDef>::sweep_figures,
             },)*
         ];
 

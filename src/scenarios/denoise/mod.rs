@@ -869,6 +869,13 @@ impl ScenarioDef for Denoise {
         Some(config.max_iters)
     }
 
+    fn sweep_figures(
+        dir: &Path,
+        table: &crate::scenarios::sweep::SweepTable,
+    ) -> Result<Vec<std::path::PathBuf>> {
+        sweep::figures(dir, table)
+    }
+
     fn verbs() -> &'static [Verb] {
         &[
             Verb {
@@ -879,7 +886,8 @@ impl ScenarioDef for Denoise {
                         "RMSE and seconds per iteration of denoising over C, algorithms, updates and epsilon.",
                     )
                 },
-                run: |m| sweep_cli::run(Verb::args(m)?),
+                run: |m| sweep_cli::run(Verb::args(m)?, Verb::args(m)?),
+                takes_sweep_flags: true,
             },
             Verb {
                 group: "tune",
@@ -890,6 +898,7 @@ impl ScenarioDef for Denoise {
                     )
                 },
                 run: |m| tune_cli::run(Verb::args(m)?),
+                takes_sweep_flags: false,
             },
         ]
     }

@@ -1,23 +1,21 @@
-//! `beliefscope sweep denoise`: RMSE and time per iteration over gray-level counts, algorithms,
-//! updates and tolerances, repeated over seeds. Writes `sweep.csv` (one row per run) and
-//! `summary.csv` (mean and standard deviation per setting). Reproduces Song et al. 2011,
-//! Fig. 1(c, d) (`--colors 10,25,50,...,250 --algorithms discrete,kbp`) and the Appendix 3
-//! study (`--width 50 --height 50 --colors 100 --updates full,linear,constant
+//! `beliefscope sweep denoise` with the paper's flags: RMSE and time per iteration over
+//! gray-level counts, algorithms, updates and tolerances, repeated over seeds, translated into
+//! the generic sweep (`--vary colors=... --vary algorithm=... --seeds N` on a fixed iteration
+//! count without SURE), so it resumes, runs in parallel and plans for a cluster like any sweep.
+//! Writes `summary.csv` (one row per run), `summary_by_setting.csv` (mean and standard
+//! deviation per setting) and `figure1.png`. Reproduces Song et al. 2011, Fig. 1(c, d)
+//! (`--colors 10,25,50,...,250 --algorithms discrete,kbp`) and the Appendix 3 study
+//! (`--width 50 --height 50 --colors 100 --updates full,linear,constant
 //! --epsilon 1e-1,1e-2,1e-3`).
-
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::inference::kbp::KbpUpdate;
-use crate::io::write_atomic;
-use crate::scenarios::CancelFlag;
-use crate::scenarios::ScenarioParams;
-use crate::scenarios::denoise::sweep::measure;
 use crate::scenarios::denoise::{DenoiseAlgorithm, DenoiseConfig};
+use crate::scenarios::registry::kind;
+use crate::scenarios::sweep::{self, Points, SweepArgs, spec};
+use crate::scenarios::{ScenarioConfig, ScenarioDef};
 
 #[derive(Debug, Clone, Args)]
 pub struct DenoiseSweepArgs {
@@ -37,7 +35,7 @@ pub struct DenoiseSweepArgs {
     /// Incomplete-Cholesky tolerances to run for the low-rank updates.
     #[arg(long, value_delimiter = ',', default_value = "1e-3")]
     pub epsilon: Vec<f64>,
-    /// Repeats per setting (noise seeds seed, seed + 1, ...).
+    /// Repeats per setting (noise seeds seed, seed + 1, ...; the generic sweep's --seeds).
     #[arg(long, default_value_t = 10)]
     pub repeats: usize,
     /// Iterations per run.
@@ -59,165 +57,119 @@ pub struct DenoiseSweepArgs {
     /// Kernel-BP bandwidth multiplier; default: the denoise default.
     #[arg(long)]
     pub bandwidth_multiplier: Option<f64>,
-    /// Output folder for sweep.csv and summary.csv.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-}
-
-/// One setting of the sweep.
-#[derive(Debug, Clone)]
-struct Setting {
-    colors: usize,
-    algorithm: &'static str,
-    update: &'static str,
-    epsilon: Option<f64>,
-    config: DenoiseConfig,
 }
 
 impl DenoiseSweepArgs {
-    fn settings(&self) -> Vec<Setting> {
-        let base = DenoiseConfig::default();
-        let mut out = Vec::new();
+    /// The base config and the points: C outermost, then the algorithm, then (for kernel BP,
+    /// where more than one is asked for) the update and its tolerance.
+    fn points(&self) -> Result<(DenoiseConfig, Points)> {
+        let mut base = DenoiseConfig {
+            width: self.width,
+            height: self.height,
+            noise: self.noise,
+            max_iters: self.iters,
+            tolerance: 0.0,
+            // The paper's protocol: a fixed number of iterations, timed without a SURE probe
+            // running beside them.
+            sure_stop: false,
+            seed: self.seed,
+            ..DenoiseConfig::default()
+        };
+        if let Some(l) = self.lambda {
+            base.kbp.lambda = l;
+        }
+        if let Some(m) = self.bandwidth_multiplier {
+            base.kbp.multiplier = m;
+        }
+        for (flag, empty) in [
+            ("colors", self.colors.is_empty()),
+            ("algorithms", self.algorithms.is_empty()),
+            ("updates", self.updates.is_empty()),
+            ("epsilon", self.epsilon.is_empty()),
+        ] {
+            if empty {
+                return Err(Error::Other(format!("--{flag} needs at least one value")));
+            }
+        }
+        let vary_update = self.updates.len() > 1;
+        let vary_epsilon = self.epsilon.len() > 1;
+        if !vary_update {
+            base.kbp.update = self.updates[0];
+        }
+        if !vary_epsilon {
+            base.kbp.epsilon = self.epsilon[0];
+        }
+        let mut keys = vec!["colors".to_string(), "algorithm".to_string()];
+        if vary_update {
+            keys.push("kbp.update".into());
+        }
+        if vary_epsilon {
+            keys.push("kbp.epsilon".into());
+        }
+        let mut rows = Vec::new();
         for &colors in &self.colors {
             for &algorithm in &self.algorithms {
-                let mut config = DenoiseConfig {
-                    width: self.width,
-                    height: self.height,
-                    colors,
-                    noise: self.noise,
-                    algorithm,
-                    max_iters: self.iters,
-                    tolerance: 0.0,
-                    // The paper's protocol: a fixed number of iterations, timed without a
-                    // SURE probe running beside them.
-                    sure_stop: false,
-                    ..base.clone()
+                let label = match algorithm {
+                    DenoiseAlgorithm::Discrete => "discrete",
+                    DenoiseAlgorithm::Kbp => "kbp",
                 };
-                config.kbp.lambda = self.lambda.unwrap_or(base.kbp.lambda);
-                config.kbp.multiplier = self.bandwidth_multiplier.unwrap_or(base.kbp.multiplier);
-                match algorithm {
-                    DenoiseAlgorithm::Discrete => out.push(Setting {
-                        colors,
-                        algorithm: "discrete",
-                        update: "",
-                        epsilon: None,
-                        config,
-                    }),
-                    DenoiseAlgorithm::Kbp => {
-                        for &update in &self.updates {
-                            let epsilons: Vec<Option<f64>> = if update == KbpUpdate::Full {
-                                vec![None]
-                            } else {
-                                self.epsilon.iter().map(|&e| Some(e)).collect()
-                            };
-                            for epsilon in epsilons {
-                                let mut c = config.clone();
-                                c.kbp.update = update;
-                                if let Some(e) = epsilon {
-                                    c.kbp.epsilon = e;
-                                }
-                                out.push(Setting {
-                                    colors,
-                                    algorithm: "kbp",
-                                    update: update.label(),
-                                    epsilon,
-                                    config: c,
-                                });
-                            }
-                        }
+                let mut row = vec![colors.to_string(), label.to_string()];
+                if algorithm == DenoiseAlgorithm::Discrete {
+                    row.extend(keys[2..].iter().map(|_| String::new()));
+                    rows.push(row);
+                    continue;
+                }
+                for &update in &self.updates {
+                    // The full update has no tolerance.
+                    let epsilons: Vec<String> = if !vary_epsilon {
+                        vec![]
+                    } else if update == KbpUpdate::Full {
+                        vec![String::new()]
+                    } else {
+                        self.epsilon.iter().map(|e| e.to_string()).collect()
+                    };
+                    let mut r = row.clone();
+                    if vary_update {
+                        r.push(update.label().to_string());
+                    }
+                    if epsilons.is_empty() {
+                        rows.push(r);
+                        continue;
+                    }
+                    for e in epsilons {
+                        let mut with = r.clone();
+                        with.push(e);
+                        rows.push(with);
                     }
                 }
             }
         }
-        out
+        Ok((base, Points { keys, rows }))
     }
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (mean, var.sqrt())
-}
-
-pub fn run(args: DenoiseSweepArgs) -> Result<()> {
+/// Runs the paper's sweep through the generic one (`--set`, `--plan`, `--jobs` and `--out` as
+/// every sweep takes them).
+pub fn run(args: DenoiseSweepArgs, generic: SweepArgs) -> Result<()> {
     if args.repeats == 0 || args.iters == 0 {
         return Err(Error::param("repeats/iters", "must be at least 1"));
     }
-    let settings = args.settings();
-    for s in &settings {
-        s.config.check()?;
+    if generic.seeds.is_some() || generic.zip {
+        return Err(Error::Other(
+            "--seeds and --zip go with --vary; the gray-level sweep repeats with --repeats".into(),
+        ));
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| Error::Io(format!("cannot create {}: {e}", args.out.display())))?;
-    let cancel = CancelFlag::default();
-    let mut rows = String::from(
-        "colors,algorithm,update,epsilon,repeat,rmse,noisy_rmse,seconds_per_iter,setup_seconds\n",
-    );
-    let mut groups: BTreeMap<usize, Vec<[f64; 3]>> = BTreeMap::new();
-    let total = settings.len() * args.repeats;
-    let mut done = 0;
-    for (k, s) in settings.iter().enumerate() {
-        for repeat in 0..args.repeats {
-            let mut config = s.config.clone();
-            config.seed = args.seed + repeat as u64;
-            let m = measure(&config, &cancel)?;
-            done += 1;
-            eprintln!(
-                "[{done}/{total}] C={} {} {} eps={} repeat {repeat}: rmse {:.3} ({:.5} s/iter, set-up {:.3} s)",
-                s.colors,
-                s.algorithm,
-                s.update,
-                s.epsilon.map_or("-".into(), |e| e.to_string()),
-                m.rmse,
-                m.seconds_per_iter,
-                m.setup_seconds
-            );
-            let _ = writeln!(
-                rows,
-                "{},{},{},{},{repeat},{},{},{},{}",
-                s.colors,
-                s.algorithm,
-                s.update,
-                s.epsilon.map_or(String::new(), |e| e.to_string()),
-                m.rmse,
-                m.noisy_rmse,
-                m.seconds_per_iter,
-                m.setup_seconds
-            );
-            groups
-                .entry(k)
-                .or_default()
-                .push([m.rmse, m.seconds_per_iter, m.setup_seconds]);
-        }
-        // Written after every setting, so an interrupted sweep keeps what it measured.
-        write_atomic(&args.out.join("sweep.csv"), rows.as_bytes())?;
-    }
-    let mut summary = String::from(
-        "colors,algorithm,update,epsilon,repeats,rmse_mean,rmse_sd,seconds_per_iter_mean,seconds_per_iter_sd,setup_seconds_mean,setup_seconds_sd\n",
-    );
-    for (k, values) in &groups {
-        let s = &settings[*k];
-        let col = |i: usize| mean_sd(&values.iter().map(|v| v[i]).collect::<Vec<_>>());
-        let ((rm, rs), (tm, ts), (sm, ss)) = (col(0), col(1), col(2));
-        let _ = writeln!(
-            summary,
-            "{},{},{},{},{},{rm},{rs},{tm},{ts},{sm},{ss}",
-            s.colors,
-            s.algorithm,
-            s.update,
-            s.epsilon.map_or(String::new(), |e| e.to_string()),
-            values.len()
-        );
-    }
-    write_atomic(&args.out.join("summary.csv"), summary.as_bytes())?;
-    eprintln!(
-        "wrote {} and summary.csv",
-        args.out.join("sweep.csv").display()
-    );
-    Ok(())
+    let (base, points) = args.points()?;
+    let kind = kind(super::Denoise::NAME)
+        .ok_or_else(|| Error::Other("the denoise scenario is not registered".into()))?;
+    generic.output.apply_budget();
+    let base = generic
+        .output
+        .set
+        .iter()
+        .try_fold(ScenarioConfig::from(base), |c, text| {
+            let (key, value) = crate::scenarios::params::split_assignment(text)?;
+            spec::assign(&c, key, value)
+        })?;
+    sweep::sweep(kind, &base, &points, Some(args.repeats), &generic)
 }

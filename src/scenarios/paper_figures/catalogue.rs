@@ -188,12 +188,12 @@ fn no_output() -> Error {
     Error::Other("the figure's commands produced no output".into())
 }
 
-/// Kernel BP Fig. 1(c, d) from the summary.csv of each gray-level count.
+/// Kernel BP Fig. 1(c, d) from the summary_by_setting.csv of each gray-level count.
 fn kbp_fig1(dirs: &[PathBuf]) -> Result<Vec<Comparison>> {
     // colors -> algorithm -> (rmse, seconds per iteration)
     let mut by_c: BTreeMap<u64, BTreeMap<String, (f64, f64)>> = BTreeMap::new();
     for d in dirs {
-        for row in csv(&d.join("summary.csv"))? {
+        for row in csv(&d.join("summary_by_setting.csv"))? {
             let c = field(&row, "colors")? as u64;
             let alg = row.get("algorithm").cloned().unwrap_or_default();
             let v = (
@@ -249,14 +249,21 @@ fn kbp_fig1(dirs: &[PathBuf]) -> Result<Vec<Comparison>> {
     Ok(rows)
 }
 
-/// Appendix 3 from the summary.csv of each update.
+/// Appendix 3 from the summary_by_setting.csv of each update.
 fn kbp_app3(dirs: &[PathBuf]) -> Result<Vec<Comparison>> {
     // (update, epsilon) -> (rmse, seconds per iteration)
     let mut cells: BTreeMap<(String, String), (f64, f64)> = BTreeMap::new();
     for d in dirs {
-        for row in csv(&d.join("summary.csv"))? {
-            let update = row.get("update").cloned().unwrap_or_default();
-            let eps = row.get("epsilon").cloned().unwrap_or_default();
+        // One update per folder (`updates-<name>`): the sweep varies kbp.update only when
+        // given more than one.
+        let folder = d.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let folder_update = folder.strip_prefix("updates-").unwrap_or_default();
+        for row in csv(&d.join("summary_by_setting.csv"))? {
+            let update = row
+                .get("kbp.update")
+                .cloned()
+                .unwrap_or_else(|| folder_update.to_string());
+            let eps = row.get("kbp.epsilon").cloned().unwrap_or_default();
             cells.insert(
                 (update, eps),
                 (

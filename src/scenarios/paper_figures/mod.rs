@@ -218,6 +218,12 @@ fn run_words(
             scenario.write_outputs(dir)?;
             write_results(dir, &RunResults::from_scenario(scenario.as_ref()))
         }
+        "sweep" => {
+            let matches = crate::scenarios::sweep::command(kind)
+                .try_get_matches_from(&argv)
+                .map_err(parse)?;
+            crate::scenarios::sweep::run(kind, &matches)
+        }
         group => {
             let verb = (kind.verbs)()
                 .iter()
@@ -248,6 +254,10 @@ mod tests {
                 argv.extend(["--out".to_string(), "/tmp/x".to_string()]);
                 let parsed = if verb == "run" {
                     (k.run_command)().try_get_matches_from(&argv).map(|_| ())
+                } else if verb == "sweep" {
+                    crate::scenarios::sweep::command(k)
+                        .try_get_matches_from(&argv)
+                        .map(|_| ())
                 } else {
                     let v = (k.verbs)().iter().find(|v| v.group == verb).unwrap();
                     (v.command)().try_get_matches_from(&argv).map(|_| ())

@@ -740,6 +740,7 @@ impl ScenarioDef for PbpScenario {
                 )
             },
             run: |m| sweep::run_sweep(Verb::args(m)?),
+            takes_sweep_flags: false,
         }]
     }
 }

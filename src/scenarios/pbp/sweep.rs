@@ -27,8 +27,9 @@ pub struct PbpSweepArgs {
     #[arg(long, value_delimiter = ',')]
     pub samples: Option<Vec<usize>>,
     /// Seeds (each a new ground truth and sample stream): first-seed .. first-seed + seeds − 1.
-    #[arg(long, default_value_t = 20)]
-    pub seeds: usize,
+    /// [default: 20]
+    #[arg(long)]
+    pub seeds: Option<usize>,
     #[arg(long, default_value_t = 1)]
     pub first_seed: u64,
     /// Stage-2 rank (0 = k_S).
@@ -98,13 +99,14 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
             out: args.out.clone(),
         });
     }
+    let seeds = args.seeds.unwrap_or(20);
     let mut samples = args
         .samples
         .clone()
         .unwrap_or_else(|| vec![250, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000]);
     samples.sort_unstable();
     samples.dedup();
-    if args.seeds == 0 || samples.is_empty() || samples.contains(&0) {
+    if seeds == 0 || samples.is_empty() || samples.contains(&0) {
         return Err(Error::param(
             "samples",
             "need at least one seed and positive sample sizes",
@@ -123,7 +125,7 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
     config.check()?;
     let mut csv = String::from("n,seed,method,kl_mean,seconds,clipped\n");
     let mut results: BTreeMap<(&'static str, usize), Vec<(f64, f64)>> = BTreeMap::new();
-    for s in 0..args.seeds {
+    for s in 0..seeds {
         let seed = args.first_seed + s as u64;
         let c = PbpConfig {
             seed,
@@ -173,7 +175,7 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
     let slopes: BTreeMap<&'static str, SlopeStats> = curves
         .keys()
         .map(|&m| {
-            let kl: Vec<Vec<f64>> = (0..args.seeds)
+            let kl: Vec<Vec<f64>> = (0..seeds)
                 .map(|s| sizes.iter().map(|&n| results[&(m, n)][s].0).collect())
                 .collect();
             (m, SlopeStats::of(sizes, &kl, 2000))
@@ -201,7 +203,7 @@ pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
         .collect();
     let summary = SweepSummary {
         model: args.model.clone(),
-        seeds: args.seeds,
+        seeds,
         samples: samples.clone(),
         curves,
         slope_from_2000,

@@ -471,6 +471,7 @@ impl ScenarioDef for SosmpScenario {
                 )
             },
             run: |m| Verb::args::<cli::SosmpSweepArgs>(m)?.execute(),
+            takes_sweep_flags: false,
         }]
     }
 }

@@ -90,6 +90,8 @@ impl ScenarioDef for TreeScenario {
     type Control = TreeControl;
     type Task = NoTask;
     type RunArgs = cli::TreeArgs;
+    /// A built-in's draw and the samples taken from it (a CSV file has only the latter).
+    const SEED_KEYS: &'static [&'static str] = &["data.seed", "sample_seed"];
 
     fn build(config: TreeConfig, cancel: &CancelFlag) -> Result<Self> {
         TreeScenario::new(config, cancel)
@@ -110,6 +112,7 @@ impl ScenarioDef for TreeScenario {
                 )
             },
             run: |m| cli::run_sweep(Verb::args(m)?),
+            takes_sweep_flags: false,
         }]
     }
 }
