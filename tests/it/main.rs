@@ -46,6 +46,7 @@ mod sosmp_reference;
 mod sosmp_sampler;
 mod sosmp_scenario;
 mod sosmp_update;
+mod sweep_plan;
 mod teach;
 mod tree_app_ui;
 mod tree_bimodal;
