@@ -18,7 +18,13 @@ host=$(hostname -s)
 stop() {
   for pidfile in "$state"/slurmd.pid "$state"/slurmctld.pid "$state"/munged.pid; do
     if [ -s "$pidfile" ]; then
-      kill "$(cat "$pidfile")" 2>/dev/null || true
+      pid=$(cat "$pidfile")
+      kill "$pid" 2>/dev/null || true
+      # Wait for it to go, so that a new start finds its ports free.
+      for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+      done
       rm -f "$pidfile"
     fi
   done

@@ -94,6 +94,19 @@ fn the_command_line_is_built_from_the_registry() {
     assert!(Cli::try_parse_from(["beliefscope", "run", "nosuch"]).is_err());
     assert!(Cli::try_parse_from(["beliefscope", "tune", "sosmp"]).is_err());
     assert!(Cli::try_parse_from(["beliefscope", "sweep", "sosmp", "--samples", "1,2"]).is_ok());
+    // Every scenario sweeps over its parameter table.
+    for kind in KINDS {
+        let args = [
+            "beliefscope",
+            "sweep",
+            kind.name,
+            "--vary",
+            "seed=1,2",
+            "--out",
+            "x",
+        ];
+        assert!(Cli::try_parse_from(args).is_ok(), "sweep {}", kind.name);
+    }
 }
 
 #[test]

@@ -18,7 +18,12 @@ use crate::scenarios::sweep::SweepTable;
 use crate::viz::figures::{Curve, Panel};
 use crate::viz::palette::{Method, series};
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
+/// Mean and standard deviation.
+type Stat = (f64, f64);
+/// A curve's label and its RMSE and seconds-per-iteration points over C.
+type Curves = Vec<(String, Vec<(f64, f64)>, Vec<(f64, f64)>)>;
+
+fn mean_sd(v: &[f64]) -> Stat {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     let var = if v.len() > 1 {
@@ -52,7 +57,7 @@ pub fn figures(dir: &Path, table: &SweepTable) -> Result<Vec<PathBuf>> {
     csv.push_str(
         "runs,rmse_mean,rmse_sd,seconds_per_iter_mean,seconds_per_iter_sd,setup_seconds_mean,setup_seconds_sd\n",
     );
-    let mut stats: Vec<(Vec<String>, [(f64, f64); 3])> = Vec::new();
+    let mut stats: Vec<(Vec<String>, [Stat; 3])> = Vec::new();
     for values in &order {
         let runs = &cells[values];
         let col = |i: usize| mean_sd(&runs.iter().map(|v| v[i]).collect::<Vec<_>>());
@@ -80,7 +85,7 @@ pub fn figures(dir: &Path, table: &SweepTable) -> Result<Vec<PathBuf>> {
         return Ok(written);
     };
     // One curve per setting of the other varied keys, points over C.
-    let mut curves: Vec<(String, Vec<(f64, f64)>, Vec<(f64, f64)>)> = Vec::new();
+    let mut curves: Curves = Vec::new();
     for (values, s) in &stats {
         let Ok(c) = values[ci].parse::<f64>() else {
             continue;
