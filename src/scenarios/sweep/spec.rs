@@ -293,7 +293,7 @@ mod tests {
         );
         let e = runs(
             &base,
-            &points(&vary(&["colors=1,x"]), false).unwrap(),
+            &points(&vary(&["colors=10,x"]), false).unwrap(),
             &["seed"],
             None,
         )
