@@ -127,15 +127,9 @@ impl std::str::FromStr for PotentialKind {
     }
 }
 
-/// Mixture components per potential (eq. 37).
-pub const MIXTURE_COMPONENTS: usize = 3;
-/// Node-potential means are uniform in `[-MEAN_RANGE, MEAN_RANGE]`.
-pub const MEAN_RANGE: f64 = 3.0;
-/// Variances are uniform in `(0, MAX_VARIANCE]`.
-pub const MAX_VARIANCE: f64 = 0.5;
-/// The smallest standard deviation kept, in grid spacings: below about three spacings a
-/// Gaussian is sampled by too few nodes for the cell sampler's linear interpolation.
-pub const MIN_SD_SPACINGS: f64 = 3.0;
+pub use crate::inference::sosmp::potentials::{
+    MAX_VARIANCE, MEAN_RANGE, MIN_SD_SPACINGS, MIXTURE_COMPONENTS,
+};
 
 /// Every parameter of an SOSMP run; echoed into results.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -314,15 +308,9 @@ pub fn build_problem(
     let grid =
         IntervalGrid::with_density(config.domain[0], config.domain[1], config.points_per_unit)?;
     let basis = GridBasis::on_interval(config.basis_kind(), config.coefficients, &grid)?;
-    let min_variance = (MIN_SD_SPACINGS * grid.spacing()).powi(2);
     let mut rng = ChaCha8Rng::from_seed(stream_key(config.seed, MODEL_STREAM, 0, 0));
-    let node_prior = MixturePrior {
-        components: MIXTURE_COMPONENTS,
-        mean_range: MEAN_RANGE,
-        max_variance: MAX_VARIANCE,
-        min_variance,
-        form: config.mixture_form,
-    };
+    let node_prior = MixturePrior::node_potentials(grid.spacing(), config.mixture_form);
+    let min_variance = node_prior.min_variance;
     let edge_prior = MixturePrior {
         mean_range: 0.0,
         ..node_prior

@@ -1,0 +1,8 @@
+//! The project as a whole: the command line, config echo, hardening, fuzzed loaders, the floors, the registry.
+
+mod cli;
+mod config_echo;
+mod fuzz_loaders;
+mod hardening;
+mod layers;
+mod registry;
