@@ -15,6 +15,7 @@ mod kernel;
 mod kjit;
 mod pbp;
 mod project;
+mod shared_data;
 mod sosmp;
 mod teach;
 mod tree;

@@ -541,50 +541,6 @@ fn kjit_exp1_table_and_exp2_curves_match_the_paper() {
     assert!(r > 0.1, "log variance vs log KL correlation {r}");
 }
 
-/// Exp. 5 (main Fig. 9) on the four UCI files in ../shared/data/uci: KJIT-EP matches
-/// quadrature-EP on every set, and every method's test error is near the figure's.
-#[test]
-fn kjit_exp5_uci_sets_match_figure_9() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/uci");
-    if !dir.exists() {
-        eprintln!("skipped: {} is absent", dir.display());
-        return;
-    }
-    let mut config = KjitConfig {
-        experiment: Experiment::Uci,
-        ..KjitConfig::default()
-    };
-    config.uci.dir = dir;
-    let mut s = KjitScenario::new(config, &CancelFlag::default()).unwrap();
-    while !s.finished() {
-        s.step().unwrap();
-    }
-    let json = serde_json::Value::Object(s.extra_results());
-    let problems = json["problems"].as_array().unwrap();
-    let sets = json["uci"].as_array().unwrap();
-    assert_eq!(problems.len(), 4);
-    for (p, set) in problems.iter().zip(sets) {
-        let name = set["dataset"].as_str().unwrap();
-        let paper = set["paper_errors"][2].as_f64().unwrap();
-        let kjit = p["error_kjit"].as_f64().unwrap();
-        let quad = p["error_quadrature"].as_f64().unwrap();
-        let sampling = p["error_sampling"].as_f64().unwrap();
-        eprintln!(
-            "{name}: kjit {kjit:.3}, quadrature {quad:.3}, sampling {sampling:.3} (paper {paper})"
-        );
-        assert!(
-            (kjit - quad).abs() <= 0.03,
-            "{name}: kjit {kjit} vs quadrature {quad}"
-        );
-        for e in [kjit, quad, sampling] {
-            assert!(
-                (e - paper).abs() <= 0.15,
-                "{name}: error {e} vs the paper's {paper}"
-            );
-        }
-    }
-}
-
 /// A live τ (spec K.4) takes effect from the next problem without relearning, is recorded in
 /// the config's `tau_changes`, and that config alone reproduces the run.
 #[test]
@@ -759,4 +715,51 @@ fn kjit_teaching_mode_updates_one_site_per_step() {
     );
     let distance = s.history().last().unwrap().residual;
     assert!(distance < 0.5, "posterior means {distance} apart");
+}
+
+/// On the public data beside the checkout (see `crate::shared_data`).
+mod shared_data {
+    use super::*;
+    use crate::shared_data::shared_data;
+
+    /// Exp. 5 (main Fig. 9) on the four UCI files in ../shared/data/uci: KJIT-EP matches
+    /// quadrature-EP on every set, and every method's test error is near the figure's.
+    #[test]
+    #[ignore = "needs ../shared/data"]
+    fn kjit_exp5_uci_sets_match_figure_9() {
+        let dir = shared_data("uci");
+        let mut config = KjitConfig {
+            experiment: Experiment::Uci,
+            ..KjitConfig::default()
+        };
+        config.uci.dir = dir;
+        let mut s = KjitScenario::new(config, &CancelFlag::default()).unwrap();
+        while !s.finished() {
+            s.step().unwrap();
+        }
+        let json = serde_json::Value::Object(s.extra_results());
+        let problems = json["problems"].as_array().unwrap();
+        let sets = json["uci"].as_array().unwrap();
+        assert_eq!(problems.len(), 4);
+        for (p, set) in problems.iter().zip(sets) {
+            let name = set["dataset"].as_str().unwrap();
+            let paper = set["paper_errors"][2].as_f64().unwrap();
+            let kjit = p["error_kjit"].as_f64().unwrap();
+            let quad = p["error_quadrature"].as_f64().unwrap();
+            let sampling = p["error_sampling"].as_f64().unwrap();
+            eprintln!(
+                "{name}: kjit {kjit:.3}, quadrature {quad:.3}, sampling {sampling:.3} (paper {paper})"
+            );
+            assert!(
+                (kjit - quad).abs() <= 0.03,
+                "{name}: kjit {kjit} vs quadrature {quad}"
+            );
+            for e in [kjit, quad, sampling] {
+                assert!(
+                    (e - paper).abs() <= 0.15,
+                    "{name}: error {e} vs the paper's {paper}"
+                );
+            }
+        }
+    }
 }
