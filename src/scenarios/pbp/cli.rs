@@ -15,19 +15,15 @@ pub struct PbpArgs {
     /// Training samples N [default: 20000; pendigits 7000].
     #[arg(long)]
     pub samples: Option<usize>,
-    /// Seed of the true CPTs, the samples and the restarts [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Stage-2 rank r_S (0 = k_S) [default: 0].
     #[arg(long)]
     pub rank: Option<usize>,
     /// λ₁ of the stage-1 ridge regressions [default: 1e-3; pendigits 0.1].
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// λ₂: ridge in stage 2 instead of rank truncation [default: 0 = truncation].
     #[arg(long)]
     pub ridge2: Option<f64>,
-    /// Random restarts of EM and online EM [default: 10].
     #[arg(long)]
     pub restarts: Option<usize>,
     /// Skip EM.
@@ -45,16 +41,12 @@ pub struct PbpArgs {
     /// Root clique by its variables, e.g. ABC [default: spec P.5 #13's rule].
     #[arg(long)]
     pub root: Option<String>,
-    /// Pendigits: latent states k of each H_t [default: 6].
     #[arg(long)]
     pub states: Option<usize>,
-    /// Pendigits: RBF bandwidth σ [default: 10].
     #[arg(long)]
     pub sigma: Option<f64>,
-    /// Pendigits: D_f, principal directions of the features kept [default: 24].
     #[arg(long)]
     pub dim: Option<usize>,
-    /// Pendigits: the test digit shown in the window [default: 0].
     #[arg(long)]
     pub digit: Option<usize>,
     /// Pendigits: folder with pendigits.tra and pendigits.tes [default: ../shared/data/pendigits].

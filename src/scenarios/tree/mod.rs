@@ -102,9 +102,10 @@ impl ScenarioDef for TreeScenario {
         &[Verb {
             group: "sweep",
             command: || {
-                Verb::command::<cli::TreeSweepArgs>(
+                Verb::command_with_table::<cli::TreeSweepArgs>(
                     "tree",
                     "Errors of tree kernel BP against the reference over samples per edge, lambda and the bandwidth multiplier (built-in datasets).",
+                    PARAMS,
                 )
             },
             run: |m| cli::run_sweep(Verb::args(m)?),

@@ -66,24 +66,20 @@ pub fn pbp_ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            for (key, lo, hi) in [
-                ("samples", 100.0, 200_000.0),
-                ("seed", 0.0, 100.0),
-                ("rank", 0.0, 6.0),
-                ("lambda1", 0.0, 10.0),
-                ("ridge2", 0.0, 10.0),
-                ("em_restarts", 1.0, 20.0),
+            for key in [
+                "samples",
+                "seed",
+                "rank",
+                "lambda1",
+                "ridge2",
+                "em_restarts",
             ] {
-                param_row(ui, c, PARAMS, key, lo, hi);
+                param_row(ui, c, PARAMS, key);
                 ui.end_row();
             }
             if c.model == "pendigits" {
-                for (key, lo, hi) in [
-                    ("states", 2.0, 16.0),
-                    ("sigma", 1.0, 50.0),
-                    ("feature_dim", 4.0, 36.0),
-                ] {
-                    param_row(ui, c, PARAMS, key, lo, hi);
+                for key in ["states", "sigma", "feature_dim"] {
+                    param_row(ui, c, PARAMS, key);
                     ui.end_row();
                 }
             }

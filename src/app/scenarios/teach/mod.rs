@@ -164,28 +164,28 @@ impl ScenarioUi for TeachRoom {
                     .labelled_by(id);
                 ui.end_row();
                 if !series {
-                    form::param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
+                    form::param_row(ui, c, PARAMS, "damping");
                     ui.end_row();
                 }
                 if c.messages == MessageKind::Discrete && c.graph != TeachGraph::Pbp {
-                    form::param_row(ui, c, PARAMS, "states", 2.0, 5.0);
+                    form::param_row(ui, c, PARAMS, "states");
                     ui.end_row();
                 }
                 if c.messages == MessageKind::Gaussian
                     || (c.messages == MessageKind::Discrete && c.graph != TeachGraph::Pbp)
                 {
-                    form::param_row(ui, c, PARAMS, "coupling", -3.0, 3.0);
+                    form::param_row(ui, c, PARAMS, "coupling");
                     ui.end_row();
-                    form::param_row(ui, c, PARAMS, "field", 0.0, 3.0);
+                    form::param_row(ui, c, PARAMS, "field");
                     ui.end_row();
                 }
                 if series {
-                    form::param_row(ui, c, PARAMS, "samples", 1.0, 1000.0);
+                    form::param_row(ui, c, PARAMS, "samples");
                     ui.end_row();
-                    form::param_row(ui, c, PARAMS, "coefficients", 2.0, 30.0);
+                    form::param_row(ui, c, PARAMS, "coefficients");
                     ui.end_row();
                 }
-                form::param_row(ui, c, PARAMS, "max_messages", 1.0, 2000.0);
+                form::param_row(ui, c, PARAMS, "max_messages");
                 ui.end_row();
                 let id = form::row_label(
                     ui,
