@@ -306,7 +306,9 @@ impl Scenario for PbpScenario {
     fn algorithm(&self) -> String {
         match self {
             PbpScenario::Discrete(d) => d.algorithm(),
-            PbpScenario::Pendigits(_) => "pbp vs em-hmm (pendigits, Wang & Gordon 2020 Sec. 6)".into(),
+            PbpScenario::Pendigits(_) => {
+                "pbp vs em-hmm (pendigits, Wang & Gordon 2020 Sec. 6)".into()
+            }
         }
     }
 
