@@ -212,7 +212,7 @@ impl LatentDag {
             let name = &self.nodes[v].name;
             if let Some(&c) = self.children[v].first() {
                 return Err(Error::Other(format!(
-                    "observed variable '{name}' has a child '{}'; predictive BP needs every observed variable to be a sink, so that it sits in a leaf clique {{X}} ∪ Pa(X)",
+                    "observed variable '{name}' has a child '{}'; predictive BP needs every observed variable to be a sink, so that it sits in a leaf clique with its parents",
                     self.nodes[c].name
                 )));
             }

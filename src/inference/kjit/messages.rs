@@ -1,7 +1,8 @@
 //! The messages of the logistic factor (Jitkrittum et al. 2015, Sec. 2 and Supp A): a Gaussian
 //! on z, a Beta on p, their moment matching to Gaussians before the kernel of Sec. 3.1 (as the
-//! authors' code does; the supplement only needs E_r cos(ωᵀx + b), which moment matching
-//! gives in closed form) and the division of a
+//! authors' code does; the features of Supp B.3 need E_r cos(ωᵀx + b), closed-form for a
+//! Gaussian r, so moment matching is our choice over a Beta's characteristic function) and the
+//! division of a
 //! projected belief by an incoming message (eq. 1). Cost: O(1) each.
 
 use serde::{Deserialize, Serialize};

@@ -210,9 +210,10 @@ impl KjitOperator {
                 // The regression's target is the projected belief q_{f→z} (Sec. 3.3, the
                 // authors' `DNormalLogVarBuilder`), so an answer is untrainable only when q
                 // itself is improper (improper outputs are never training targets). Requiring
-                // a proper quotient q / m_{z→f} as well rejected 8104 of 8796 answers in Exp. 3 (weakly informative sites,
-                // where q barely differs from the cavity), so the same tuples kept reaching
-                // the oracle: 9.1% oracle calls in problems 3–30 against 0.24% now.
+                // a proper quotient q / m_{z→f} as well rejected 8104 of 8796 answers in Exp. 3
+                // (weakly informative sites, where q barely differs from the cavity), so the
+                // same tuples kept reaching the oracle: 9.1% oracle calls in problems 3–30
+                // against 0.24% now.
                 let target = q.filter(|q| q.is_proper()).map(|q| [q.mean, q.var.ln()]);
                 self.z_learner
                     .teach(&input, features, target.as_ref().map(|t| &t[..]))?;

@@ -219,7 +219,7 @@ pub struct CliqueView {
     pub up_exact: Vec<f64>,
 }
 
-/// 2SR diagnostics of one W_S (the singular values, rank cut, fit and condition the room shows).
+/// 2SR diagnostics of one W_S (singular values, rank cut, S1 fit and condition number).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OperatorDiagnostics {
     pub theta_bar_singular: Vec<f64>,
