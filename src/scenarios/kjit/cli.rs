@@ -10,7 +10,7 @@ use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
 
 #[derive(Debug, Clone, Args)]
 pub struct KjitArgs {
-    /// Which experiment of spec K.2 [default: logistic (Exp. 3)].
+    /// Which experiment of Jitkrittum et al. 2015 [default: logistic (Exp. 3)].
     #[arg(long, value_enum)]
     pub experiment: Option<Experiment>,
     /// Seed of w, data, test points, particles and features [default: 1].

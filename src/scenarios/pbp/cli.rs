@@ -8,8 +8,8 @@ use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
 
 #[derive(Debug, Clone, Args)]
 pub struct PbpArgs {
-    /// synthetic (the P-E1 stand-in), synthetic-tree (loop-free variant), pendigits, or a JSON
-    /// model file [default: synthetic].
+    /// synthetic (our stand-in for the model of Wang & Gordon's Fig. 4), synthetic-tree
+    /// (loop-free variant), pendigits, or a JSON model file [default: synthetic].
     #[arg(long)]
     pub model: Option<String>,
     /// Training samples N [default: 20000; pendigits 7000].
@@ -38,7 +38,8 @@ pub struct PbpArgs {
     /// Evidence variables the KL averages over, e.g. G,H,E.
     #[arg(long, value_delimiter = ',')]
     pub evidence_vars: Option<Vec<String>>,
-    /// Root clique by its variables, e.g. ABC [default: spec P.5 #13's rule].
+    /// Root clique by its variables, e.g. ABC [default: the non-leaf clique with the smallest
+    /// root tensor].
     #[arg(long)]
     pub root: Option<String>,
     #[arg(long)]
@@ -85,7 +86,7 @@ impl RunFlags for PbpArgs {
             ridge2: self.ridge2.unwrap_or(d.ridge2),
             em_restarts: self.restarts.unwrap_or(d.em_restarts),
             run_em: !self.no_em,
-            // No online EM for the continuous pendigits chains (spec P-E2's baseline is EM).
+            // No online EM for the continuous pendigits chains (our pendigits baseline is EM).
             run_online_em: !self.no_online_em && !pendigits,
             query: self.query.unwrap_or(d.query),
             evidence_vars: self.evidence_vars.unwrap_or(d.evidence_vars),

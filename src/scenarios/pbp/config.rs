@@ -1,5 +1,6 @@
-//! The pbp scenario's settings (spec `predictive_bp.md` P.2 P-E1 defaults: λ₁ = 1e-3, r_S = k_S,
-//! EM with 10 restarts) and their parameter table.
+//! The pbp scenario's settings (our defaults for the synthetic model of Wang & Gordon 2020,
+//! Sec. 6, whose λ₁ and rank the paper does not state: λ₁ = 1e-3, r_S = k_S; EM with 10
+//! restarts, as its footnote 5) and their parameter table.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,8 @@ use crate::scenarios::params::{Param, check_table};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PbpConfig {
-    /// `synthetic` (the P-E1 stand-in), `synthetic-tree` (its loop-free variant), `pendigits`,
+    /// `synthetic` (our stand-in for the paper's Fig. 4), `synthetic-tree` (its loop-free
+    /// variant), `pendigits`,
     /// or the path of a JSON model file.
     pub model: String,
     /// N, training samples.
@@ -37,13 +39,14 @@ pub struct PbpConfig {
     pub evidence_vars: Vec<String>,
     /// The evidence shown in the window (variable → value).
     pub evidence: BTreeMap<String, usize>,
-    /// The root clique as its variables' names joined, e.g. "ABC" (empty = spec P.5 #13's rule).
+    /// The root clique as its variables' names joined, e.g. "ABC" (empty = the non-leaf clique
+    /// with the smallest root tensor).
     pub root: String,
-    /// Pendigits: latent states k of each H_t (spec P-E2 default 6).
+    /// Pendigits: latent states k of each H_t (our default 6).
     pub states: usize,
     /// Pendigits: RBF bandwidth σ of the Nystrom features (the paper's 10).
     pub sigma: f64,
-    /// Pendigits: D_f, principal directions of the features kept (spec P-E2: 24).
+    /// Pendigits: D_f, principal directions of the features kept (our default 24).
     pub feature_dim: usize,
     /// Pendigits: the test digit shown (index into pendigits.tes).
     pub digit: usize,

@@ -47,7 +47,8 @@ pub enum TeachGraph {
     Tree,
     /// A 3 x 3 four-connected grid (loopy).
     Grid,
-    /// The predictive-BP stand-in (spec P-E1), loop-free form, as a Bayes net with evidence.
+    /// The predictive-BP stand-in (for the synthetic model of Wang & Gordon 2020, Fig. 4),
+    /// loop-free form, as a Bayes net with evidence.
     Pbp,
 }
 

@@ -22,7 +22,7 @@ pub fn pbp_ui(
         for (name, label) in [
             ("synthetic", "stand-in (loopy)"),
             ("synthetic-tree", "stand-in (loop-free)"),
-            ("pendigits", "pendigits (P-E2)"),
+            ("pendigits", "pendigits (Sec. 6)"),
         ] {
             if ui.selectable_label(c.model == name, label).clicked() && c.model != name {
                 let defaults = PbpConfig::default();
@@ -44,7 +44,8 @@ pub fn pbp_ui(
     });
     ui.label(
         RichText::new(
-            "Stand-ins for the paper's Figs. 4 and 6 (spec P-E1, P-E2): latent A, B, C, I with \
+            "Stand-ins for the paper's Figs. 4 and 6 (Sec. 6; their graphs are not in the \
+             paper's text): latent A, B, C, I with \
              observed D–H; pendigits chains (needs ../shared/data/pendigits). Open a JSON \
              model file to learn your own DAG.",
         )
