@@ -1,7 +1,8 @@
-//! Predictive BP (Wang & Gordon 2020) on the P-E1 stand-in: learning from N = 1e5 samples
-//! (distinct configurations counted, then the regressions) against EM with its exact E-step
-//! (one restart to convergence; the scenario runs 10), and one evidence change answered (one
-//! PBP pass; the window also answers exact and the EM models; target ≤ 20 ms).
+//! Predictive BP (Wang & Gordon 2020) on our stand-in for the synthetic model of its Fig. 4:
+//! learning from N = 1e5 samples (distinct configurations counted, then the regressions)
+//! against EM with its exact E-step (one restart to convergence; the scenario runs 10), and one
+//! evidence change answered (one PBP pass; the window also answers exact and the EM models;
+//! target ≤ 20 ms).
 
 use criterion::Criterion;
 

@@ -43,10 +43,9 @@ pub fn param_row<C: Serialize + DeserializeOwned>(
     config: &mut C,
     table: &[Param],
     key: &str,
-    lo: f64,
-    hi: f64,
 ) -> Option<egui::Response> {
     let param = table.iter().find(|p| p.key == key)?;
+    let (lo, hi) = param.slider_range();
     let mut value = params::get_number(config, key)?;
     let label = if param.unit.is_empty() {
         param.label.to_string()
@@ -198,7 +197,7 @@ pub fn param_grid<C: Serialize + DeserializeOwned>(
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
             for p in table {
-                if param_row(ui, config, table, p.key, p.min, p.max).is_some() {
+                if param_row(ui, config, table, p.key).is_some() {
                     ui.end_row();
                 }
             }

@@ -483,9 +483,17 @@ mod tests {
             err.contains("line 2, column 'b': '2,3' is not a number"),
             "{err}"
         );
-        let transfusion =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/uci/transfusion.data");
-        if transfusion.exists() {
+    }
+
+    /// On the public data beside the checkout: run with `-- --ignored shared_data`.
+    mod shared_data {
+        use super::*;
+
+        #[test]
+        #[ignore = "needs ../shared/data"]
+        fn the_transfusion_set_reads_with_its_header() {
+            let transfusion =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/uci/transfusion.data");
             let d = read_csv(&transfusion).unwrap();
             assert_eq!((d.rows(), d.cols()), (748, 5));
             assert_eq!(d.names[4], "whether he/she donated blood in March 2007");

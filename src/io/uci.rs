@@ -1,5 +1,5 @@
-//! The four UCI binary-classification files of Exp. 5 of Jitkrittum et al. 2015 (spec K.2
-//! K-E5), in the paper's order: banknote authentication, blood transfusion, fertility,
+//! The four UCI binary-classification files of Exp. 5 of Jitkrittum et al. 2015 (main Figs. 1,
+//! 8, 9), in the paper's order: banknote authentication, blood transfusion, fertility,
 //! ionosphere. Each is comma-separated text with the class in the last column; the
 //! transfusion file has a header row; ionosphere's second column is all zero and is dropped.
 //! Every feature is z-scored over the whole file (the authors' `normdata.m`). Cost: O(rows ·

@@ -249,8 +249,8 @@ impl Kernel {
     ];
 
     /// The kernel family `name` (one of [`Kernel::NAMES`]) with default parameters from
-    /// the specs (`sigma = 1`, `c = 1`, `degree = 2`, `kappa = 1`); `None` for an unknown
-    /// name. Products are built with [`Kernel::product`].
+    /// their [`ParamSpec`]s (`sigma = 1`, `c = 1`, `degree = 2`, `kappa = 1`); `None` for an
+    /// unknown name. Products are built with [`Kernel::product`].
     ///
     /// ```
     /// use beliefscope::kernel::Kernel;
@@ -292,7 +292,7 @@ impl Kernel {
         }
     }
 
-    /// The scalar parameters of this kernel (not of product factors) with their specs.
+    /// The scalar parameters of this kernel (not of product factors) with their [`ParamSpec`]s.
     pub fn parameters(&self) -> Vec<(ParamSpec, f64)> {
         match self {
             Kernel::Rbf { sigma } | Kernel::Laplacian { sigma } => vec![(SIGMA, *sigma)],

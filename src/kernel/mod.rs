@@ -22,7 +22,7 @@
 //! | file | contents |
 //! |---|---|
 //! | `error.rs` | [`KernelError`] |
-//! | `params.rs` | [`ParamSpec`] and the spec constants |
+//! | `params.rs` | [`ParamSpec`] and its constants |
 //! | `kernels.rs` | [`Kernel`] enum, evaluation, validation, [`Kernel::powered`] |
 //! | `points.rs` | [`Points`] row view |
 //! | `gram.rs` | [`gram`], [`gram_into`], [`cross_gram`], [`kernel_column`] (rayon, tiled) |

@@ -1,7 +1,8 @@
 //! A directed latent-variable model over discrete variables (Wang & Gordon, AAAI 2020, Sec. 2):
 //! nodes with cardinalities and an observed flag, parent → child edges, optional CPTs; the JSON
-//! model-file format; ancestral sampling; and the stand-in models of spec `predictive_bp.md`
-//! P.2 (P-E1, the paper's Fig. 4 graph being unavailable).
+//! model-file format; ancestral sampling; and our stand-in for the synthetic model of the
+//! paper's Sec. 6 (its Fig. 4 is an image in the paper and its graph cannot be recovered; only
+//! the names A…H, with D, E, G, H observed, are known).
 //!
 //! Cost: validation O(V + E); one ancestral sample O(Σ_v |Pa(v)|).
 
@@ -198,9 +199,11 @@ impl LatentDag {
             .fold(0, |row, &p| row * self.cardinality(p) + assignment[p])
     }
 
-    /// The restriction predictive BP needs (spec P.1.2): at least one observed variable, every
+    /// The restriction predictive BP needs here: at least one observed variable, every
     /// observed variable a sink with at least one latent parent, every latent variable with an
-    /// observed descendant. Errors name the variable.
+    /// observed descendant. The paper (Sec. 3, Learning Step 1) only asks that each observed
+    /// variable be associated with one leaf clique; our restriction to sinks guarantees it, since
+    /// a sink X then sits in the leaf clique {X} ∪ Pa(X). Errors name the variable.
     pub fn check_for_pbp(&self) -> Result<()> {
         if self.observed().is_empty() {
             return Err(Error::Other("the model has no observed variable".into()));
@@ -209,7 +212,7 @@ impl LatentDag {
             let name = &self.nodes[v].name;
             if let Some(&c) = self.children[v].first() {
                 return Err(Error::Other(format!(
-                    "observed variable '{name}' has a child '{}'; predictive BP needs every observed variable to be a sink, so that it sits in a leaf clique (spec P.1.2)",
+                    "observed variable '{name}' has a child '{}'; predictive BP needs every observed variable to be a sink, so that it sits in a leaf clique with its parents",
                     self.nodes[c].name
                 )));
             }
@@ -494,9 +497,10 @@ impl ModelFile {
     }
 }
 
-/// The stand-in for the paper's Fig. 4 (spec P.2 P-E1): latent A, B, C, I (2 states), observed
-/// D, E, F, G, H (3 states); edges A→B, A→C, B→C (a loop among latents), C→I, B→D, B→E, A→F,
-/// I→G, I→H. `loop_free` drops B→C.
+/// Our stand-in for the synthetic model of the paper's Fig. 4 (Sec. 6 "Synthetic Dataset"; the
+/// figure's graph is not recoverable, so this is our choice): latent A, B, C, I (2 states),
+/// observed D, E, F, G, H (3 states); edges A→B, A→C, B→C (a loop among latents), C→I, B→D,
+/// B→E, A→F, I→G, I→H. `loop_free` drops B→C.
 pub fn synthetic_stand_in(loop_free: bool) -> LatentDag {
     let names = ["A", "B", "C", "D", "E", "F", "G", "H", "I"];
     let nodes = names

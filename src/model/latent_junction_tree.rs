@@ -1,5 +1,5 @@
 //! The latent junction tree of predictive BP (Wang & Gordon, AAAI 2020, Sec. 3 "Junction Trees"
-//! and Learning Step 1; spec `predictive_bp.md` P.1.2): moralise the DAG, triangulate by
+//! and Learning Step 1): moralise the DAG, triangulate by
 //! min-fill, take the maximal cliques, join them by a maximum-weight spanning tree on separator
 //! size; every observed variable (a sink, checked by [`LatentDag::check_for_pbp`]) gets its own
 //! leaf clique {X} ∪ Pa(X).
@@ -33,7 +33,8 @@ pub struct LatentJunctionTree {
 }
 
 impl LatentJunctionTree {
-    /// Builds the tree; errors name the variable that breaks spec P.1.2's restriction.
+    /// Builds the tree; errors name the variable that breaks our restriction (observed
+    /// variables are sinks, so that each sits in a leaf clique; see [`LatentDag::check_for_pbp`]).
     pub fn build(dag: &LatentDag) -> Result<LatentJunctionTree> {
         dag.check_for_pbp()?;
         let v = dag.len();

@@ -6,6 +6,7 @@ pub mod graph;
 pub mod image;
 pub mod latent_dag;
 pub mod latent_junction_tree;
+pub mod retrieval_chain;
 pub mod slot_layout;
 
 pub use evidence::NodeEvidence;

@@ -19,6 +19,9 @@ use crate::scenarios::registry::ScenarioParams;
 /// The flag `--long` as a results.json key of the config: `--samples-per-edge` is
 /// `samples_per_edge`, and a table key `kbp.lambda` answers to `--lambda`.
 fn param_for<'a>(table: &'a [Param], long: &str) -> Option<&'a Param> {
+    if let Some(p) = table.iter().find(|p| p.flag == Some(long)) {
+        return Some(p);
+    }
     let key = long.replace('-', "_");
     table.iter().find(|p| p.key == key).or_else(|| {
         let mut ends = table
@@ -183,6 +186,12 @@ where
         .collect();
     for (id, long, help) in args {
         let param = param_for(C::PARAMS, &long);
+        // A flag of the table is described by the table; a doc comment on its field would be
+        // a second description.
+        let help = match param {
+            Some(p) if help.is_empty() => p.help.to_string(),
+            _ => help,
+        };
         let key = param.map_or_else(|| long.replace('-', "_"), |p| p.key.to_string());
         let default = lookup(&defaults, &key).and_then(show_value);
         let mut extra = Vec::new();
@@ -224,6 +233,66 @@ where
         command = command.mut_arg(id, |a| a.help(text.trim().to_string()));
     }
     command
+}
+
+/// `command` with every flag that has no help of its own and is a parameter of `table`
+/// described by the table (for verbs that reuse a run's flags).
+pub fn fill_table_help(command: clap::Command, table: &[Param]) -> clap::Command {
+    let empty: Vec<(clap::Id, String)> = command
+        .get_arguments()
+        .filter(|a| a.get_help().is_none_or(|h| h.to_string().is_empty()))
+        .filter_map(|a| {
+            let p = param_for(table, a.get_long()?)?;
+            (!p.help.is_empty()).then(|| (a.get_id().clone(), p.help.to_string()))
+        })
+        .collect();
+    empty
+        .into_iter()
+        .fold(command, |c, (id, help)| c.mut_arg(id, |a| a.help(help)))
+}
+
+/// The flags a table's parameters get without a field of their own in the scenario's flags:
+/// one `--flag VALUE` per parameter whose flag name is unique in the table and not already
+/// taken, applied by [`apply_table_flags`] as `--set` would.
+pub fn add_table_flags(command: clap::Command, table: &'static [Param]) -> clap::Command {
+    let taken: Vec<String> = command
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    table
+        .iter()
+        .filter(|p| {
+            let flag = p.flag_name();
+            !taken.contains(&flag) && table.iter().filter(|q| q.flag_name() == flag).count() == 1
+        })
+        .fold(command, |c, p| {
+            c.arg(
+                clap::Arg::new(table_arg_id(p))
+                    .long(p.flag_name())
+                    .value_name("VALUE")
+                    .allow_hyphen_values(true)
+                    .help(p.help),
+            )
+        })
+}
+
+/// `config` with the values of the flags [`add_table_flags`] made, in table order.
+pub fn apply_table_flags<C: Serialize + DeserializeOwned>(
+    config: C,
+    matches: &clap::ArgMatches,
+    table: &[Param],
+) -> crate::error::Result<C> {
+    table.iter().try_fold(config, |c, p| {
+        let id = table_arg_id(p);
+        match matches.try_get_one::<String>(&id) {
+            Ok(Some(text)) => crate::scenarios::params::set(&c, p.key, text, table),
+            _ => Ok(c),
+        }
+    })
+}
+
+fn table_arg_id(p: &Param) -> String {
+    format!("table:{}", p.key)
 }
 
 #[cfg(test)]

@@ -30,6 +30,10 @@ pub struct Param {
     pub log: bool,
     /// One line for the tooltip and `--help`.
     pub help: &'static str,
+    /// The command-line flag, where it is not the key's last part (`max_iters` is `--iters`).
+    pub flag: Option<&'static str>,
+    /// The window slider's range, where it is narrower than the valid range.
+    pub slider: Option<(f64, f64)>,
 }
 
 impl Param {
@@ -44,6 +48,8 @@ impl Param {
             integer: false,
             log: false,
             help: "",
+            flag: None,
+            slider: None,
         }
     }
 
@@ -65,6 +71,42 @@ impl Param {
 
     pub const fn help(self, help: &'static str) -> Param {
         Param { help, ..self }
+    }
+
+    /// Names the command-line flag (without `--`) where the key's last part would not do.
+    pub const fn flag(self, flag: &'static str) -> Param {
+        Param {
+            flag: Some(flag),
+            ..self
+        }
+    }
+
+    /// The window slider's range (within `min..=max`).
+    pub const fn slider(self, lo: f64, hi: f64) -> Param {
+        Param {
+            slider: Some((lo, hi)),
+            ..self
+        }
+    }
+
+    /// The command-line flag without `--`: the named one, or the key's last part with `-` for
+    /// `_` (`kbp.max_rank` is `max-rank`).
+    pub fn flag_name(&self) -> String {
+        self.flag.map_or_else(
+            || {
+                self.key
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or(self.key)
+                    .replace('_', "-")
+            },
+            str::to_string,
+        )
+    }
+
+    /// The slider's range: the table's, or the valid range.
+    pub fn slider_range(&self) -> (f64, f64) {
+        self.slider.unwrap_or((self.min, self.max))
     }
 
     /// `Ok` if `value` is finite, in range and (for integers) whole; else an error naming the

@@ -12,6 +12,7 @@ use clap::{ArgMatches, FromArgMatches};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::help_text;
 use super::params::{self, Param};
 use super::sweep::SweepTable;
 use super::{OutputArgs, Scenario};
@@ -122,6 +123,16 @@ impl Verb {
         A::augment_args(scenario_command(name, about))
     }
 
+    /// The same, where `A` reuses a run's flags: those without help of their own are described
+    /// by `table`.
+    pub fn command_with_table<A: clap::Args>(
+        name: &'static str,
+        about: &'static str,
+        table: &[Param],
+    ) -> clap::Command {
+        help_text::fill_table_help(Self::command::<A>(name, about), table)
+    }
+
     /// The parsed flags of `A`.
     pub fn args<A: FromArgMatches>(matches: &ArgMatches) -> Result<A> {
         A::from_arg_matches(matches).map_err(|e| Error::Other(e.to_string()))
@@ -197,7 +208,8 @@ fn run_command<S: ScenarioDef>() -> clap::Command {
         })
         .unwrap_or_default();
     let command = <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY));
-    crate::scenarios::help_text::annotate::<S::Config>(command).after_help(format!(
+    let command = help_text::add_table_flags(command, S::Config::PARAMS);
+    help_text::annotate::<S::Config>(command).after_help(format!(
         "Memory: a run whose estimated peak memory is above the budget is refused \
              before it starts; the budget here is {budget} \
              (half of physical memory unless --max-memory sets it).{default_need}"
@@ -222,6 +234,9 @@ where
     let config = S::RunArgs::from_arg_matches(matches)
         .map_err(parse)?
         .into_config()?;
+    // The table's own flags, then `--set` again: it is applied after every other flag.
+    let config = help_text::apply_table_flags(config, matches, S::Config::PARAMS)?;
+    let config = output.apply_sets(config, S::Config::PARAMS)?;
     config.check_with_budget()?;
     Ok((config.into(), output))
 }

@@ -163,7 +163,7 @@ pub fn series(k: usize) -> Rgb {
     SERIES[k % SERIES.len()]
 }
 
-/// KJIT's operators, as the kjit room draws them (`tests/it/paper_figures_app.rs` checks that
+/// KJIT's operators, as the kjit room draws them (`tests/it/app/paper_figures.rs` checks that
 /// the room and the headless figures agree).
 pub const KJIT: Rgb = Method::Kjit.color();
 pub const QUADRATURE: Rgb = Method::Quadrature.color();

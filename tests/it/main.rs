@@ -1,57 +1,21 @@
 //! The integration tests, linked as one binary (`cargo test --release` links it once instead of
-//! once per file). Each module is one former test file; `common` and `cli_common` hold the
-//! helpers for window tests (egui_kittest) and command-line tests.
+//! once per file). One folder per scenario (its engine, command line and room), plus `app` (the
+//! window as a whole), `kernel`, `debugger` and `project` (the floors, the registry, hardening);
+//! `common` and `cli_common` hold the helpers for window tests (egui_kittest) and command-line
+//! tests. Tests that read `../shared/data` are ignored by default, are named `shared_data`
+//! and run with `cargo test --release -- --ignored shared_data` (CI runs them).
 
-mod app_files;
-mod app_noisy_image;
-mod app_ui;
-mod cli;
+mod app;
 mod cli_common;
 mod common;
-mod config_echo;
-mod convergence;
-mod debugger_app;
-mod debugger_graph;
+mod debugger;
 mod denoise;
-mod denoise_noisy;
-mod discrete_bp;
-mod flow_app;
-mod flow_cli;
-mod flow_debugger;
-mod flow_debugger_app;
-mod flow_engine;
-mod flow_io;
-mod flow_reach;
-mod fuzz_loaders;
-mod hardening;
-mod kbp;
-mod kernel_bandwidth;
-mod kernel_gram;
-mod kernel_hsic;
-mod kernel_lowrank;
-mod kernel_solve;
+mod flow;
+mod kernel;
 mod kjit;
-mod kjit_app;
-mod kjit_sites;
-mod layers;
-mod paper_figures_app;
 mod pbp;
-mod pbp_app;
-mod pbp_debugger;
-mod registry;
-mod sosmp_app;
-mod sosmp_diagnostics;
-mod sosmp_gains;
-mod sosmp_reference;
-mod sosmp_sampler;
-mod sosmp_scenario;
-mod sosmp_update;
-mod sweep_plan;
+mod project;
+mod shared_data;
+mod sosmp;
 mod teach;
-mod tree_app_ui;
-mod tree_bimodal;
-mod tree_cli;
-mod tree_debugger;
-mod tree_kbp;
-mod tree_scenario;
-mod window_layout;
+mod tree;

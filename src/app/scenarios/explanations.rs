@@ -40,7 +40,7 @@ update, since every site shares w: n² projections per sweep instead of n.";
 pub const PBP: &str = "Predictive belief propagation (Wang & Gordon 2020) learns a latent-variable \
 graphical model without EM: on the latent junction tree every separator's message is a linear map \
 of features of observed variables (Learning Steps 1-6: two-stage ridge regressions S1A, S1B and \
-the rank-r_S regression S2, spec P.1), and inference is tensor contraction, eq. (4): upward from \
+the rank-r_S regression S2, Sec. 4), and inference is tensor contraction, eq. (4): upward from \
 the leaves with the evidence, then the query's marginal at the root.\n\n\
 Left: the DAG with its observed and latent variables and the junction tree derived from it; \
 choose evidence values and the query (right-click a node). The stand-in model replaces the \

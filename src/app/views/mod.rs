@@ -5,6 +5,7 @@
 pub mod belief;
 pub mod curves;
 pub mod image_panes;
+pub mod kernel_rows;
 pub mod legend;
 pub mod thin;
 pub mod ticks;

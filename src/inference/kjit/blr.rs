@@ -6,7 +6,7 @@
 //! All outputs share the inputs X and the noise σ_y², hence one posterior covariance; each
 //! output has its own mean column. The online update (eqs. 16–17) keeps the Cholesky factor of
 //! P and updates it by a rank-1 Cholesky update instead of Sherman–Morrison on P⁻¹ (which
-//! loses symmetry and definiteness over thousands of updates, spec K.5 pitfall 10).
+//! loses symmetry and definiteness over thousands of updates).
 //!
 //! Predictions read a packed copy of the factor (refreshed after every fit and update,
 //! O(D²)): one blocked triangular solve, bit-identical to the unpacked one in about 60% of its

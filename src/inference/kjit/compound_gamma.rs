@@ -1,8 +1,11 @@
-//! The compound-gamma factor of Jitkrittum et al. 2015, Exp. 4 (spec K.1, K.3): with
+//! The compound-gamma factor of Jitkrittum et al. 2015, Exp. 4 (main Fig. 7), with a quadrature
+//! oracle standing in for the paper's Infer.NET: with
 //! `r₂ ~ Gamma(s₁, r₁)` and `τ ~ Gamma(s₂, r₂)` integrated over r₂,
 //! `f(τ) = Γ(s₁+s₂)/(Γ(s₁)Γ(s₂)) r₁^{s₁} τ^{s₂−1} / (τ + r₁)^{s₁+s₂}` (= 1/(1+τ)² for (1,1,1)).
 //! The oracle projects the belief `f(τ) Gamma(τ; a, b)` onto a Gamma by mean–variance matching
-//! (spec K.3's default), its moments by the trapezoid rule on `u = log τ` (spectrally accurate
+//! (our default: we did not check which rule Infer.NET's `GammaFromShapeAndRateOp_Slow` uses;
+//! E[τ], E[log τ] matching would be the exact KL projection), its moments by the trapezoid rule
+//! on `u = log τ` (spectrally accurate
 //! for this smooth, fast-decaying integrand), and divides by the incoming message.
 //! Cost: O(nodes) per call.
 

@@ -1,4 +1,5 @@
-//! EP for Bayesian logistic regression without bias (spec K.1.8, Minka's GLM form), hosting the
+//! EP for Bayesian logistic regression without bias (Minka's GLM form; the paper ran this loop
+//! in Infer.NET, Jitkrittum et al. 2015 Sec. 2 and Exp. 3, so the loop is ours), hosting the
 //! logistic factor through any [`ZProjection`]: `q(w) = N(μ, Σ)`,
 //! `Σ⁻¹ = I + Σ_i τ_i x_i x_iᵀ`, `Σ⁻¹μ = Σ_i ν_i x_i`. Site i: cavity of `z_i = wᵀx_i`
 //! (`τ_c = 1/v_i − τ_i`, `ν_c = m_i/v_i − ν_i`), projected belief `(m̂, v̂)` from the operator,

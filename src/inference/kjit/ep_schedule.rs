@@ -1,5 +1,6 @@
 //! EP site schedules for logistic regression (the convergence debugger's view of KJIT's EP,
-//! Jitkrittum et al. 2015 Sec. 2 / spec K.1.8; residual ordering after Elidan, McGraw & Koller
+//! Jitkrittum et al. 2015 Sec. 2, hosted by our EP loop of [`super::ep_logistic`]; residual
+//! ordering after Elidan, McGraw & Koller
 //! 2006). The messages are EP's: site i's message to `z_i` (its natural parameters
 //! `(τ_i, ν_i)`) and the cavity, the message from `z_i` to site i (`(τ_c, ν_c)`); a message's
 //! change in a sweep is the L1 change of its natural parameters.

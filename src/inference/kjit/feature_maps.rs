@@ -1,5 +1,5 @@
 //! The five random-feature operators compared in Supp C of Jitkrittum et al. 2015 (the
-//! kernels of Supp B, spec K.1.7), each a finite map from a tuple of incoming messages
+//! kernels of Supp B.2–B.5), each a finite map from a tuple of incoming messages
 //! (moment-matched to a diagonal Gaussian) to features on which Bayesian linear regression
 //! runs:
 //! - **KJIT** (Secs. 3.1–3.2, Alg. 1): the Gaussian kernel on joint mean embeddings;

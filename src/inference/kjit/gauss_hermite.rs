@@ -1,7 +1,9 @@
 //! Gauss–Hermite nodes and weights for `∫ e^{−t²} g(t) dt ≈ Σ_i w_i g(t_i)`, by Newton's method
 //! on the orthonormal Hermite recurrence (as in Numerical
-//! Recipes `gauher`, started from the Golub–Welsch eigenvalues so it works up to 400 nodes). The reference integrator of spec K.3. Cost: O(n³) per rule (the
-//! eigenvalues; once per run) plus O(n²) for the Newton steps.
+//! Recipes `gauher`, started from the Golub–Welsch eigenvalues so it works up to 400 nodes).
+//! The reference integrator of our KJIT tests and runs (quadrature stands in for the paper's
+//! Infer.NET). Cost: O(n³) per rule (the eigenvalues; once per run) plus O(n²) for the Newton
+//! steps.
 
 use crate::error::{Error, Result};
 

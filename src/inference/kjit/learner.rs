@@ -2,10 +2,12 @@
 //! the first B oracle answers are stored; at B the widths come from the median heuristic, the
 //! two-stage features (Alg. 1) are drawn and the regressions fitted in batch (eqs. 12–13);
 //! afterwards each call predicts, and is *uncertain* when the log predictive variance is ≥ τ
-//! (shared τ, ≥ as the code, spec K.5 pitfall 6), in which case the caller asks the oracle and
+//! (one shared τ and ≥, as the authors' code; the paper has per-output thresholds and >), in
+//! which case the caller asks the oracle and
 //! teaches the answer (eqs. 16–17). Widths and features never change after B.
 //!
-//! One feature map is shared by all outputs (the code draws one per output; spec K.5 pitfall 9),
+//! One feature map is shared by all outputs (the authors' code draws one per output; sharing is
+//! cheaper and has the same distribution),
 //! so the outputs also share the predictive variance and "any output uncertain" is one test.
 //!
 //! Cost per call: O(D_in c + D_in D_out + D_out²); per oracle answer O(D_out² D_y); at B:

@@ -1,6 +1,6 @@
 //! Leave-one-out cross-validation of the regression of Jitkrittum et al. 2015, Sec. 3.3
 //! (eqs. 12–13 with `σ₀² = 1`, so the posterior mean is ridge regression with
-//! `λ = σ_y²/σ₀²`), used by Exp. 1 to pick the kernel width and λ (Supp C, spec K.2 K-E1).
+//! `λ = σ_y²/σ₀²`), used by Exp. 1 to pick the kernel width and λ (Supp C).
 //!
 //! With `G = X Xᵀ = U S Uᵀ` (features X: D × N) and `Z = Uᵀ X`, the fitted values are
 //! `ŷ = Zᵀ (S + λ)⁻¹ Z y` and the hat diagonal `h_i = Σ_k Z_ki² / (s_k + λ)`, so every LOO

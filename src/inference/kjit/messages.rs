@@ -1,5 +1,8 @@
 //! The messages of the logistic factor (Jitkrittum et al. 2015, Sec. 2 and Supp A): a Gaussian
-//! on z, a Beta on p, their moment matching to Gaussians (spec K.1.3) and the division of a
+//! on z, a Beta on p, their moment matching to Gaussians before the kernel of Sec. 3.1 (as the
+//! authors' code does; the features of Supp B.3 need E_r cos(ωᵀx + b), closed-form for a
+//! Gaussian r, so moment matching is our choice over a Beta's characteristic function) and the
+//! division of a
 //! projected belief by an incoming message (eq. 1). Cost: O(1) each.
 
 use serde::{Deserialize, Serialize};
@@ -43,8 +46,9 @@ impl Beta {
         Beta { alpha, beta }
     }
 
-    /// The exact message from an observed label to p (spec K.1.2): Beta(2, 1) for y = 1,
-    /// Beta(1, 2) for y = 0.
+    /// The exact message from an observed label to p (p touches only the logistic factor and
+    /// the observed Bernoulli, Jitkrittum et al. 2015 Fig. 2): Beta(2, 1) for y = 1,
+    /// Beta(1, 2) for y = 0 (Infer.NET's convention).
     pub fn from_label(y: bool) -> Beta {
         if y {
             Beta::new(2.0, 1.0)
@@ -67,14 +71,14 @@ impl Beta {
     }
 
     /// The Gaussian with the same mean and variance (how non-Gaussian messages enter the
-    /// kernel, spec K.1.3, code `RFGJointKGG.ToJointGaussian`).
+    /// kernel of Sec. 3.1, as the authors' code `RFGJointKGG.ToJointGaussian`).
     pub fn moment_matched(&self) -> Gaussian {
         Gaussian::new(self.mean(), self.var())
     }
 
     /// Method of moments from a mean and variance, with the guards of the authors' code
-    /// (spec K.1.2): a near-degenerate mean with a tiny variance uses `v = m (1 - m)`;
-    /// `None` when no Beta has these moments.
+    /// (`ISGaussianLogisticOpIns`): a near-degenerate mean with a tiny variance uses
+    /// `v = m (1 - m)`; `None` when no Beta has these moments.
     pub fn from_moments(mean: f64, var: f64) -> Option<Beta> {
         let mut var = var;
         if !(1e-12..=1.0 - 1e-12).contains(&mean) && var < 1e-6 {

@@ -1,5 +1,6 @@
 //! KJIT: kernel-based just-in-time learning of EP messages (Jitkrittum, Gretton, Heess, Eslami,
-//! Lakshminarayanan, Sejdinovic, Szabó, UAI 2015), spec `kjit.md` K.1. EP for Bayesian logistic
+//! Lakshminarayanan, Sejdinovic, Szabó, UAI 2015), Secs. 2–3, Eqs. (1)–(17) of the main paper,
+//! and Supp A–B of its supplement. EP for Bayesian logistic
 //! regression ([`ep_logistic`]) hosts the logistic factor through one of three operators
 //! ([`operator`]): Gauss–Hermite quadrature ([`quadrature`], the reference), the
 //! importance-sampling oracle of eq. (2) ([`oracle`]), or KJIT: the kernel on incoming

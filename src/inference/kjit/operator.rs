@@ -1,4 +1,5 @@
-//! The three operators that can host the logistic factor in EP (spec K.1): the quadrature
+//! The three operators that can host the logistic factor in EP (Jitkrittum et al. 2015,
+//! Secs. 2–3, Eqs. (1)–(17)): the quadrature
 //! reference, the importance-sampling oracle of eq. (2), and KJIT (Jitkrittum et al. 2015,
 //! Secs. 3–4): two learned directions (z: targets (mean, log variance) of q_{f→z};
 //! p: (log α, log β) of q_{f→p}), each gated on its own predictive variance, sharing one oracle
@@ -208,10 +209,11 @@ impl KjitOperator {
                 let q = estimate.map(|b| b.z);
                 // The regression's target is the projected belief q_{f→z} (Sec. 3.3, the
                 // authors' `DNormalLogVarBuilder`), so an answer is untrainable only when q
-                // itself is improper (spec K.5 pitfall 5). Requiring a proper quotient q / m_{z→f}
-                // as well rejected 8104 of 8796 answers in Exp. 3 (weakly informative sites,
-                // where q barely differs from the cavity), so the same tuples kept reaching
-                // the oracle: 9.1% oracle calls in problems 3–30 against 0.24% now.
+                // itself is improper (improper outputs are never training targets). Requiring
+                // a proper quotient q / m_{z→f} as well rejected 8104 of 8796 answers in Exp. 3
+                // (weakly informative sites, where q barely differs from the cavity), so the
+                // same tuples kept reaching the oracle: 9.1% oracle calls in problems 3–30
+                // against 0.24% now.
                 let target = q.filter(|q| q.is_proper()).map(|q| [q.mean, q.var.ln()]);
                 self.z_learner
                     .teach(&input, features, target.as_ref().map(|t| &t[..]))?;

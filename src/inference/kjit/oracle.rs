@@ -27,7 +27,7 @@ pub const PROPOSAL_VAR: f64 = 200.0;
 /// Answers carried by fewer effective particles are not used: with a handful of particles the
 /// variance estimate can be near zero, which gives an EP site of unbounded precision (seen on
 /// the UCI blood set, where sampling-EP then diverged). Such answers are skipped and counted,
-/// the spec's rule for improper outputs (K.5 pitfall 5).
+/// as improper outputs are (an improper message is never a training target).
 pub const MIN_EFFECTIVE_SAMPLES: f64 = 10.0;
 
 /// Particles per parallel chunk (fixed, so sums are reproducible).

@@ -1,5 +1,5 @@
-//! The reference projection of the logistic factor `f(p | z) = δ(p − σ(z))` (spec K.3, standing
-//! in for Infer.NET): tilted moments
+//! The reference projection of the logistic factor `f(p | z) = δ(p − σ(z))` of Jitkrittum et
+//! al. 2015, Fig. 2 (our reference, standing in for the paper's Infer.NET): tilted moments
 //! `Z_k = ∫ N(z; μ, s²) σ(z)^{α−1} (1 − σ(z))^{β−1} z^k dz`, k = 0, 1, 2, and the same for p = σ(z),
 //! by Gauss–Hermite in `z = μ + √2 s t` with the integrand in log space (shifted by its
 //! largest value) so steep tilts do not underflow. Cost: O(n) per call for n nodes.
@@ -17,7 +17,7 @@ pub struct QuadratureProjection {
 }
 
 impl QuadratureProjection {
-    /// A projection with `nodes` Gauss–Hermite nodes (the spec asks ≥ 100).
+    /// A projection with `nodes` Gauss–Hermite nodes (we use at least 100).
     pub fn new(nodes: usize) -> Result<QuadratureProjection> {
         let rule = GaussHermite::new(nodes)?;
         let log_weights = rule.weights.iter().map(|w| w.ln()).collect();
@@ -67,7 +67,7 @@ impl QuadratureProjection {
 pub(crate) mod tests {
     use super::*;
 
-    /// Composite Simpson on μ ± 14 s (the spec's alternative reference), log-space integrand.
+    /// Composite Simpson on μ ± 14 s (an independent second reference), log-space integrand.
     fn simpson(tuple: &LogisticTuple) -> (f64, f64) {
         let (m, s) = (tuple.z.mean, tuple.z.var.sqrt());
         let k = 32_000;

@@ -207,7 +207,7 @@ mod tests {
     use crate::inference::sosmp::expected::expected_fixed_point;
     use crate::inference::sosmp::model::GridMrf;
     use crate::inference::sosmp::potentials::{
-        DifferencePotential, GaussianMixture, MixtureForm, MixturePrior, PairPotential,
+        GaussianMixture, MixtureForm, MixturePrior, draw_difference_potentials,
     };
     use crate::inference::sosmp::reference::grid_bp;
     use crate::inference::sosmp::update::{PathState, step_path};
@@ -231,16 +231,8 @@ mod tests {
         for _ in 0..graph.num_nodes() {
             node_potentials.extend(GaussianMixture::draw(&mut rng, &prior).0.on_grid(&grid));
         }
-        let edge_prior = MixturePrior {
-            mean_range: 0.0,
-            ..prior
-        };
-        let pair_potentials: Vec<Arc<dyn PairPotential>> = (0..graph.num_edges())
-            .map(|_| {
-                let m = GaussianMixture::draw(&mut rng, &edge_prior).0;
-                Arc::new(DifferencePotential::from_mixture(&grid, &m)) as Arc<dyn PairPotential>
-            })
-            .collect();
+        let pair_potentials =
+            draw_difference_potentials(&mut rng, &prior, &grid, graph.num_edges());
         let mrf = GridMrf {
             edge_potential: (0..graph.num_edges()).collect(),
             graph,

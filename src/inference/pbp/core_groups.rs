@@ -1,9 +1,14 @@
-//! Core groups α(S) and instruments β(S) (Wang & Gordon, Def. 1 and Learning Step 2; App. A.2
-//! is missing, so this is spec `predictive_bp.md` P.1.3's rank rule): α(S) = the observed
-//! variables of In(S), nearest first, until Π|val| ≥ k_S and the cross moment Ĉ_θη has
-//! σ_k / σ_1 > 1e-3; β(S) = the nearest one or two observed variables of Out(S) under the same
-//! test. Leaf separators take α = their observed variable. Also the root choice of spec P.5 #13
-//! (the latent clique whose adjacent θ sizes have the smallest product).
+//! Core groups α(S) and instruments β(S) (Wang & Gordon, Def. 1 and Learning Step 2). The
+//! paper's procedure is in its App. A.2, which is not in the paper's text, so this is our rank
+//! rule. Def. 1 asks for a conditional independence given α(S) that observed variables cannot
+//! give when the separator is latent; the usable condition is that P[α(S) | Ω] determine
+//! P[OV[In(S)] | Ω], i.e. that O_S = [E[θ^S | H_S = h]]_h have full column rank k_S. So:
+//! α(S) = the observed variables of In(S), nearest first, until Π|val| ≥ k_S and the cross
+//! moment Ĉ_θη has σ_k / σ_1 > 1e-3; β(S) = the nearest one or two observed variables of
+//! Out(S) under the same test (a weak instrument makes two-stage regression unstable). Leaf
+//! separators take α = their observed variable. Also our root choice: the paper only asks for
+//! a non-leaf root; we take the latent clique whose adjacent θ sizes have the smallest product
+//! (the size of the root tensor T).
 //!
 //! Cost: per separator at most |In| × 2 rank tests, each O(N nnz² + p q min(p, q)).
 
@@ -15,9 +20,10 @@ use crate::error::{Error, Result};
 use crate::model::latent_dag::LatentDag;
 use crate::model::latent_junction_tree::RootedTree;
 
-/// The instrument-relevance threshold of spec P.1.3 (σ_k / σ_1).
+/// The instrument-relevance threshold of our rank rule (σ_k / σ_1).
 pub const RANK_THRESHOLD: f64 = 1e-3;
-/// Refuse models whose W_S would exceed this many entries (spec P.5 #8).
+/// Refuse models whose W_S would exceed this many entries: θ of a multi-variable core group is
+/// an outer product, so sizes multiply (our memory cap).
 pub const MAX_OPERATOR_ENTRIES: usize = 50_000_000;
 
 /// α(S), β(S) for one separator (named by its child clique), with the rank test's outcome.
@@ -192,7 +198,7 @@ fn rank_rule(
     })
 }
 
-/// The product of the root's adjacent θ sizes (spec P.5 #13) for a choice of groups.
+/// The product of the root's adjacent θ sizes (our root rule) for a choice of groups.
 pub fn root_cost(tree: &RootedTree, groups: &[Option<Groups>], data: &TrainingData) -> usize {
     tree.children[tree.root]
         .iter()

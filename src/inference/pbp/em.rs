@@ -1,9 +1,10 @@
-//! The baselines of Wang & Gordon's Sec. 6 on the same model class (spec `predictive_bp.md`
-//! P.3 "EM baseline"): EM (Dempster, Laird & Rubin 1977) with the exact E-step per distinct
-//! observed configuration weighted by its count, M-step counts + 1e-6, stopping at relative
-//! log-likelihood change 1e-8 or 500 iterations, best of 10 random restarts by training
-//! log-likelihood (footnote 5, spec P.5 #10); and stepwise online EM (Liang & Klein 2009) with
-//! step η_k = (k+2)^(−0.7), mini-batches of 100, 5 passes.
+//! The baselines of Wang & Gordon's Sec. 6 on the same model class: EM (Dempster, Laird &
+//! Rubin 1977) with the exact E-step per distinct observed configuration weighted by its count,
+//! M-step counts + 1e-6, stopping at relative log-likelihood change 1e-8 or 500 iterations,
+//! best of 10 random restarts (footnote 5 says "take the best ones" without saying best by
+//! what; we take the best training log-likelihood); and stepwise online EM (Liang & Klein 2009)
+//! with step η_k = (k+2)^(−0.7), mini-batches of 100, 5 passes. The smoothing, stopping rule
+//! and step schedule are our settings; the paper gives none.
 //!
 //! Cost: one EM iteration O(D · Π|val(ℋ)| · V) for D distinct configurations; one online-EM
 //! pass O(N · Π|val(ℋ)| · V).
@@ -160,7 +161,7 @@ pub fn log_likelihood(net: &BayesNet, distinct: &[(Vec<u16>, f64)]) -> Result<f6
 }
 
 /// EM from `init` on distinct configurations with counts; `max_iterations` overrides the
-/// settings' limit when given (spec P.3 test 5 runs 50).
+/// settings' limit when given (the test that EM started at the true CPTs moves little runs 50).
 pub fn em(
     init: &BayesNet,
     distinct: &[(Vec<u16>, f64)],

@@ -1,4 +1,5 @@
-//! The exact reference of spec `predictive_bp.md` P.3: the joint distribution of the observed
+//! The exact reference our predictive-BP tests and runs compare with (the paper's ground truth
+//! is the exact Shafer–Shenoy algorithm, Sec. 6): the joint distribution of the observed
 //! variables by enumeration of a Bayesian network (all joint states), and exact queries
 //! P(X_Q | evidence) and P(evidence) from it.
 //!

@@ -1,10 +1,11 @@
 //! Training data as per-variable feature vectors (Wang & Gordon, Sec. 3 "Sufficient Statistics
-//! Feature Vector"; spec `predictive_bp.md` P.1.3): one-hot indicators for discrete variables,
+//! Feature Vector", Learning Step 2): one-hot indicators for discrete variables,
 //! and the feature of a group of variables is the vectorised outer (Kronecker) product, first
 //! variable slowest. Rows carry weights, so the same learner reads i.i.d. samples (distinct
 //! configurations weighted by their counts: the one-hot moments only depend on those counts),
-//! the exact population joint (weights = probabilities, spec P.3 "Population PBP"), or dense
-//! continuous features (spec P.1.7).
+//! the exact population joint (weights = probabilities: the population learner, which isolates
+//! the algebra from sampling noise), or dense continuous features (our realisation of Sec. 5,
+//! see `scenarios::pbp::pendigits`).
 //!
 //! Cost: compressing N discrete samples O(N · |𝒪| log N); a group feature O(Π nnz).
 
@@ -157,7 +158,7 @@ impl TrainingData {
         }
     }
 
-    /// Dense features (continuous variables, spec P.1.7), unit weights.
+    /// Dense features (continuous variables, our realisation of Sec. 5), unit weights.
     pub fn dense(vars: Vec<usize>, dims: Vec<usize>, rows: Vec<Vec<Vec<f64>>>) -> Result<Self> {
         for (r, row) in rows.iter().enumerate() {
             if row.len() != vars.len() || row.iter().zip(&dims).any(|(f, &d)| f.len() != d) {

@@ -1,5 +1,6 @@
-//! The EM baseline of spec `predictive_bp.md` P-E2 (Wang & Gordon, AAAI 2020, Sec. 6,
-//! "Handwritten Digit Recognition"): an HMM with k hidden states and 2-D Gaussian emissions (full
+//! The EM baseline of the pendigits experiment (Wang & Gordon, AAAI 2020, Sec. 6,
+//! "Handwritten Digit Recognition", Fig. 7) on our stand-in model class (the paper's Fig. 6
+//! graph is not recoverable): an HMM with k hidden states and 2-D Gaussian emissions (full
 //! covariance, floored at `VARIANCE_FLOOR` on the diagonal), learned by Baum–Welch (scaled
 //! forward–backward), best of several random restarts by training log-likelihood.
 //!

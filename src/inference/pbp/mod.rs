@@ -1,7 +1,11 @@
 //! Predictive belief propagation (Borui Wang and Geoffrey Gordon, "Learning General
-//! Latent-Variable Graphical Models with Predictive Belief Propagation", AAAI 2020), as
-//! specified in `shared/specs/predictive_bp.md` (its corrections of Eqs. (1) and (5) and its
-//! rank rule for core groups included). Learning: the latent junction tree
+//! Latent-Variable Graphical Models with Predictive Belief Propagation", AAAI 2020), Secs. 3–4,
+//! with two corrections and one rule of our own. Eq. (1) prints the outer product of the
+//! conditional expectations ⊗_k E[θ^{S_k} | Ω]; Learning Step 4 regresses per-sample outer
+//! products, and only E[⊗_k θ^{S_k} | Ω] makes message passing exact, so we use the latter.
+//! Eq. (5) prints "×_{S_j}" without "j ≠ k"; we contract the upward messages of the other
+//! children only. The core groups follow our rank rule ([`core_groups`]), since the paper's
+//! procedure (App. A.2) is not in the paper's text. Learning: the latent junction tree
 //! ([`crate::model::latent_junction_tree`]), core groups ([`core_groups`]), two-stage
 //! regression and the root tensor ([`two_stage`]); inference: predictive messages
 //! ([`passing`]). Baselines on the same model: exact enumeration ([`exact`]), EM and stepwise
@@ -29,10 +33,12 @@ use features::{TrainingData, kron_dense};
 use passing::{Scaled, SignedLog, contract};
 use two_stage::{Operator, StageTwo, learn_operator, root_tensor};
 
-/// Entries of a PBP query below this are clipped before normalising (spec P.5 #5).
+/// Entries of a PBP query below this are clipped before normalising. Like spectral methods,
+/// PBP can output negative or zero probabilities; we clip, renormalise and count the clips
+/// (KL uses the clipped values).
 pub const CLIP_FLOOR: f64 = 1e-12;
 
-/// Learning settings (spec P.1.5).
+/// Learning settings (Wang & Gordon 2020, Sec. 4 "The Learning Algorithm", Steps 3–6).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PbpSettings {
     /// λ₁ of S1A/S1B (sklearn convention).
@@ -41,11 +47,12 @@ pub struct PbpSettings {
     pub rank: Option<usize>,
     /// Ridge λ₂ in S2 instead of rank truncation.
     pub ridge2: Option<f64>,
-    /// Root clique; `None` = spec P.5 #13's rule.
+    /// Root clique; `None` = the non-leaf clique with the smallest root tensor (the product of
+    /// its adjacent θ sizes).
     pub root: Option<usize>,
     /// (clique, α, β) overrides of the rank rule.
     pub overrides: Vec<(usize, Vec<usize>, Vec<usize>)>,
-    /// Most instrument variables per separator (spec P.1.3: one or two).
+    /// Most instrument variables per separator (our rank rule takes the nearest one or two).
     pub max_instruments: usize,
 }
 
@@ -80,7 +87,7 @@ pub struct PbpModel {
     pub one_hot: bool,
 }
 
-/// The result of one query (spec P.1.6 Step 4).
+/// The result of one query (Wang & Gordon 2020, Sec. 4 "The Inference Algorithm", Step 4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
     /// P̂(X_Q | e), clipped at [`CLIP_FLOOR`] and normalised.

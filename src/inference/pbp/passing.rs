@@ -1,9 +1,11 @@
 //! Predictive message passing (Wang & Gordon, AAAI 2020, Sec. 4 "The Inference Algorithm",
-//! Steps 1–4, Eqs. (2)–(5), as corrected in spec `predictive_bp.md` P.1.6): leaf messages
+//! Steps 1–4, Eqs. (2)–(5); Eq. (5) with the "j ≠ k" the paper omits): leaf messages
 //! u_l = ζ (one-hot features, Φ = I) or θ(x_obs) (kernel features), upward u_S = W_Sᵀ(⊗_k u_k)
 //! (3), at the root d_k = T ×_{j≠k} u_j and P̂(e) = T ×_all u_j (4), downward
 //! d_k = (W_S d_S) ×_{j≠k} u_j (5), and at a leaf P̂(x, e) = d_l ∘ u_l (Step 4). Every message is
-//! rescaled to unit max-abs with its log scale carried (spec P.5 #6).
+//! rescaled to unit max-abs with its log scale carried: messages are unnormalised and shrink
+//! with each piece of evidence (eight pen-point likelihoods per pendigits model), so unscaled
+//! they would underflow.
 //!
 //! Cost: one pass O(Σ_S Π p_k · p_S + |T|).
 

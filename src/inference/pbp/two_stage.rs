@@ -1,11 +1,13 @@
 //! Two-stage regression on a latent junction tree (Wang & Gordon, AAAI 2020, Sec. 4 Learning
-//! Steps 3–6; spec `predictive_bp.md` P.1.4–P.1.5), from weighted moments:
+//! Steps 3–6, and the operator W^S of Sec. 3, Eq. (1)), from weighted moments:
 //! S1A B_A = (HᵀH + λ₁I)⁻¹HᵀΘ, S1B B_B = (HᵀH + λ₁I)⁻¹HᵀΨ (sklearn convention, no N scaling),
 //! S2 W_S = Ψ̄ᵀΘ̄ (Θ̄ᵀΘ̄)⁺_r with Θ̄ᵀΘ̄ = B_Aᵀ(HᵀH)B_A and Ψ̄ᵀΘ̄ = B_Bᵀ(HᵀH)B_A (rank-truncated
 //! pseudo-inverse, or ridge λ₂), and the root tensor T = (1/N) Σ_d ⊗_S θ^S_d (Step 6).
-//! Rows of W are the row-major multi-index of the children's θ (first child slowest), as in
-//! spec P.1.4. With the population joint as data and λ₁ = 0 this is the population form
-//! C_ψη C_ηη⁻¹ C_ηθ (C_θη C_ηη⁻¹ C_ηθ)⁺_r.
+//! Rows of W are the row-major multi-index of the children's θ (first child slowest; our
+//! convention). The paper does not state its λ convention; we take sklearn's. With the
+//! population joint as data and λ₁ = 0 this is the population form
+//! C_ψη C_ηη⁻¹ C_ηθ (C_θη C_ηη⁻¹ C_ηθ)⁺_r, which equals M_S O_S⁺ (M_S = [E[⊗_k θ^{S_k} | h]]_h,
+//! O_S = [E[θ^S | h]]_h) on span(O_S) whenever rank C_θη = k_S.
 //!
 //! Cost: accumulation O(Σ_d nnz(η)(nnz(η) + nnz(θ) + nnz(ψ))); solves O(q³ + p³ + P p q).
 
@@ -17,13 +19,16 @@ use super::features::{Sparse, TrainingData, kron};
 /// How S2 inverts Θ̄ᵀΘ̄.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum StageTwo {
-    /// Pseudo-inverse truncated to this rank (spec P.5 #4, the default with r = k_S).
+    /// Pseudo-inverse truncated to this rank (the default, with r = k_S). S2 is ill-posed:
+    /// Θ̄ᵀΘ̄ has population rank k_S < p_S, and noise in its null directions would explode
+    /// through the upward messages.
     Rank(usize),
     /// Ridge (Θ̄ᵀΘ̄ + λ₂I)⁻¹.
     Ridge(f64),
 }
 
-/// A learned operator W_S with the diagnostics the window shows (spec P.4 "2SR diagnostics").
+/// A learned operator W_S with the diagnostics the window shows (the pbp room's "2SR
+/// diagnostics": singular values, rank cut, S1 fit, condition number).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operator {
     /// Π p_k × p_S.
@@ -229,7 +234,8 @@ pub fn root_tensor(data: &TrainingData, children_cols: &[Vec<usize>]) -> (Vec<f6
     (t, dims)
 }
 
-/// S1A alone: B_A = (HᵀH + λ₁I)⁺HᵀΘ (q × p), for spec P.3 test 4.
+/// S1A alone: B_A = (HᵀH + λ₁I)⁺HᵀΘ (q × p), for the test that with one-hot features and
+/// λ₁ = 0 S1A is the per-cell conditional mean.
 pub fn stage_one_a(
     data: &TrainingData,
     alpha_cols: &[usize],

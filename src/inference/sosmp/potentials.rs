@@ -66,6 +66,16 @@ pub struct GaussianMixture {
     pub form: MixtureForm,
 }
 
+/// Mixture components per potential (eq. 37).
+pub const MIXTURE_COMPONENTS: usize = 3;
+/// Node-potential means are uniform in `[-MEAN_RANGE, MEAN_RANGE]`.
+pub const MEAN_RANGE: f64 = 3.0;
+/// Variances are uniform in `(0, MAX_VARIANCE]`.
+pub const MAX_VARIANCE: f64 = 0.5;
+/// The smallest standard deviation kept, in grid spacings: below about three spacings a
+/// Gaussian is sampled by too few nodes for the cell sampler's linear interpolation.
+pub const MIN_SD_SPACINGS: f64 = 3.0;
+
 /// How eq. 37 draws a mixture.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixturePrior {
@@ -78,6 +88,41 @@ pub struct MixturePrior {
     pub min_variance: f64,
     /// Bumps (eq. 37) or normalised densities.
     pub form: MixtureForm,
+}
+
+impl MixturePrior {
+    /// The paper's node potentials (Section 5.1) on a grid of spacing `spacing`: three
+    /// components, means in [-3, 3], variances in (0, 0.5] raised to three grid spacings.
+    pub fn node_potentials(spacing: f64, form: MixtureForm) -> MixturePrior {
+        MixturePrior {
+            components: MIXTURE_COMPONENTS,
+            mean_range: MEAN_RANGE,
+            max_variance: MAX_VARIANCE,
+            min_variance: (MIN_SD_SPACINGS * spacing).powi(2),
+            form,
+        }
+    }
+}
+
+/// One difference potential `ψ(x, y) = m(x − y)` per edge, each `m` a centred mixture drawn
+/// from `prior` with its means at 0 (how eq. 37 draws edge potentials). O(edges · n).
+pub fn draw_difference_potentials<R: Rng + ?Sized>(
+    rng: &mut R,
+    prior: &MixturePrior,
+    grid: &IntervalGrid,
+    edges: usize,
+) -> Vec<std::sync::Arc<dyn PairPotential>> {
+    let centred = MixturePrior {
+        mean_range: 0.0,
+        ..*prior
+    };
+    (0..edges)
+        .map(|_| {
+            let m = GaussianMixture::draw(rng, &centred).0;
+            std::sync::Arc::new(DifferencePotential::from_mixture(grid, &m))
+                as std::sync::Arc<dyn PairPotential>
+        })
+        .collect()
 }
 
 impl GaussianMixture {

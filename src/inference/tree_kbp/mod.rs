@@ -132,6 +132,27 @@ impl std::str::FromStr for BandwidthRule {
     }
 }
 
+/// The kernel panel's numbers for one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeKernelInfo {
+    /// "rbf", "laplacian", "linear" or "delta".
+    pub kernel: String,
+    /// Whether the bandwidth is chosen from the data (by `rule`).
+    pub auto: bool,
+    pub multiplier: f64,
+    /// The bandwidth used (RBF / Laplacian).
+    pub sigma: Option<f64>,
+    /// The median pairwise distance of the node's data (shown beside σ).
+    pub median: f64,
+    /// How σ was chosen ("loo-cv", "median x 0.35", "given", "none").
+    pub rule: String,
+    /// λ in Gram-diagonal form (`K + λ I`).
+    pub lambda: f64,
+}
+
+/// How λ is written, for labels and results.json.
+pub const LAMBDA_CONVENTION: &str = "Gram-diagonal form: K + lambda I (lambda added to the Gram matrix's diagonal as is, not scaled by m)";
+
 /// One node's kernel settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -17,16 +17,12 @@ use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct DenoiseArgs {
-    /// Sunset width in pixels [default: 100].
     #[arg(long)]
     pub width: Option<usize>,
-    /// Sunset height in pixels [default: 100].
     #[arg(long)]
     pub height: Option<usize>,
-    /// Number of gray levels C [default: 50].
     #[arg(long)]
     pub colors: Option<usize>,
-    /// Noise standard deviation in gray levels [default: 30].
     #[arg(long)]
     pub noise: Option<f64>,
     /// Noise seed [default: 0].
@@ -66,13 +62,10 @@ pub struct DenoiseArgs {
     /// Kernel-BP update: full, linear or constant [default: constant].
     #[arg(long)]
     pub update: Option<KbpUpdate>,
-    /// Kernel-BP regularisation lambda, Gram form L + lambda m I [default: see `list`].
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// Incomplete-Cholesky tolerance epsilon [default: 1e-3].
     #[arg(long)]
     pub epsilon: Option<f64>,
-    /// Largest incomplete-Cholesky rank [default: 100].
     #[arg(long)]
     pub max_rank: Option<usize>,
     /// RBF bandwidth of the clean values in gray levels, or auto (median heuristic times the
@@ -82,7 +75,6 @@ pub struct DenoiseArgs {
     /// RBF bandwidth of the noisy observations, or auto [default: auto].
     #[arg(long)]
     pub observation_bandwidth: Option<Bandwidth>,
-    /// Multiplier of the median-heuristic bandwidths.
     #[arg(long)]
     pub bandwidth_multiplier: Option<f64>,
     /// Kernel-BP candidate set: training (distinct training levels) or all (0..255).
@@ -102,13 +94,10 @@ pub struct DenoiseArgs {
     /// kbp-constant.
     #[arg(long)]
     pub compare: Option<AlgorithmChoice>,
-    /// Maximum number of iterations [default: 20].
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Damping d in [0, 0.99]: new = d old + (1 - d) update [default: 0.5].
     #[arg(long)]
     pub damping: Option<f64>,
-    /// Stop when the residual falls below this [default: 1e-6].
     #[arg(long)]
     pub tolerance: Option<f64>,
     /// Stop each algorithm at the discrepancy principle: the first iterate whose RMS distance
@@ -136,11 +125,8 @@ pub struct DenoiseArgs {
     /// map or mean [default: mean].
     #[arg(long)]
     pub estimate: Option<EstimateKind>,
-    /// Edge appearance probability rho of tree-reweighted discrete BP: 1 ordinary loopy BP, 0
-    /// the grid's uniform spanning-tree value (pixels - 1) / edges [default: 0].
     #[arg(long)]
     pub edge_appearance: Option<f64>,
-    /// The same for kernel BP (experimental) [default: 1, kernel BP as published].
     #[arg(long)]
     pub kbp_edge_appearance: Option<f64>,
     #[command(flatten)]

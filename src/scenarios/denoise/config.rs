@@ -30,13 +30,16 @@ pub const PARAMS: &[Param] = &[
     Param::int("colors", "Levels C", 2.0, 256.0)
         .help("Number of gray levels (the states of every pixel), evenly spaced over 0..255."),
     Param::real("noise", "Noise σ", 1e-6, 1e4)
+        .slider(1.0, 100.0)
         .unit("gray levels")
         .help("Standard deviation of the Gaussian noise."),
     Param::real("damping", "Damping", 0.0, 0.99).help("new = d · old + (1 − d) · update."),
     Param::real("tolerance", "Tolerance", 0.0, 1e6)
         .log()
         .help("Stop when the residual falls below this."),
-    Param::int("max_iters", "Iterations", 1.0, 1e7).help("Maximum number of iterations."),
+    Param::int("max_iters", "Iterations", 1.0, 1e7)
+        .flag("iters")
+        .help("Maximum number of iterations."),
     Param::real("edge_appearance", "Edge appearance ρ (discrete)", 0.0, 1.0).help(
         "Discrete BP is tree-reweighted (Wainwright et al. 2003, the potentials' own method): \
          0 picks the grid's uniform spanning-tree value (pixels − 1) / edges ≈ 0.5, 1 is \
@@ -66,6 +69,7 @@ pub const PARAMS: &[Param] = &[
         .help("Incomplete-Cholesky tolerance."),
     Param::int("kbp.max_rank", "Max rank", 1.0, 2000.0).help("Largest incomplete-Cholesky rank."),
     Param::real("kbp.multiplier", "Bandwidth ×", 1e-6, 1e6)
+        .flag("bandwidth-multiplier")
         .log()
         .help("Multiplier of the median-heuristic bandwidths."),
 ];

@@ -28,10 +28,8 @@ pub struct FlowArgs {
     /// textureless, with occlusions) [default: rotation].
     #[arg(long)]
     pub pair: Option<BuiltinPair>,
-    /// Width of the built-in pair [default: 128].
     #[arg(long)]
     pub width: Option<usize>,
-    /// Height of the built-in pair [default: 128].
     #[arg(long)]
     pub height: Option<usize>,
     /// sosmp or discrete [default: sosmp].
@@ -43,23 +41,16 @@ pub struct FlowArgs {
     /// SOSMP coefficients r, a square: 9 (3 x 3), 25, 49, ... [default: 9].
     #[arg(long)]
     pub coefficients: Option<usize>,
-    /// SOSMP samples per update k [default: 3].
     #[arg(long)]
     pub samples: Option<usize>,
-    /// Iterations per pyramid level [default: 40].
     #[arg(long)]
     pub iters: Option<usize>,
     /// At most this many SOSMP iterations per pyramid level (never more than --iters); 0 =
     /// --iters [default: 12; presets best and paper: 0].
     #[arg(long)]
     pub sosmp_iters: Option<usize>,
-    /// End a level early once its flow changes by less than this per iteration (mean, in
-    /// full-resolution pixels), after at least 5 iterations; 0 runs --iters at every level
-    /// [default: 0.002].
     #[arg(long)]
     pub stop_change: Option<f64>,
-    /// Half-width d of the displacement window [-d, d]^2 at the coarsest level (the only
-    /// level with --levels 1), pixels of that level [default: 2].
     #[arg(long)]
     pub max_displacement: Option<f64>,
     /// Half-width d_r of the window at the fine levels of a pyramid (--fine-levels; the two
@@ -67,19 +58,13 @@ pub struct FlowArgs {
     /// coarse flow; 0 = d [default: 1; preset best: 1.5].
     #[arg(long)]
     pub refine_displacement: Option<f64>,
-    /// How many of the finest pyramid levels search d_r (never the coarsest, which searches d)
-    /// [default: 2].
     #[arg(long)]
     pub fine_levels: Option<usize>,
-    /// Levels of more pixels than this pass no messages: they only refine the upsampled flow
-    /// of the level above (never the coarsest level); 0 = every level [default: 262144].
     #[arg(long)]
     pub max_mp_pixels: Option<usize>,
     /// Label lattice nodes per pixel (step 1/N px) [default: 2].
     #[arg(long)]
     pub subpixel: Option<usize>,
-    /// Pyramid levels; 1 is the paper's single level, 0 chooses from the image size (coarsest
-    /// level 32-64 px on its short side) [default: 0].
     #[arg(long)]
     pub levels: Option<usize>,
     /// Start from a preset: paper (one level, step 1/(t+1), Gaussian smoothness), default, or
@@ -87,12 +72,8 @@ pub struct FlowArgs {
     /// the other flags then override it [default: default].
     #[arg(long)]
     pub preset: Option<String>,
-    /// Outlier weight rho of the robust smoothness (1 - rho) Gaussian + rho, in [0, 0.5]
-    /// [default: 0].
     #[arg(long)]
     pub smooth_outlier: Option<f64>,
-    /// Weight lambda of gradient constancy in the data term (dI)^2 + lambda |d grad I|^2
-    /// (robust to brightness change); 0 for the paper's brightness constancy [default: 0].
     #[arg(long)]
     pub gradient_weight: Option<f64>,
     /// Data term: brightness (the paper's brightness constancy) or census (5 x 5 ternary
@@ -100,25 +81,16 @@ pub struct FlowArgs {
     /// default 8 unless given) [default: brightness].
     #[arg(long, value_name = "brightness|census")]
     pub data_term: Option<String>,
-    /// Weight kappa of the census data term, squared gray levels per differing trit; 0 =
-    /// brightness constancy [default: 0].
     #[arg(long)]
     pub census_weight: Option<f64>,
-    /// Fixed-point iterations of the variational (Charbonnier, DIS-style) refinement of each
-    /// level's flow, per warp; 0 = off, as in the paper preset [default: 5].
     #[arg(long)]
     pub variational_iters: Option<usize>,
-    /// Warps of the variational refinement (frame 2 warped again by its flow) [default: 10].
     #[arg(long)]
     pub variational_warps: Option<usize>,
-    /// Smoothness weight alpha of the variational refinement [default: 20].
     #[arg(long)]
     pub variational_alpha: Option<f64>,
-    /// The variational refinement's warps end once one moves the flow by less than this (mean,
-    /// pixels of the level); 0 runs every warp [default: 0.01].
     #[arg(long)]
     pub variational_stop_change: Option<f64>,
-    /// Gradient-constancy weight gamma of the variational refinement [default: 10].
     #[arg(long)]
     pub variational_gamma: Option<f64>,
     /// Refine every pyramid level's flow before it centres the next level's windows (as DIS
@@ -129,22 +101,17 @@ pub struct FlowArgs {
     /// [default: true].
     #[arg(long)]
     pub median_handoff: Option<bool>,
-    /// sigma_u of the node potential, gray levels [default: 2].
     #[arg(long)]
     pub sigma_data: Option<f64>,
-    /// sigma_uv of the smoothness prior, pixels [default: 0.5].
     #[arg(long)]
     pub sigma_smooth: Option<f64>,
-    /// Gaussian pre-smoothing of both frames, pixels; 0 for none [default: 0].
     #[arg(long)]
     pub presmooth: Option<f64>,
     /// Flow read-out: mean or map [default: mean].
     #[arg(long)]
     pub estimate: Option<EstimateKind>,
-    /// gamma of SOSMP's step 1/(gamma (t+1)), in (0, 2) [default: 0.3].
     #[arg(long)]
     pub step_gamma: Option<f64>,
-    /// Discrete BP damping in [0, 0.99] [default: 0].
     #[arg(long)]
     pub damping: Option<f64>,
     /// Message schedule: synchronous, sweep, random or residual (residual BP, Elidan et al.

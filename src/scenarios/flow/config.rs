@@ -17,30 +17,39 @@ use crate::scenarios::params::{Param, check_table};
 /// The tunable numbers of a flow run, described once.
 pub const PARAMS: &[Param] = &[
     Param::int("width", "Width", 1.0, MAX_IMAGE_SIDE as f64)
+        .slider(32.0, 512.0)
         .unit("pixels")
         .log()
         .help("Width of the built-in pair (8 to 2048); with frames, the frames' width as run."),
     Param::int("height", "Height", 1.0, MAX_IMAGE_SIDE as f64)
+        .slider(32.0, 512.0)
         .unit("pixels")
         .log()
         .help("Height of the built-in pair (8 to 2048); with frames, the frames' height as run."),
     Param::int("samples", "Samples k", 1.0, 10_000.0)
+        .slider(1.0, 50.0)
         .log()
         .help("Monte Carlo samples per message update."),
-    Param::real("step_gamma", "Step γ", 1e-3, 1.999).help(
+    Param::real("step_gamma", "Step γ", 1e-3, 1.999)
+        .slider(0.1, 1.9).help(
         "Step size 1 / (γ (t + 1)), γ in (0, 2) (Theorem 2); smaller steps forget the first, poor iterations faster.",
     ),
     Param::real("damping", "Damping", 0.0, 0.99)
+        .slider(0.0, 0.9)
         .help("Discrete BP: new = d old + (1 − d) update."),
     Param::int("iters", "Iterations", 1.0, 100_000.0)
+        .slider(1.0, 200.0)
         .log()
         .help("Iterations at each pyramid level."),
     Param::int("sosmp_iters", "SOSMP iterations", 0.0, 100_000.0)
+        .slider(0.0, 200.0)
         .help("At most this many iterations at each pyramid level for SOSMP (and never more than Iterations), whose flow keeps moving by its Monte Carlo noise so the level stop never ends a level; 0 = Iterations. The variational refinement takes the finest level's flow from there."),
     Param::real("stop_change", "Level stop Δflow", 0.0, 10.0)
+        .slider(0.0, 0.05)
         .unit("px")
         .help("End a pyramid level early once its flow's mean change over one iteration, in full-resolution pixels (level px x 2^level), is below this (after 5 iterations); 0 = always run every iteration."),
-    Param::int("levels", "Pyramid levels", 0.0, MAX_LEVELS as f64).help(
+    Param::int("levels", "Pyramid levels", 0.0, MAX_LEVELS as f64)
+        .slider(0.0, 6.0).help(
         "0 = from the image size (coarsest level 32 to 64 px on its short side); 1 = the paper's single level; L levels (beyond the paper) reach motions up to about d · (2^L − 1).",
     ),
     Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
@@ -54,36 +63,47 @@ pub const PARAMS: &[Param] = &[
     Param::int("max_mp_pixels", "Message-passing pixels", 0.0, 1e9)
         .help("Levels of more pixels than this pass no messages: they start from the upsampled flow of the level above and only refine it variationally (as DIS stops its patch search above the finest scale), which bounds time and memory on large frames; the coarsest level always passes messages; 0 = every level (also whenever the refinement is off)."),
     Param::real("sigma_data", "σ data", 1e-6, 1e6)
+        .slider(1.0, 50.0)
         .log()
         .unit("gray levels")
         .help("σ_u of the node potential (brightness constancy)."),
     Param::real("sigma_smooth", "σ smooth", 1e-6, 1e6)
+        .slider(0.1, 5.0)
         .log()
         .unit("px")
         .help("σ_uv of the Gaussian smoothness prior on neighbouring flows."),
-    Param::real("smooth_outlier", "Smoothness outlier ρ", 0.0, 0.5).help(
+    Param::real("smooth_outlier", "Smoothness outlier ρ", 0.0, 0.5)
+        .slider(0.0, 0.2).help(
         "Robust smoothness (1 − ρ) exp(−‖Δflow‖² / 2σ_uv²) + ρ (beyond the paper): a constant floor lets motion boundaries through; 0 is the paper's Gaussian.",
     ),
-    Param::real("gradient_weight", "Gradient constancy λ", 0.0, 100.0).help(
+    Param::real("gradient_weight", "Gradient constancy λ", 0.0, 100.0)
+        .slider(0.0, 10.0).help(
         "Data term (I1 − I2)² + λ ‖∇I1 − ∇I2‖² (beyond the paper): the gradient term is unchanged by a brightness change between the frames; 0 is the paper's brightness constancy.",
     ),
-    Param::real("census_weight", "Census data term κ", 0.0, 1000.0).help(
+    Param::real("census_weight", "Census data term κ", 0.0, 1000.0)
+        .slider(0.0, 32.0).help(
         "Data term κ · H(census(I1, p), census(I2, q)) in place of brightness constancy (beyond the paper): the Hamming distance of 5 × 5 ternary census signatures, unchanged by a gain or offset in brightness between the frames; κ in squared gray levels per differing trit; 0 = brightness constancy (the paper's).",
     ),
-    Param::int("variational_iters", "Variational refinement", 0.0, 1000.0).help(
+    Param::int("variational_iters", "Variational refinement", 0.0, 1000.0)
+        .slider(0.0, 50.0).help(
         "Fixed-point iterations per warp of a continuous Charbonnier refinement of the finest level's flow (DIS's variational refinement, beyond the paper): sub-pixel flow and sharper motion boundaries; 0 = off (the paper's read-out).",
     ),
     Param::int("variational_warps", "Refinement warps", 1.0, 100.0)
+        .slider(1.0, 20.0)
         .help("Times the variational refinement warps frame 2 by its current flow and linearises again (each runs the fixed-point iterations)."),
     Param::real("variational_stop_change", "Refinement warp stop", 0.0, 10.0)
+        .slider(0.0, 0.1)
         .unit("px")
         .help("The refinement's warps end once one moves the flow by less than this (mean, pixels of the level); 0 runs every warp."),
     Param::real("variational_alpha", "Refinement smoothness α", 0.0, 1000.0)
+        .slider(0.0, 100.0)
         .help("Smoothness weight α of the variational refinement (data weight δ = 5)."),
-    Param::real("variational_gamma", "Refinement gradient γ", 0.0, 1000.0).help(
+    Param::real("variational_gamma", "Refinement gradient γ", 0.0, 1000.0)
+        .slider(0.0, 50.0).help(
         "Gradient-constancy weight γ of the variational refinement (robust to brightness change; 0 = brightness constancy only).",
     ),
     Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
+        .slider(0.0, 3.0)
         .unit("px")
         .help("Gaussian blur of both frames before matching (0: none)."),
 ];

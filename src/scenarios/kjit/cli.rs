@@ -10,7 +10,7 @@ use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
 
 #[derive(Debug, Clone, Args)]
 pub struct KjitArgs {
-    /// Which experiment of spec K.2 [default: logistic (Exp. 3)].
+    /// Which experiment of Jitkrittum et al. 2015 [default: logistic (Exp. 3)].
     #[arg(long, value_enum)]
     pub experiment: Option<Experiment>,
     /// Seed of w, data, test points, particles and features [default: 1].
@@ -22,7 +22,6 @@ pub struct KjitArgs {
     /// Oracle threshold τ on the log predictive variance [default: -8.5; compound-gamma -6; uci -8.95].
     #[arg(long, allow_hyphen_values = true)]
     pub tau: Option<f64>,
-    /// Importance-sampling particles M [default: 50000; paper 500000].
     #[arg(long)]
     pub particles: Option<usize>,
     /// First-stage random features [default: 300; compound-gamma, uci 400; batch 500].
@@ -31,7 +30,6 @@ pub struct KjitArgs {
     /// Second-stage random features [default: 500; compound-gamma, uci 800; batch 1000].
     #[arg(long)]
     pub dout: Option<usize>,
-    /// γ² = factor × median distance [default: 0.5 as the authors' code; 1 as Supp A].
     #[arg(long)]
     pub median_factor: Option<f64>,
     /// Folder of the four UCI files of Exp. 5 [default: ../shared/data/uci].
@@ -44,7 +42,6 @@ pub struct KjitArgs {
     /// residual [default: sequential].
     #[arg(long)]
     pub schedule: Option<Schedule>,
-    /// Site damping d of --experiment sites, new = d·old + (1 − d)·update [default: 0].
     #[arg(long)]
     pub damping: Option<f64>,
     /// Projection hosting the logistic factor in --experiment sites [default: quadrature].

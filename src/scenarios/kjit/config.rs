@@ -1,4 +1,5 @@
-//! The kjit scenario's settings (spec `kjit.md` K.2 Exp. 3 defaults) and their parameter table.
+//! The kjit scenario's settings (defaults: Exp. 3 of Jitkrittum et al. 2015 with n = 300 and 30
+//! problems, as the authors' C# code and the paper's plot) and their parameter table.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +13,7 @@ use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
 
-/// Which experiment of spec K.2 runs.
+/// Which experiment of Jitkrittum et al. 2015 runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Experiment {
@@ -29,7 +30,7 @@ pub enum Experiment {
     CompoundGamma,
     /// Exp. 5: the four UCI data sets.
     Uci,
-    /// A d = 2 problem, one EP site update per step (spec K.4's teaching mode).
+    /// A d = 2 problem, one EP site update per step (the room's teaching mode).
     Teaching,
     /// One problem, one EP sweep per step under a chosen site schedule: the convergence
     /// debugger on EP's sites.
@@ -51,7 +52,7 @@ impl Experiment {
     }
 }
 
-/// The settings of Exp. 4 (compound gamma; spec K.2 K-E4, the authors' class defaults).
+/// The settings of Exp. 4 (compound gamma, main Fig. 7; the authors' class defaults).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GammaSettings {
@@ -74,7 +75,7 @@ impl Default for GammaSettings {
     }
 }
 
-/// A threshold set while the run went on (spec K.4: τ changes take effect at once, without
+/// A threshold set while the run went on (τ changes take effect at once, without
 /// relearning), applied from problem `from_problem` (0-based) of Exps. 3 and 5.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TauChange {

@@ -1,4 +1,5 @@
-//! The message inspector of spec K.4 (main Fig. 3b): one KJIT call of Exps. 3 or 5 seen again,
+//! The message inspector of the kjit room (after main Fig. 3b of Jitkrittum et al. 2015): one
+//! KJIT call of Exps. 3 or 5 seen again,
 //! with its incoming messages, the quadrature projected belief (the reference), the oracle's
 //! answer and the operator's current prediction, and the KL divergence of each from the
 //! reference. Cost: one quadrature projection, one oracle call and one prediction.

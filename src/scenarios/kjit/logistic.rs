@@ -1,9 +1,10 @@
-//! Exp. 3 of Jitkrittum et al. 2015 (spec K.2 K-E3): one true weight vector, then a sequence
+//! Exp. 3 of Jitkrittum et al. 2015 (main Figs. 5, 6): one true weight vector, then a sequence
 //! of logistic-regression problems, each a fresh data set `x_i ~ N(0, I_d)`,
 //! `y_i ~ Bernoulli(σ(wᵀx_i))`, solved by EP three times: with the quadrature projection, with
 //! the importance sampler on every call, and with KJIT (one operator kept across problems).
 //! The classification error is the disagreement with the true w's decision rule on fresh
-//! `x ~ N(0, I)` (`funcs_logistic_online.m::plot01Loss`, spec K.5 pitfall 11).
+//! `x ~ N(0, I)`, as in the authors' `funcs_logistic_online.m::plot01Loss` (Fig. 6a's
+//! "classification error" is not the error against sampled labels).
 //!
 //! Cost per problem: EP sweeps × n calls per operator (quadrature O(nodes), sampling O(M), KJIT
 //! O(D_in D_out + D_out²) or O(M) on oracle calls) plus O(test_points · d) for the errors.

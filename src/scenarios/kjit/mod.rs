@@ -1,5 +1,5 @@
 //! Scenario `kjit`: kernel-based just-in-time learning of EP messages (Jitkrittum et al., UAI
-//! 2015; spec `kjit.md`). The default run is Exp. 3 (spec K.2 K-E3): one true w, then 30
+//! 2015). The default run is Exp. 3 (main Figs. 5, 6): one true w, then 30
 //! logistic-regression problems in sequence, each solved by quadrature-EP, sampling-EP and
 //! KJIT-EP; one iteration is one problem. Cost per problem: see [`logistic`].
 //!
@@ -100,7 +100,7 @@ pub struct KjitView {
 pub enum KjitControl {
     /// A new threshold τ for Exps. 3 and 5, from the next problem on (no relearning).
     SetTau(f64),
-    /// Forget what KJIT learned, before the next problem (spec K.4's "reset operator").
+    /// Forget what KJIT learned, before the next problem (the room's "reset operator").
     ResetOperator,
 }
 

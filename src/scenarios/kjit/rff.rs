@@ -1,4 +1,4 @@
-//! Supp B.3 and B.6 of Jitkrittum et al. 2015 (spec K.2 K-E0a/b): the quality of random
+//! Supp B.3 and B.6 of Jitkrittum et al. 2015: the quality of random
 //! features against the exact kernels. B.3: n univariate messages `N(m, v)`, `m ~ N(0, 9)`,
 //! `v ~ Gamma(shape 3, rate 1/4)`, the expected-product kernel with σ² = 3, mean and max
 //! |K − K̂| over the Gram matrix for D features (averaged over trials). B.6: 300 such messages,
@@ -113,7 +113,7 @@ pub fn supp_b6_cell(
     })
 }
 
-/// K and K̂ side by side (spec K.4's random-feature lab): the B.6 kernel on `n` of the B.6
+/// K and K̂ side by side (the room's random-feature lab): the B.6 kernel on `n` of the B.6
 /// messages sorted by mean, exact (eq. 7) and from one draw of Alg. 1's features at
 /// (D_in, D_out); row-major n × n.
 #[derive(Debug, Clone, PartialEq, Serialize)]

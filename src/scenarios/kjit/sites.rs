@@ -1,5 +1,6 @@
 //! The EP-sites experiment: the convergence debugger on KJIT's EP (Jitkrittum et al. 2015,
-//! Sec. 2; spec K.1.8). One logistic-regression problem, one iteration = one EP sweep under a
+//! Sec. 2, on our EP loop of `inference::kjit::ep_logistic`). One logistic-regression problem,
+//! one iteration = one EP sweep under a
 //! chosen site schedule (`inference::kjit::ep_schedule`) and damping, with the quadrature
 //! projection or a KJIT operator learning as it goes. Each sweep records every site message's
 //! and cavity's change (natural parameters), the oscillation flags and the residual quantiles;

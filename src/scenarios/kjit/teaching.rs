@@ -1,4 +1,4 @@
-//! The d = 2 teaching mode of spec K.4: EP for logistic regression on a small two-dimensional
+//! The d = 2 teaching mode of the kjit room: EP for logistic regression on a small two-dimensional
 //! problem, one site update per step, with KJIT and the quadrature projection side by side, so
 //! the posterior ellipse of w and the decision line can be watched changing site by site.
 //! Every sweep is sequential here (the engine's Exp. 3 runs its first sweep in parallel), so

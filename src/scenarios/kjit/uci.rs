@@ -1,8 +1,9 @@
-//! Exp. 5 of Jitkrittum et al. 2015 (spec K.2 K-E5, main Figs. 1, 8, 9): the four UCI data
+//! Exp. 5 of Jitkrittum et al. 2015 (main Figs. 1, 8, 9): the four UCI data
 //! sets in sequence (banknote → blood → fertility → ionosphere), each a logistic regression
 //! without bias on z-scored features, a stratified training subsample of 200 (fertility 50)
 //! and the rest as test set. One KJIT operator learns across the four problems (the code's
-//! settings: features (400, 800), τ = −8.95, minibatch 500; spec K.5 pitfall 7), beside
+//! settings: features (400, 800), τ = −8.95, minibatch 500; the paper says "as Exp. 3",
+//! i.e. (300, 500), and τ = −9), beside
 //! quadrature-EP and sampling-EP. The error is the test misclassification rate of
 //! `sign(μᵀx)`. Cost per data set: as Exp. 3 with n = the training size.
 

@@ -7,7 +7,7 @@
 //! split into pieces along one list flag (e.g. `--colors 10,25,...` into one run per value) so
 //! that progress and cancel act between pieces; a `run` command also reports each iteration.
 //! Cost: that of the commands themselves (seconds for the SOSMP figures, minutes for Fig. 1(c, d)
-//! of the kernel-BP paper or predictive BP's P-E1), plus reading their CSV and JSON outputs.
+//! of the kernel-BP paper or predictive BP's Fig. 5), plus reading their CSV and JSON outputs.
 
 mod catalogue;
 mod outcome;

@@ -8,26 +8,22 @@ use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
 
 #[derive(Debug, Clone, Args)]
 pub struct PbpArgs {
-    /// synthetic (the P-E1 stand-in), synthetic-tree (loop-free variant), pendigits, or a JSON
-    /// model file [default: synthetic].
+    /// synthetic (our stand-in for the model of Wang & Gordon's Fig. 4), synthetic-tree
+    /// (loop-free variant), pendigits, or a JSON model file [default: synthetic].
     #[arg(long)]
     pub model: Option<String>,
     /// Training samples N [default: 20000; pendigits 7000].
     #[arg(long)]
     pub samples: Option<usize>,
-    /// Seed of the true CPTs, the samples and the restarts [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Stage-2 rank r_S (0 = k_S) [default: 0].
     #[arg(long)]
     pub rank: Option<usize>,
     /// λ₁ of the stage-1 ridge regressions [default: 1e-3; pendigits 0.1].
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// λ₂: ridge in stage 2 instead of rank truncation [default: 0 = truncation].
     #[arg(long)]
     pub ridge2: Option<f64>,
-    /// Random restarts of EM and online EM [default: 10].
     #[arg(long)]
     pub restarts: Option<usize>,
     /// Skip EM.
@@ -42,19 +38,16 @@ pub struct PbpArgs {
     /// Evidence variables the KL averages over, e.g. G,H,E.
     #[arg(long, value_delimiter = ',')]
     pub evidence_vars: Option<Vec<String>>,
-    /// Root clique by its variables, e.g. ABC [default: spec P.5 #13's rule].
+    /// Root clique by its variables, e.g. ABC [default: the non-leaf clique with the smallest
+    /// root tensor].
     #[arg(long)]
     pub root: Option<String>,
-    /// Pendigits: latent states k of each H_t [default: 6].
     #[arg(long)]
     pub states: Option<usize>,
-    /// Pendigits: RBF bandwidth σ [default: 10].
     #[arg(long)]
     pub sigma: Option<f64>,
-    /// Pendigits: D_f, principal directions of the features kept [default: 24].
     #[arg(long)]
     pub dim: Option<usize>,
-    /// Pendigits: the test digit shown in the window [default: 0].
     #[arg(long)]
     pub digit: Option<usize>,
     /// Pendigits: folder with pendigits.tra and pendigits.tes [default: ../shared/data/pendigits].
@@ -93,7 +86,7 @@ impl RunFlags for PbpArgs {
             ridge2: self.ridge2.unwrap_or(d.ridge2),
             em_restarts: self.restarts.unwrap_or(d.em_restarts),
             run_em: !self.no_em,
-            // No online EM for the continuous pendigits chains (spec P-E2's baseline is EM).
+            // No online EM for the continuous pendigits chains (our pendigits baseline is EM).
             run_online_em: !self.no_online_em && !pendigits,
             query: self.query.unwrap_or(d.query),
             evidence_vars: self.evidence_vars.unwrap_or(d.evidence_vars),

@@ -1,5 +1,6 @@
-//! The pbp scenario's settings (spec `predictive_bp.md` P.2 P-E1 defaults: λ₁ = 1e-3, r_S = k_S,
-//! EM with 10 restarts) and their parameter table.
+//! The pbp scenario's settings (our defaults for the synthetic model of Wang & Gordon 2020,
+//! Sec. 6, whose λ₁ and rank the paper does not state: λ₁ = 1e-3, r_S = k_S; EM with 10
+//! restarts, as its footnote 5) and their parameter table.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,8 @@ use crate::scenarios::params::{Param, check_table};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PbpConfig {
-    /// `synthetic` (the P-E1 stand-in), `synthetic-tree` (its loop-free variant), `pendigits`,
+    /// `synthetic` (our stand-in for the paper's Fig. 4), `synthetic-tree` (its loop-free
+    /// variant), `pendigits`,
     /// or the path of a JSON model file.
     pub model: String,
     /// N, training samples.
@@ -37,13 +39,14 @@ pub struct PbpConfig {
     pub evidence_vars: Vec<String>,
     /// The evidence shown in the window (variable → value).
     pub evidence: BTreeMap<String, usize>,
-    /// The root clique as its variables' names joined, e.g. "ABC" (empty = spec P.5 #13's rule).
+    /// The root clique as its variables' names joined, e.g. "ABC" (empty = the non-leaf clique
+    /// with the smallest root tensor).
     pub root: String,
-    /// Pendigits: latent states k of each H_t (spec P-E2 default 6).
+    /// Pendigits: latent states k of each H_t (our default 6).
     pub states: usize,
     /// Pendigits: RBF bandwidth σ of the Nystrom features (the paper's 10).
     pub sigma: f64,
-    /// Pendigits: D_f, principal directions of the features kept (spec P-E2: 24).
+    /// Pendigits: D_f, principal directions of the features kept (our default 24).
     pub feature_dim: usize,
     /// Pendigits: the test digit shown (index into pendigits.tes).
     pub digit: usize,
@@ -84,23 +87,36 @@ impl Default for PbpConfig {
 /// The tunable numbers, described once.
 pub const PARAMS: &[Param] = &[
     Param::int("samples", "Samples N", 10.0, 10_000_000.0)
+        .slider(100.0, 200_000.0)
         .log()
         .help("Training samples of the observed variables."),
-    Param::int("seed", "Seed", 0.0, 1e15).help("True CPTs, samples and EM restarts."),
+    Param::int("seed", "Seed", 0.0, 1e15)
+        .slider(0.0, 100.0)
+        .help("True CPTs, samples and EM restarts."),
     Param::int("rank", "S2 rank r", 0.0, 1000.0)
+        .slider(0.0, 6.0)
         .help("Rank of the truncated pseudo-inverse in stage 2 (0 = k_S)."),
     Param::real("lambda1", "λ₁ (S1)", 0.0, 1e6)
+        .flag("lambda")
+        .slider(0.0, 10.0)
         .help("Ridge of stage-1 regressions, sklearn convention (no N scaling)."),
     Param::real("ridge2", "λ₂ (S2 ridge)", 0.0, 1e6)
+        .slider(0.0, 10.0)
         .help("Ridge in stage 2 instead of rank truncation (0 = truncation)."),
     Param::int("em_restarts", "EM restarts", 1.0, 1000.0)
+        .flag("restarts")
+        .slider(1.0, 20.0)
         .help("Random restarts of EM and online EM (best training log-likelihood kept)."),
     Param::int("states", "Latent states k", 2.0, 64.0)
+        .slider(2.0, 16.0)
         .help("Pendigits: states of each latent H_t of the per-class chain."),
     Param::real("sigma", "RBF σ", 1e-3, 1e4)
+        .slider(1.0, 50.0)
         .log()
         .help("Pendigits: bandwidth of the Nystrom RBF features of a pen point."),
     Param::int("feature_dim", "Features D_f", 1.0, 36.0)
+        .flag("dim")
+        .slider(4.0, 36.0)
         .help("Pendigits: principal directions of the 36 Nystrom features kept."),
     Param::int("digit", "Test digit", 0.0, 1e6).help("Pendigits: the test digit shown."),
 ];

@@ -1,5 +1,6 @@
-//! Experiment P-E1 of spec `predictive_bp.md` P.2 (Wang & Gordon, AAAI 2020, Sec. 6 "Synthetic
-//! Dataset"): a ground-truth network with Dirichlet(1) CPTs, N samples of its observed
+//! The synthetic experiment of Wang & Gordon, AAAI 2020, Sec. 6 "Synthetic Dataset" (Figs. 4–5),
+//! on our stand-in for the Fig. 4 graph: a ground-truth network with Dirichlet(1) CPTs (the
+//! paper says "random CPTs"), N samples of its observed
 //! variables, PBP / EM / online EM learned from them, and P(X_Q | evidence) for every joint
 //! value of the evidence variables compared with exact enumeration by KL(true ‖ method).
 //!
@@ -265,11 +266,13 @@ pub fn log_log_slope(points: &[(f64, f64)]) -> Option<f64> {
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
-/// The fitted slopes of a learning curve over seeds (spec P.3 test 3 and P-E1), from
+/// The fitted slopes of a learning curve over seeds (the synthetic experiment of Fig. 5), from
 /// `kl[seed][i]` at `sizes[i]` (only sizes ≥ `from` enter the fits).
 ///
-/// Test 3 asks for the slope of "average KL over all (g, h, e)", a per-run quantity
-/// ("freeze it with the seed"); P-E1 repeats the run over 20 seeds. Both readings are kept:
+/// Our acceptance test (the paper gives no numbers) asks for a log-log slope between −1.3 and
+/// −0.6 over N ≥ 2000 of the "average KL over all (g, h, e)", a per-run quantity (the bound
+/// was calibrated once and frozen with the seed); our sweep repeats the run over 20 seeds.
+/// Both readings are kept:
 /// `of_mean_kl` fits the seed-averaged curve the log-log plot shows, `mean_per_seed` averages
 /// the per-run slopes (equal to the slope of the mean log KL, since every run shares the N
 /// grid). A run whose stage 2 clips an entry at 1e-12 adds about p·ln(p/1e-12)/27 ≈ 0.1–0.3 to
@@ -316,8 +319,8 @@ impl SlopeStats {
     }
 }
 
-/// The P-E1 problem of one seed as `sweep pbp` builds it: the config's model with CPTs from the
-/// seed's truth stream, `config.samples` samples, the config's query set.
+/// The synthetic problem of one seed as `sweep pbp` builds it: the config's model with CPTs from
+/// the seed's truth stream, `config.samples` samples, the config's query set.
 pub fn seed_problem(config: &super::PbpConfig, seed: u64) -> Result<Problem> {
     let c = super::PbpConfig {
         seed,
@@ -328,7 +331,7 @@ pub fn seed_problem(config: &super::PbpConfig, seed: u64) -> Result<Problem> {
     Problem::new(truth, c.samples, seed, query, evidence)
 }
 
-/// One point of PBP's learning curve on one ground truth (spec P.4 "Learning curves").
+/// One point of PBP's learning curve on one ground truth (the room's KL-against-N plot).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LearningPoint {
     pub n: usize,
@@ -340,7 +343,7 @@ pub struct LearningPoint {
 
 /// Sample draws per point of the window's learning curve.
 pub const CURVE_DRAWS: u64 = 5;
-/// The N grid of spec P-E1.
+/// The N grid of our synthetic sweep (250 to 10⁵; the paper's Fig. 5 grid is not in its text).
 pub const CURVE_SIZES: [usize; 9] = [250, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000];
 
 /// PBP's KL against N on `problem`'s ground truth: for each of [`CURVE_DRAWS`] sample streams

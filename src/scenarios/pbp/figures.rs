@@ -1,8 +1,9 @@
 //! Headless figures of predictive BP, drawn with `viz::figures` in the pbp room's colours
 //! (`viz::palette::PBP`, `EM`, `ONLINE_EM`, `PBP_EXACT`): `posterior.png` beside `run pbp`'s
 //! results (P(query | evidence) of every method over the query's values as grouped bars, the
-//! exact posterior outlined) and `kl.png` beside `sweep pbp`'s summary (P-E1: average KL to the exact
-//! posterior against the training size on log-log axes, Wang & Gordon 2020, Fig. 5).
+//! exact posterior outlined) and `kl.png` beside `sweep pbp`'s summary (the synthetic model:
+//! average KL to the exact posterior against the training size on log-log axes, Wang & Gordon
+//! 2020, Fig. 5).
 //! Cost: O(values x methods) or O(sizes x methods) plus the bitmap.
 
 use std::path::Path;
@@ -54,7 +55,7 @@ pub fn posterior_panel(query: &str, answers: &[MethodAnswer]) -> Panel {
     p
 }
 
-/// P-E1's average KL against N, one curve per method (`(n, kl)` points).
+/// The synthetic model's average KL against N (Fig. 5), one curve per method (`(n, kl)` points).
 pub fn kl_panel(curves: &[(&str, Vec<(f64, f64)>)]) -> Panel {
     let mut p = Panel {
         title: "Average KL(exact ‖ learned) against training size".into(),

@@ -1,5 +1,6 @@
-//! Scenario `pbp`: predictive belief propagation (Wang & Gordon, AAAI 2020; spec
-//! `predictive_bp.md`) on a discrete latent-variable model: the P-E1 stand-in (or its loop-free
+//! Scenario `pbp`: predictive belief propagation (Wang & Gordon, AAAI 2020, Secs. 3–4) on a
+//! discrete latent-variable model: our stand-in for the synthetic model of the paper's Fig. 4
+//! (or its loop-free
 //! variant, or a JSON model file) with Dirichlet(1) CPTs, N samples of its observed variables,
 //! and three learners on the same data: PBP (step 1), EM with restarts (step 2) and stepwise
 //! online EM (step 3), each scored by KL(true ‖ method) of P(X_Q | e) averaged over every joint
@@ -7,9 +8,10 @@
 //! Cost: see [`experiment`].
 //!
 //! Where predictive BP lives, floor by floor: the models in `model::latent_dag` (DAG, CPTs,
-//! the JSON model file, the P-E1 stand-in) and `model::latent_junction_tree`; the algorithm and
-//! its baselines in `inference::pbp`; here the P-E1 experiment ([`experiment`]), `sweep pbp`
-//! ([`sweep`]) and pendigits (spec P-E2, [`pendigits`], [`pen_run`]); the room in
+//! the JSON model file, the stand-in of Fig. 4) and `model::latent_junction_tree`; the
+//! algorithm and its baselines in `inference::pbp`; here the synthetic experiment of Sec. 6
+//! and Fig. 5 ([`experiment`]), `sweep pbp` ([`sweep`]) and pendigits (Sec. 6 "Handwritten
+//! Digit Recognition", Fig. 7; [`pendigits`], [`pen_run`]); the room in
 //! `app::scenarios::pbp` (its DAG editor checks a draft with `LatentDag::new` and
 //! `LatentJunctionTree::build` and saves the file that `--model FILE` reads).
 //!
@@ -80,7 +82,7 @@ pub fn load_truth(config: &PbpConfig) -> Result<(BayesNet, bool)> {
                 )));
             }
             Err(Error::Other(
-                "pendigits (spec P-E2) has continuous pen points and no exact reference: run it with `beliefscope sweep pbp --model pendigits`; `run pbp` takes synthetic, synthetic-tree or a discrete model file"
+                "pendigits (Sec. 6 of the paper) has continuous pen points and no exact reference: run it with `beliefscope sweep pbp --model pendigits`; `run pbp` takes synthetic, synthetic-tree or a discrete model file"
                     .into(),
             ))
         }
@@ -217,7 +219,7 @@ pub struct CliqueView {
     pub up_exact: Vec<f64>,
 }
 
-/// 2SR diagnostics of one W_S (spec P.4).
+/// 2SR diagnostics of one W_S (singular values, rank cut, S1 fit and condition number).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OperatorDiagnostics {
     pub theta_bar_singular: Vec<f64>,
@@ -249,13 +251,14 @@ pub struct PbpView {
     pub clipped: usize,
     /// Milliseconds of the last evidence or query change (all methods answered).
     pub latency_ms: f64,
-    /// A pendigits run (spec P-E2); the discrete fields above are empty then.
+    /// A pendigits run (Sec. 6 "Handwritten Digit Recognition"); the discrete fields above are
+    /// empty then.
     pub pen: Option<pen_run::PenView>,
     /// PBP's KL against N on this ground truth (mean ± sd over sample draws).
     pub curve: Vec<experiment::LearningPoint>,
 }
 
-/// The running scenario: a discrete model with an exact reference, or pendigits (spec P-E2).
+/// The running scenario: a discrete model with an exact reference, or pendigits (Sec. 6).
 pub enum PbpScenario {
     Discrete(Box<DiscreteScenario>),
     Pendigits(Box<pen_run::PenScenario>),
@@ -303,7 +306,9 @@ impl Scenario for PbpScenario {
     fn algorithm(&self) -> String {
         match self {
             PbpScenario::Discrete(d) => d.algorithm(),
-            PbpScenario::Pendigits(_) => "pbp vs em-hmm (pendigits, spec P-E2)".into(),
+            PbpScenario::Pendigits(_) => {
+                "pbp vs em-hmm (pendigits, Wang & Gordon 2020 Sec. 6)".into()
+            }
         }
     }
 
@@ -444,7 +449,8 @@ impl DiscreteScenario {
         let start = Instant::now();
         config.check()?;
         let (truth, stand_in) = load_truth(&config)?;
-        // The structure is checked before anything is sampled (spec P.1.2's restriction).
+        // The structure is checked before anything is sampled (observed variables must be
+        // sinks, so that each sits in a leaf clique).
         crate::model::latent_junction_tree::LatentJunctionTree::build(&truth.dag)?;
         let (query, evidence_vars) = query_set(&config, &truth, stand_in)?;
         let mut evidence = vec![None; truth.dag.len()];
@@ -711,7 +717,7 @@ impl DiscreteScenario {
 
 impl ScenarioDef for PbpScenario {
     const NAME: &'static str = "pbp";
-    const SUMMARY: &'static str = "predictive belief propagation: latent-variable models learned by two-stage regression vs EM and online EM against exact enumeration (Wang & Gordon 2020, P-E1)";
+    const SUMMARY: &'static str = "predictive belief propagation: latent-variable models learned by two-stage regression vs EM and online EM against exact enumeration (Wang & Gordon 2020, Sec. 6, Fig. 5)";
     const ALGORITHMS: &'static [&'static str] = &["pbp", "em", "online-em", "exact"];
     type Config = PbpConfig;
     type View = Box<PbpView>;
@@ -736,7 +742,7 @@ impl ScenarioDef for PbpScenario {
             command: || {
                 Verb::command::<sweep::PbpSweepArgs>(
                     "pbp",
-                    "KL(true || method) of P(D | G, H, E) against N for PBP, EM and online EM over seeds, with the fitted log-log slope and training times (spec P-E1); with --model pendigits, test accuracy against training size (spec P-E2).",
+                    "KL(true || method) of P(D | G, H, E) against N for PBP, EM and online EM over seeds, with the fitted log-log slope and training times (the synthetic model of Wang & Gordon 2020, Fig. 5); with --model pendigits, test accuracy against training size (pendigits, Sec. 6, Fig. 7).",
                 )
             },
             run: |m| sweep::run_sweep(Verb::args(m)?),

@@ -1,4 +1,4 @@
-//! `run pbp --model pendigits`: spec P-E2 (Wang & Gordon, AAAI 2020, Sec. 6 "Handwritten Digit
+//! `run pbp --model pendigits`: pendigits (Wang & Gordon, AAAI 2020, Sec. 6 "Handwritten Digit
 //! Recognition") as a run of the pbp scenario, with the stand-in per-class latent chain of
 //! [`super::pendigits`]: step 1 learns the ten PBP chain models from N stratified training
 //! digits and classifies the 3498 test digits by argmax_c P̂(x | c) (Eq. 4 at the root); step 2
@@ -115,7 +115,7 @@ impl PenScenario {
         if config.run_online_em {
             return Err(Error::param(
                 "run_online_em",
-                "pendigits has no online-EM baseline (spec P-E2 compares with EM); set it to false",
+                "pendigits has no online-EM baseline (of the paper's baselines we run EM only); set it to false",
             ));
         }
         if config.states < 2 {
@@ -245,7 +245,7 @@ impl PenScenario {
     /// results.json: each method's accuracies, confusion matrix and learning seconds.
     pub fn report(&self) -> PenReport {
         PenReport {
-            model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (spec P-E2)",
+            model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (Sec. 6 pendigits)",
             training_digits: self.train.len(),
             test_digits: self.data.test.len(),
             methods: self.methods.iter().map(|s| s.view.clone()).collect(),

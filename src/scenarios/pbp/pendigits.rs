@@ -1,9 +1,14 @@
-//! Experiment P-E2 of spec `predictive_bp.md` (Wang & Gordon, AAAI 2020, Sec. 6 "Handwritten
-//! Digit Recognition"), with the spec's stand-in model: per digit class a latent chain
-//! H_1 … H_8 (k states) with the pen point P_t = (x_t, y_t) as child of H_t; continuous
-//! features (spec P.1.7): 2-D Nyström RBF features (σ = 10) on a 6 × 6 landmark grid over
+//! The pendigits experiment of Wang & Gordon, AAAI 2020, Sec. 6 "Handwritten Digit
+//! Recognition" (Figs. 6–7). The paper's model (Fig. 6) is an image whose graph cannot be
+//! recovered, so we use a stand-in: per digit class a latent chain H_1 … H_8 (k states) with
+//! the pen point P_t = (x_t, y_t) as child of H_t (an HMM with 2-D emissions). Continuous
+//! features are our realisation of Sec. 5 (its App. A.4 is not in the paper's text): 2-D
+//! Nyström RBF features (σ = 10, the paper's bandwidth) on a 6 × 6 landmark grid over
 //! [0, 100]², compressed to the top D_f = 24 principal directions of the training features,
-//! shared by all classes; PBP learned per class with ridge λ₁ = 0.1; a test digit goes to the
+//! so θ(x)ᵀθ(x') ≈ k(x, x'); an observed pen point enters as the leaf message θ(x_obs), so
+//! E[θ | h]ᵀ θ(x_obs) ≈ E[k(X, x_obs) | h] is a kernel-smoothed likelihood. The landmarks and
+//! D_f are shared by all classes so that their P̂(x) are comparable; PBP learned per class with
+//! ridge λ₁ = 0.1 (the paper's λ); a test digit goes to the
 //! class with the largest P̂(x) (Eq. 4 at the root, leaf messages θ(x_t)).
 //! The baseline is EM for the same chain with 2-D Gaussian emissions (an HMM, full covariance,
 //! 10 restarts; [`crate::inference::pbp::hmm_em`]). `beliefscope sweep pbp --model pendigits`
@@ -123,7 +128,7 @@ impl PenData {
     }
 }
 
-/// Nyström RBF features on a landmark grid, compressed by PCA (spec P.1.7).
+/// Nyström RBF features on a landmark grid, compressed by PCA (our realisation of Sec. 5).
 #[derive(Debug, Clone)]
 pub struct PenFeatures {
     landmarks: Vec<[f64; 2]>,
@@ -354,7 +359,7 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
         sigma: args.sigma,
         dim: args.dim,
         lambda1: args.lambda,
-        model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (spec P-E2)",
+        model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (Sec. 6 pendigits)",
     };
     let mut csv = String::from(
         "n,test_accuracy,validation_accuracy,learn_seconds,test_accuracy_em_hmm,learn_seconds_em_hmm\n",

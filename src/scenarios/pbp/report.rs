@@ -1,4 +1,5 @@
-//! The pbp scenario's fields of results.json (spec `predictive_bp.md` P-E1): the
+//! The pbp scenario's fields of results.json (the synthetic experiment of Wang & Gordon 2020,
+//! Sec. 6, Figs. 4–5): the
 //! true model with its CPTs, the junction tree with α/β per separator, every query of the query
 //! set with the exact, PBP, EM and online-EM distributions (so anyone can recompute the exact
 //! answers from the CPTs), `kl_mean` and `seconds` per method, and the clip count.
@@ -88,7 +89,7 @@ pub struct Conventions {
 pub const CONVENTIONS: Conventions = Conventions {
     kl: "KL(exact || method) in nats of P(query | evidence), averaged over every joint value of evidence_vars",
     seconds: "learning only: pbp = counting distinct configurations + regressions; em / online_em = all restarts",
-    model: "synthetic = stand-in for the paper's Fig. 4 (spec P.2 P-E1), not the paper's graph",
+    model: "synthetic = our stand-in for the model of the paper's Fig. 4 (Sec. 6), not the paper's graph",
 };
 
 impl PbpReport {

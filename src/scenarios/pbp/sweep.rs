@@ -1,4 +1,5 @@
-//! `beliefscope sweep pbp`: spec P-E1's learning curve. For each seed one ground truth and one
+//! `beliefscope sweep pbp`: the learning curve of the synthetic model (Wang & Gordon 2020,
+//! Sec. 6, Fig. 5). For each seed one ground truth and one
 //! stream of samples; for each N its first N samples; PBP, EM and online EM learned on them and
 //! scored by KL(true ‖ method) averaged over the query set. Writes `sweep.csv` (one row per
 //! N, seed, method) and `summary.json` (mean and standard deviation per N and method, the
@@ -19,7 +20,7 @@ use crate::scenarios::ScenarioParams;
 
 #[derive(Debug, Clone, Args)]
 pub struct PbpSweepArgs {
-    /// synthetic, synthetic-tree, a model file, or pendigits (spec P-E2).
+    /// synthetic, synthetic-tree, a model file, or pendigits (Wang & Gordon 2020, Sec. 6).
     #[arg(long, default_value = "synthetic")]
     pub model: String,
     /// Sample sizes N [default: 250,500,1000,2000,5000,10000,20000,50000,100000; pendigits
@@ -69,7 +70,7 @@ pub struct SweepSummary {
     /// method → least-squares slope of log mean KL on log N over N ≥ 2000.
     pub slope_from_2000: BTreeMap<&'static str, f64>,
     /// method → every reading of the slope over N ≥ 2000 (of the mean, of the median, per seed
-    /// and their mean; spec P.3 test 3 asks for the per-run slope in [−1.3, −0.6]).
+    /// and their mean; our acceptance test asks for the per-run slope in [−1.3, −0.6]).
     pub slopes: BTreeMap<&'static str, SlopeStats>,
     /// method → mean seconds at the largest N divided by PBP's.
     pub time_ratio_to_pbp_at_largest_n: BTreeMap<&'static str, f64>,

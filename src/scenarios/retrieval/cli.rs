@@ -12,16 +12,12 @@ pub struct RetrievalArgs {
     /// Chain lengths: a range "2..9" (inclusive) or a list "2,5,9" [default: 2..9].
     #[arg(long)]
     pub lengths: Option<String>,
-    /// Repeats (pools and edge samples drawn anew) [default: 10].
     #[arg(long)]
     pub repeats: Option<usize>,
-    /// Tuples in the pool [default: 300].
     #[arg(long)]
     pub pool: Option<usize>,
-    /// Sample pairs per edge [default: 100].
     #[arg(long)]
     pub samples_per_edge: Option<usize>,
-    /// recall@k up to this k [default: 50].
     #[arg(long)]
     pub max_k: Option<usize>,
     /// Seed of the first repeat [default: 0].

@@ -34,8 +34,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::tree::builtin::{RETRIEVAL_DIM, RetrievalModel};
-use super::tree::data::draw_rows;
 use super::{
     CancelFlag, IterationRecord, NoControl, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
     ScenarioDef, ScenarioView, report_fields,
@@ -48,6 +46,7 @@ use crate::inference::tree_kbp::{
 use crate::io::write_atomic;
 use crate::kernel::Points;
 use crate::model::Graph;
+use crate::model::retrieval_chain::{RETRIEVAL_DIM, RetrievalModel, draw_rows};
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
 use crate::scenarios::params::{Param, check_table};
@@ -456,7 +455,7 @@ impl Scenario for Retrieval {
                     nearest_neighbour: "minus the distance to the tail reached by chained nearest-neighbour jumps",
                 },
                 rank: "1 + number of other candidates scoring at least as high",
-                lambda_convention: super::tree::LAMBDA_CONVENTION,
+                lambda_convention: crate::inference::tree_kbp::LAMBDA_CONVENTION,
             },
         })
     }

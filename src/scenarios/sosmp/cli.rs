@@ -36,13 +36,10 @@ pub struct SosmpModelArgs {
     /// fourier, cosine, legendre or mercer [default: fourier for mixtures, mercer for kernels].
     #[arg(long)]
     pub basis: Option<BasisKind>,
-    /// Iterations T [default: 1000].
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Independent sample paths [default: 10].
     #[arg(long)]
     pub paths: Option<usize>,
-    /// gamma in (0, 2) of the step size 1/(gamma (t+1)) [default: 1, the tree rule].
     #[arg(long)]
     pub step_gamma: Option<f64>,
     /// Seed of the potentials and of the samples [default: 0].
@@ -51,10 +48,8 @@ pub struct SosmpModelArgs {
     /// Domain a,b, e.g. --domain=-5,5 [default: -5,5].
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub domain: Option<Vec<f64>>,
-    /// Quadrature points per unit length [default: 100].
     #[arg(long)]
     pub points_per_unit: Option<f64>,
-    /// Terms of the kernel sum [default: 1000].
     #[arg(long)]
     pub kernel_terms: Option<usize>,
 }
@@ -103,13 +98,10 @@ impl SosmpModelArgs {
 pub struct SosmpArgs {
     #[command(flatten)]
     pub model: SosmpModelArgs,
-    /// Kernel eigenvalue decay alpha (kernel potentials) [default: 1].
     #[arg(long)]
     pub alpha: Option<f64>,
-    /// Basis coefficients per message, r [default: 10].
     #[arg(long)]
     pub coefficients: Option<usize>,
-    /// Samples per update, k [default: 5].
     #[arg(long)]
     pub samples: Option<usize>,
     /// Message schedule: synchronous, sweep, random or residual (residual BP, Elidan et al.

@@ -28,26 +28,32 @@ pub const PARAMS: &[Param] = &[
     Param::int("nodes", "Nodes", 2.0, 100_000.0)
         .log()
         .help("Nodes of the chain or tree (a square number for a grid)."),
-    Param::real("alpha", "α", 0.0, 10.0).log().help(
+    Param::real("alpha", "α", 0.0, 10.0)
+    .slider(0.05, 3.0).log().help(
         "Kernel eigenvalues j^-α (eq. 39): α = 1 is smooth, α = 0.1 nearly a delta function (not positive between grid nodes).",
     ),
     Param::int("kernel_terms", "Kernel terms", 1.0, 100_000.0)
         .log()
         .help("Terms of the kernel sum (eq. 39)."),
     Param::int("coefficients", "Coefficients r", 1.0, 200.0)
+    .slider(1.0, 60.0)
         .help("Basis functions per message."),
     Param::int("samples", "Samples k", 1.0, 10_000.0)
+    .slider(1.0, 50.0)
         .log()
         .help("Monte Carlo samples per message update."),
     Param::int("paths", "Paths", 1.0, 1000.0)
+    .slider(1.0, 50.0)
         .help("Independent sample paths run side by side."),
     Param::int("iters", "Iterations T", 1.0, 1e7)
         .log()
         .help("Stop after this many iterations."),
-    Param::real("step_gamma", "Step γ", 1e-3, 1.999).help(
+    Param::real("step_gamma", "Step γ", 1e-3, 1.999)
+    .slider(0.1, 1.99).help(
         "Step size η_t = 1 / (γ (t + 1)); γ = 1 is the tree rule, γ in (0, 2) for graphs with cycles (Theorem 2).",
     ),
     Param::real("points_per_unit", "Grid / unit", 1.0, 2000.0)
+    .slider(10.0, 200.0)
         .log()
         .help("Quadrature points per unit length of the domain (the paper's reference uses 100)."),
 ];
@@ -127,15 +133,9 @@ impl std::str::FromStr for PotentialKind {
     }
 }
 
-/// Mixture components per potential (eq. 37).
-pub const MIXTURE_COMPONENTS: usize = 3;
-/// Node-potential means are uniform in `[-MEAN_RANGE, MEAN_RANGE]`.
-pub const MEAN_RANGE: f64 = 3.0;
-/// Variances are uniform in `(0, MAX_VARIANCE]`.
-pub const MAX_VARIANCE: f64 = 0.5;
-/// The smallest standard deviation kept, in grid spacings: below about three spacings a
-/// Gaussian is sampled by too few nodes for the cell sampler's linear interpolation.
-pub const MIN_SD_SPACINGS: f64 = 3.0;
+pub use crate::inference::sosmp::potentials::{
+    MAX_VARIANCE, MEAN_RANGE, MIN_SD_SPACINGS, MIXTURE_COMPONENTS,
+};
 
 /// Every parameter of an SOSMP run; echoed into results.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -314,15 +314,9 @@ pub fn build_problem(
     let grid =
         IntervalGrid::with_density(config.domain[0], config.domain[1], config.points_per_unit)?;
     let basis = GridBasis::on_interval(config.basis_kind(), config.coefficients, &grid)?;
-    let min_variance = (MIN_SD_SPACINGS * grid.spacing()).powi(2);
     let mut rng = ChaCha8Rng::from_seed(stream_key(config.seed, MODEL_STREAM, 0, 0));
-    let node_prior = MixturePrior {
-        components: MIXTURE_COMPONENTS,
-        mean_range: MEAN_RANGE,
-        max_variance: MAX_VARIANCE,
-        min_variance,
-        form: config.mixture_form,
-    };
+    let node_prior = MixturePrior::node_potentials(grid.spacing(), config.mixture_form);
+    let min_variance = node_prior.min_variance;
     let edge_prior = MixturePrior {
         mean_range: 0.0,
         ..node_prior

@@ -465,9 +465,10 @@ impl ScenarioDef for SosmpScenario {
         &[Verb {
             group: "sweep",
             command: || {
-                Verb::command::<cli::SosmpSweepArgs>(
+                Verb::command_with_table::<cli::SosmpSweepArgs>(
                     "sosmp",
                     "SOSMP error curves over r (--coefficients 2,3,5,10), k (--samples 1,2,5,10) or alpha (--alpha 0.1,1).",
+                    PARAMS,
                 )
             },
             run: |m| Verb::args::<cli::SosmpSweepArgs>(m)?.execute(),

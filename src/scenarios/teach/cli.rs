@@ -19,22 +19,17 @@ pub struct TeachArgs {
     /// sweep, synchronous, random or residual (not for series) [default: sweep].
     #[arg(long)]
     pub schedule: Option<String>,
-    /// Damping in [0, 0.99] [default: 0].
     #[arg(long)]
     pub damping: Option<f64>,
     /// Messages to send at most (the run stops earlier at a fixed point) [default: 200].
     #[arg(long)]
     pub steps: Option<usize>,
-    /// Labels per variable (chain, tree, grid) [default: 3].
     #[arg(long)]
     pub states: Option<usize>,
-    /// Potts coupling (negative: neighbours prefer different labels) [default: 1].
     #[arg(long)]
     pub coupling: Option<f64>,
-    /// Series messages: samples per update (SOSMP's k) [default: 50].
     #[arg(long)]
     pub samples: Option<usize>,
-    /// Series messages: Fourier coefficients per message (SOSMP's r) [default: 10].
     #[arg(long)]
     pub coefficients: Option<usize>,
     /// Seed of the potentials (and of the stand-in's CPTs and evidence) [default: 0].

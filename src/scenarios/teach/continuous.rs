@@ -34,14 +34,11 @@ use crate::inference::sosmp::expected::expected_fixed_point;
 use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
 use crate::inference::sosmp::model::GridMrf;
 use crate::inference::sosmp::potentials::{
-    DifferencePotential, GaussianMixture, MixtureForm, MixturePrior, PairPotential,
+    GaussianMixture, MixtureForm, MixturePrior, draw_difference_potentials,
 };
 use crate::inference::sosmp::reference::grid_bp;
 use crate::inference::sosmp::update::belief_values;
 use crate::run::CancelFlag;
-use crate::scenarios::sosmp::config::{
-    MAX_VARIANCE, MEAN_RANGE, MIN_SD_SPACINGS, MIXTURE_COMPONENTS,
-};
 
 const GAUSSIAN_KEY: u64 = 0x7eac_0004;
 const SERIES_KEY: u64 = 0x7eac_0005;
@@ -121,13 +118,7 @@ pub fn series_model(
     let grid =
         IntervalGrid::with_density(SERIES_DOMAIN.0, SERIES_DOMAIN.1, SERIES_POINTS_PER_UNIT)?;
     let basis = GridBasis::on_interval(BasisKind::Fourier, config.coefficients, &grid)?;
-    let prior = MixturePrior {
-        components: MIXTURE_COMPONENTS,
-        mean_range: MEAN_RANGE,
-        max_variance: MAX_VARIANCE,
-        min_variance: (MIN_SD_SPACINGS * grid.spacing()).powi(2),
-        form: MixtureForm::Eq37,
-    };
+    let prior = MixturePrior::node_potentials(grid.spacing(), MixtureForm::Eq37);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ SERIES_KEY);
     let graph = shape.graph.clone();
     let mut node_potentials = Vec::with_capacity(graph.num_nodes() * grid.len());
@@ -143,16 +134,7 @@ pub fn series_model(
         }
         node_potentials.extend(mixture.on_grid(&grid));
     }
-    let edge_prior = MixturePrior {
-        mean_range: 0.0,
-        ..prior
-    };
-    let pair_potentials: Vec<Arc<dyn PairPotential>> = (0..graph.num_edges())
-        .map(|_| {
-            let m = GaussianMixture::draw(&mut rng, &edge_prior).0;
-            Arc::new(DifferencePotential::from_mixture(&grid, &m)) as Arc<dyn PairPotential>
-        })
-        .collect();
+    let pair_potentials = draw_difference_potentials(&mut rng, &prior, &grid, graph.num_edges());
     let mrf = GridMrf {
         edge_potential: (0..graph.num_edges()).collect(),
         graph,

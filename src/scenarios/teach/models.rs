@@ -3,8 +3,9 @@
 //! * chain, tree, grid: `states` labels per variable, node potentials
 //!   `φ_t(x) = exp(field · z)` with `z ~ N(0, 1)` (seeded), and the Potts table
 //!   `ψ(i, j) = exp(coupling)` when `i = j`, else 1, on every edge;
-//! * the predictive-BP stand-in (spec `predictive_bp.md` P-E1, `latent_dag::synthetic_stand_in`
-//!   in its loop-free form, so every factor is pairwise): CPTs drawn from Dirichlet(1) (seeded),
+//! * the predictive-BP stand-in (our stand-in for the synthetic model of Wang & Gordon 2020,
+//!   Fig. 4: `latent_dag::synthetic_stand_in` in its loop-free form, so every factor is
+//!   pairwise): CPTs drawn from Dirichlet(1) (seeded),
 //!   one joint sample fixes the observed D..H as evidence (one-hot node potentials), the root's
 //!   prior is its node potential and each CPT `P(child | parent)` is the table of its edge.
 //!   Latent variables have 2 states and observed ones 3, so 2-state nodes are padded to 3 with
@@ -210,7 +211,7 @@ fn stand_in(config: &TeachConfig) -> Result<TeachModel> {
     Ok(TeachModel {
         positions: tree_layout(&graph, root),
         description: format!(
-            "predictive-BP stand-in (P-E1, loop-free): latent A, B, C, I (2 states), observed D..H (3 states) with evidence {}; CPTs Dirichlet(1), seed {}",
+            "predictive-BP stand-in (for Wang & Gordon's Fig. 4, loop-free): latent A, B, C, I (2 states), observed D..H (3 states) with evidence {}; CPTs Dirichlet(1), seed {}",
             evidence.join(", "),
             config.seed
         ),

@@ -14,7 +14,7 @@
 //! * `retrieval`: 9 variables in R⁵ (45 columns `xk_1..xk_5`, nodes `x1..x9`): `x1` from a
 //!   three-component Gaussian mixture, `x_{k+1} = Q_k g(x_k) + N(0, 0.2² I)` with `Q_k` random
 //!   orthogonal and `g(v) = sin(1.5 v)` elementwise; the mixture and the `Q_k` are fixed by
-//!   [`RETRIEVAL_MODEL_SEED`], only the draws depend on the seed. No reference.
+//!   [`RETRIEVAL_MODEL_SEED`](crate::model::retrieval_chain::RETRIEVAL_MODEL_SEED), only the draws depend on the seed. No reference.
 
 use std::sync::Arc;
 
@@ -30,11 +30,10 @@ use crate::inference::gaussian_bp::{GaussianTree, LinearGaussianEdge};
 use crate::inference::grid_reference::{GridMarginal, GridTreeReference};
 use crate::io::csv::Dataset;
 use crate::model::Graph;
+use crate::model::retrieval_chain::{RETRIEVAL_DIM, RetrievalModel};
 
 /// Seed of the gauss-tree structure and coefficients (fixed: only the draws vary).
 pub const GAUSS_STRUCTURE_SEED: u64 = 0x7EE5;
-/// Seed of the retrieval model's mixture and rotations.
-pub const RETRIEVAL_MODEL_SEED: u64 = 0x5EA7C4;
 /// Grid points per node of the nongauss-chain reference.
 pub const REFERENCE_GRID_POINTS: usize = 600;
 
@@ -43,11 +42,6 @@ pub const CHAIN_MIX_WEIGHT: f64 = 0.6;
 pub const CHAIN_MIX_MEANS: [f64; 2] = [-1.0, 1.1];
 pub const CHAIN_MIX_SD: f64 = 0.3;
 pub const CHAIN_NOISE_SD: f64 = 0.25;
-
-/// Retrieval-model parameters.
-pub const RETRIEVAL_DIM: usize = 5;
-pub const RETRIEVAL_NOISE_SD: f64 = 0.2;
-pub const RETRIEVAL_COMPONENTS: usize = 3;
 
 /// The built-in datasets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -258,56 +252,6 @@ pub fn nongauss_reference(n: usize) -> Result<GridTreeReference> {
         Arc::new(mixture_density),
         Arc::new(|_, xc, xp| chain_transition(xc, xp)),
     )
-}
-
-/// The retrieval model: mixture means (3 x 5) and the 8 rotations.
-pub struct RetrievalModel {
-    pub means: Vec<DVector<f64>>,
-    pub rotations: Vec<DMatrix<f64>>,
-}
-
-impl RetrievalModel {
-    pub fn fixed(variables: usize) -> RetrievalModel {
-        let mut rng = ChaCha8Rng::seed_from_u64(RETRIEVAL_MODEL_SEED);
-        let d = RETRIEVAL_DIM;
-        let means = (0..RETRIEVAL_COMPONENTS)
-            .map(|_| DVector::from_fn(d, |_, _| 1.2 * normal(&mut rng)))
-            .collect();
-        let rotations = (1..variables)
-            .map(|_| {
-                let g = DMatrix::from_fn(d, d, |_, _| normal(&mut rng));
-                let qr = g.qr();
-                let (q, r) = (qr.q(), qr.r());
-                // Fix signs so Q is Haar-distributed (not needed, but tidy).
-                let mut q = q;
-                for j in 0..d {
-                    if r[(j, j)] < 0.0 {
-                        q.column_mut(j).neg_mut();
-                    }
-                }
-                q
-            })
-            .collect();
-        RetrievalModel { means, rotations }
-    }
-
-    /// The elementwise nonlinearity `g(v) = sin(1.5 v)`.
-    pub fn g(v: &DVector<f64>) -> DVector<f64> {
-        v.map(|x| (1.5 * x).sin())
-    }
-
-    /// One tuple `(x1, ..., x_n)`, each in R⁵.
-    pub fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<DVector<f64>> {
-        let d = RETRIEVAL_DIM;
-        let c = rng.random_range(0..self.means.len());
-        let mut x = DVector::from_fn(d, |i, _| self.means[c][i] + 0.5 * normal(rng));
-        let mut out = vec![x.clone()];
-        for q in &self.rotations {
-            x = q * Self::g(&x) + DVector::from_fn(d, |_, _| RETRIEVAL_NOISE_SD * normal(rng));
-            out.push(x.clone());
-        }
-        out
-    }
 }
 
 /// Generates `rows` rows of a built-in with `size` variables from `seed`.

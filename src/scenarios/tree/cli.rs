@@ -56,7 +56,6 @@ pub struct TreeArgs {
     /// Root of the message schedule [default: the first node].
     #[arg(long)]
     pub root: Option<String>,
-    /// Sample pairs per edge m; all rows when m is at least the rows [default: 1000].
     #[arg(long)]
     pub samples_per_edge: Option<usize>,
     /// All edges use the same rows (else each edge draws its own, as in the paper).
@@ -83,10 +82,8 @@ pub struct TreeArgs {
     /// --bandwidth-rule says otherwise) [default: 0.35].
     #[arg(long)]
     pub multiplier: Option<f64>,
-    /// Grid points of 1-D read-outs [default: 200].
     #[arg(long)]
     pub grid: Option<usize>,
-    /// Rows used for the Chow-Liu HSIC [default: 400].
     #[arg(long)]
     pub chow_liu_rows: Option<usize>,
     #[command(flatten)]

@@ -22,6 +22,7 @@ use crate::inference::tree_kbp::{
 };
 use crate::io::csv::{Dataset, read_csv_with};
 use crate::kernel::{LooCvOptions, Points, loo_cv_joint_bandwidths};
+use crate::model::retrieval_chain::draw_rows;
 use crate::model::{Graph, GraphError, NodeId};
 use crate::scenarios::CancelFlag;
 use crate::scenarios::ScenarioParams;
@@ -128,17 +129,6 @@ pub fn name_graph_error(e: GraphError, names: &[String]) -> Error {
         }
         other => other.to_string(),
     })
-}
-
-/// Draws `m` distinct rows out of `n` (all rows, in order, when `m >= n`).
-pub fn draw_rows(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Vec<usize> {
-    if m >= n {
-        (0..n).collect()
-    } else {
-        let mut r = rand::seq::index::sample(rng, n, m).into_vec();
-        r.sort_unstable();
-        r
-    }
 }
 
 /// A tree problem ready for inference.

@@ -46,12 +46,10 @@ pub use config::{DEFAULT_SAMPLES_PER_EDGE, DataSource, NodeSpec, PARAMS, Topolog
 pub use data::TreeProblem;
 pub use draft::{DraftNode, DraftProblem, TreeDraft, tidy_layout, wide_layout};
 pub use view::{
-    BeliefCurves, CandidateBeliefs, MessageInspector, MessageView, NodeKernelInfo, TreeNodeView,
-    TreeView,
+    BeliefCurves, CandidateBeliefs, MessageInspector, MessageView, TreeNodeView, TreeView,
 };
 
-/// How λ is written, for labels and results.json.
-pub const LAMBDA_CONVENTION: &str = "Gram-diagonal form: K + lambda I (lambda added to the Gram matrix's diagonal as is, not scaled by m)";
+pub use crate::inference::tree_kbp::{LAMBDA_CONVENTION, NodeKernelInfo};
 
 /// Live changes the window sends while a tree scenario runs (no model rebuild).
 #[derive(Debug, Clone, PartialEq)]
@@ -106,9 +104,10 @@ impl ScenarioDef for TreeScenario {
         &[Verb {
             group: "sweep",
             command: || {
-                Verb::command::<cli::TreeSweepArgs>(
+                Verb::command_with_table::<cli::TreeSweepArgs>(
                     "tree",
                     "Errors of tree kernel BP against the reference over samples per edge, lambda and the bandwidth multiplier (built-in datasets).",
+                    PARAMS,
                 )
             },
             run: |m| cli::run_sweep(Verb::args(m)?),

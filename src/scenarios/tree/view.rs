@@ -7,24 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::draft::TreeDraft;
-
-/// The kernel panel's numbers for one node.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeKernelInfo {
-    /// "rbf", "laplacian", "linear" or "delta".
-    pub kernel: String,
-    /// Whether the bandwidth is chosen from the data (by `rule`).
-    pub auto: bool,
-    pub multiplier: f64,
-    /// The bandwidth used (RBF / Laplacian).
-    pub sigma: Option<f64>,
-    /// The median pairwise distance of the node's data (shown beside σ).
-    pub median: f64,
-    /// How σ was chosen ("loo-cv", "median x 0.35", "given", "none").
-    pub rule: String,
-    /// λ in Gram-diagonal form (`K + λ I`).
-    pub lambda: f64,
-}
+use crate::inference::tree_kbp::NodeKernelInfo;
 
 /// Belief curves of a 1-D node on its grid (densities; see the module docs).
 #[derive(Debug, Clone, PartialEq)]

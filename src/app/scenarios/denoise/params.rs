@@ -179,11 +179,11 @@ pub fn ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            param_row(ui, c, PARAMS, "colors", 2.0, 256.0);
+            param_row(ui, c, PARAMS, "colors");
             ui.end_row();
             // A noisy image's sigma is set beside the image (estimated or given), not added.
             if c.noisy_image.is_none() {
-                param_row(ui, c, PARAMS, "noise", 1.0, 100.0);
+                param_row(ui, c, PARAMS, "noise");
                 ui.end_row();
             }
             let id = row_label(
@@ -252,11 +252,11 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            param_row(ui, c, PARAMS, "damping", 0.0, 0.99);
+            param_row(ui, c, PARAMS, "damping");
             ui.end_row();
-            param_row(ui, c, PARAMS, "edge_appearance", 0.0, 1.0);
+            param_row(ui, c, PARAMS, "edge_appearance");
             ui.end_row();
-            param_row(ui, c, PARAMS, "kbp_edge_appearance", 0.0, 1.0);
+            param_row(ui, c, PARAMS, "kbp_edge_appearance");
             ui.end_row();
             let id = row_label(ui, "Max iterations", "Stop after this many iterations");
             bounded_count(ui, &mut c.max_iters, 1, 100_000, "", id, "");

@@ -61,7 +61,7 @@ pub fn ui(
                 .spacing([8.0, 6.0])
                 .show(ui, |ui| {
                     for key in ["width", "height"] {
-                        param_row(ui, c, PARAMS, key, 32.0, 512.0);
+                        param_row(ui, c, PARAMS, key);
                         ui.end_row();
                     }
                     let id = row_label(ui, "Seed", "Seed of the texture and of SOSMP's samples");
@@ -164,20 +164,20 @@ pub fn ui(
                     c.coefficients = m * m;
                 }
                 ui.end_row();
-                param_row(ui, c, PARAMS, "samples", 1.0, 50.0);
+                param_row(ui, c, PARAMS, "samples");
                 ui.end_row();
-                param_row(ui, c, PARAMS, "step_gamma", 0.1, 1.9);
+                param_row(ui, c, PARAMS, "step_gamma");
                 ui.end_row();
             }
             if c.algorithm == FlowAlgorithm::Discrete || c.compare == Some(FlowAlgorithm::Discrete) {
-                param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
+                param_row(ui, c, PARAMS, "damping");
                 ui.end_row();
             }
-            param_row(ui, c, PARAMS, "iters", 1.0, 200.0);
+            param_row(ui, c, PARAMS, "iters");
             ui.end_row();
-            param_row(ui, c, PARAMS, "sosmp_iters", 0.0, 200.0);
+            param_row(ui, c, PARAMS, "sosmp_iters");
             ui.end_row();
-            param_row(ui, c, PARAMS, "stop_change", 0.0, 0.05);
+            param_row(ui, c, PARAMS, "stop_change");
             ui.end_row();
             let id = row_label(ui, "Flow read-out", "The belief's mean or its most probable label");
             egui::ComboBox::from_id_salt("flow_estimate")
@@ -238,21 +238,8 @@ pub fn ui(
                 c.refine_displacement = (c.refine_displacement / step).round() * step;
             }
             ui.end_row();
-            for (key, lo, hi) in [
-                ("levels", 0.0, 6.0),
-                ("sigma_data", 1.0, 50.0),
-                ("sigma_smooth", 0.1, 5.0),
-                ("smooth_outlier", 0.0, 0.2),
-                ("gradient_weight", 0.0, 10.0),
-                ("census_weight", 0.0, 32.0),
-                ("presmooth", 0.0, 3.0),
-                ("variational_iters", 0.0, 50.0),
-                ("variational_warps", 1.0, 20.0),
-                ("variational_stop_change", 0.0, 0.1),
-                ("variational_alpha", 0.0, 100.0),
-                ("variational_gamma", 0.0, 50.0),
-            ] {
-                param_row(ui, c, PARAMS, key, lo, hi);
+            for key in ["levels", "sigma_data", "sigma_smooth", "smooth_outlier", "gradient_weight", "census_weight", "presmooth", "variational_iters", "variational_warps", "variational_stop_change", "variational_alpha", "variational_gamma"] {
+                param_row(ui, c, PARAMS, key);
                 ui.end_row();
             }
         });

@@ -1,5 +1,5 @@
-//! The KJIT room (Jitkrittum et al. 2015; spec K.4): the experiment chooser and its settings
-//! (`params`), the experiment's plots and tables (`view`), and the run's counters in the
+//! The KJIT room (Jitkrittum et al. 2015, Exps. 1–5 and Supp B): the experiment chooser and its
+//! settings (`params`), the experiment's plots and tables (`view`), and the run's counters in the
 //! inspector.
 
 pub mod params;

@@ -1,4 +1,5 @@
-//! The KJIT room's settings: the experiment (each of spec K.2 is one click), the paper's
+//! The KJIT room's settings: the experiment (each of the paper's Exps. 1–5 and Supp B.3/B.6 is
+//! one click), the paper's
 //! particle count as a preset, and the parameters the chosen experiment uses, from the
 //! scenario's parameter table.
 

@@ -1,4 +1,4 @@
-//! The random-feature lab (spec K.4; Supp B.3 / B.6 of Jitkrittum et al. 2015): K against K̂
+//! The random-feature lab (Supp B.3 / B.6 of Jitkrittum et al. 2015): K against K̂
 //! as heat maps on messages sorted by mean, their difference, the (D_in, D_out) error surface
 //! of Alg. 1 as a coloured grid, and the B.3 table. Drawing is O(n²) per change of the maps.
 

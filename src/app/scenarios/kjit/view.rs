@@ -1,4 +1,4 @@
-//! The KJIT room's central views (spec K.4): per-problem errors and the uncertainty trace with
+//! The KJIT room's central views: per-problem errors and the uncertainty trace with
 //! the threshold, problem boundaries and oracle calls (Exps. 3, 5; main Figs. 5, 6a, 8, 9);
 //! the Supp C table with the paper's numbers and the incoming messages with the two test
 //! curves and KJIT's log predictive variance along them (Exps. 1, 2; main Fig. 4); KJIT

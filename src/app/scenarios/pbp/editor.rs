@@ -1,4 +1,5 @@
-//! The DAG editor of the pbp room (spec P.4 "Graph ↔ junction tree"): add nodes, toggle
+//! The DAG editor of the pbp room (the graph beside its junction tree, as Wang & Gordon 2020,
+//! Figs. 2–3): add nodes, toggle
 //! observed / latent, set cardinalities, draw edges (click one node, then another; or type
 //! "A -> B"), refuse a cycle or any other invalid graph with the checker's message, and beside
 //! it the latent junction tree derived from the draft (moralise, min-fill, maximal cliques,
@@ -244,7 +245,7 @@ impl DagEditor {
             RichText::new(
                 "Click a node, then another, to draw an edge; drag nodes to move them; \
                  right-click a node to toggle observed / latent. Observed variables must be \
-                 sinks (spec P.1.2).",
+                 sinks, so that each sits in a leaf clique of the junction tree.",
             )
             .small()
             .weak(),

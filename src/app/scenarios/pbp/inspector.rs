@@ -1,7 +1,8 @@
 //! The pbp room's inspector: per-method KL and learning time, the P̂(e) consistency between the
 //! root and the leaves, the clip count, and for the chosen inner separator its 2SR diagnostics
 //! (singular values of Θ̄ and Ĉ_θη on a log scale with the rank cut) and its downward and upward
-//! messages beside the population (exact) model's, negative entries in red (spec P.4).
+//! messages beside the population (exact) model's, negative entries in red (PBP's messages,
+//! like spectral methods', can have negative entries).
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, PlotPoints, Points, VLine};
@@ -163,7 +164,7 @@ fn learning_curve(ui: &mut egui::Ui, v: &PbpView) {
         .collect();
     if let Some(slope) = crate::scenarios::pbp::experiment::log_log_slope(&xy) {
         ui.label(format!(
-            "slope of log mean KL over N ≥ 2000: {slope:.2} (spec P.3 test 3: −1.3 … −0.6)"
+            "slope of log mean KL over N ≥ 2000: {slope:.2} (our acceptance range: −1.3 … −0.6)"
         ));
     }
     let pbp = method_color("pbp");

@@ -1,4 +1,4 @@
-//! The predictive-BP room (Wang & Gordon, AAAI 2020; spec `predictive_bp.md` P.4): the model and
+//! The predictive-BP room (Wang & Gordon, AAAI 2020, Secs. 3–6): the model and
 //! learning settings with evidence and query controls (`params`), the DAG beside its latent
 //! junction tree with the query's bar chart for exact / PBP / EM / online EM (`view`), and the
 //! learning summary, 2SR diagnostics and messages of a separator (`inspector`).

@@ -1,4 +1,5 @@
-//! The pbp room for a pendigits run (spec P.4 "Pendigits", P-E2): test accuracy per method, the
+//! The pbp room for a pendigits run (Wang & Gordon 2020, Sec. 6 "Handwritten Digit
+//! Recognition", Fig. 7): test accuracy per method, the
 //! confusion matrix of a chosen method, and the picked test digit drawn as its 8-point pen
 //! trajectory beside its per-class log P̂(x) (PBP's Eq. 4 estimate, EM-HMM's log-likelihood).
 
@@ -27,7 +28,7 @@ pub fn central(
 ) {
     ui.label(
         RichText::new(format!(
-            "pendigits (stand-in chain H1..H8 → P1..P8 per class, spec P-E2)   ·   N = {} training digits   ·   {} test digits",
+            "pendigits (stand-in chain H1..H8 → P1..P8 per class, Sec. 6)   ·   N = {} training digits   ·   {} test digits",
             v.samples, v.test_count
         ))
         .strong(),

@@ -4,7 +4,7 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::form::{bounded_count, default_slider_width, row_label, section};
-use crate::app::scenarios::tree::params::kernel_rows;
+use crate::app::views::kernel_rows::kernel_rows;
 use crate::scenarios::retrieval::RetrievalConfig;
 
 pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {

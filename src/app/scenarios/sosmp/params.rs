@@ -96,14 +96,14 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .labelled_by(id);
             ui.end_row();
             if c.potentials == PotentialKind::Kernel {
-                param_row(ui, c, PARAMS, "alpha", 0.05, 3.0);
+                param_row(ui, c, PARAMS, "alpha");
                 ui.end_row();
             }
             let id = row_label(ui, "Seed", "Seed of the potentials (and of the samples)");
             ui.add(egui::DragValue::new(&mut c.seed).speed(0.2))
                 .labelled_by(id);
             ui.end_row();
-            param_row(ui, c, PARAMS, "points_per_unit", 10.0, 200.0);
+            param_row(ui, c, PARAMS, "points_per_unit");
             ui.end_row();
         });
 
@@ -128,12 +128,8 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .response
                 .labelled_by(id);
             ui.end_row();
-            for (key, lo, hi) in [
-                ("coefficients", 1.0, 60.0),
-                ("samples", 1.0, 50.0),
-                ("paths", 1.0, 50.0),
-            ] {
-                param_row(ui, c, PARAMS, key, lo, hi);
+            for key in ["coefficients", "samples", "paths"] {
+                param_row(ui, c, PARAMS, key);
                 ui.end_row();
             }
             let id = row_label(ui, "Iterations T", "Stop after this many iterations");
@@ -144,7 +140,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
             )
             .labelled_by(id);
             ui.end_row();
-            param_row(ui, c, PARAMS, "step_gamma", 0.1, 1.99);
+            param_row(ui, c, PARAMS, "step_gamma");
             ui.end_row();
         });
     if let Some(v) = running {

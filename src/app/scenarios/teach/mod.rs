@@ -37,7 +37,7 @@ const BEFORE: Color32 = colors::rgb(palette::SERIES[0]);
 /// The schedule's next messages.
 const NEXT: Color32 = colors::rgb(palette::FIXED_POINT);
 
-pub const EXPLANATION: &str = "Teaching mode: sum-product belief propagation on a small graph, one message at a time. Each variable has a few labels; the model is a node potential per variable and a table per edge (Potts: neighbours like equal labels when the coupling is positive). The predictive-BP stand-in is the P-E1 Bayes net (loop-free form) with its observed variables D..H clamped to a sample.\n\n\
+pub const EXPLANATION: &str = "Teaching mode: sum-product belief propagation on a small graph, one message at a time. Each variable has a few labels; the model is a node potential per variable and a table per edge (Potts: neighbours like equal labels when the coupling is positive). The predictive-BP stand-in is our Bayes net for the synthetic model of Wang & Gordon 2020, Fig. 4 (loop-free form) with its observed variables D..H clamped to a sample.\n\n\
 A message t → s is a distribution over s's labels: m_ts(x_s) ∝ Σ_{x_t} ψ(x_t, x_s) φ_t(x_t) Π_{u ≠ s} m_ut(x_t) (Yedidia, Freeman, Weiss 2003, eq. 4), mixed with the old message by the damping. A node's belief is its potential times all its incoming messages.\n\n\
 Canvas: the blue arrow is the message just sent, its content (bars) travelling to the receiving node (blue ring); the yellow numbered arrows are the schedule's next messages, 1 the very next (its sender has a yellow ring). Under each node, its belief (blue bars) and the exact marginal by enumeration (grey ticks). Right: the message before and after, the receiving node's belief before, after and exact, and the belief error and residual per message.\n\n\
 Schedules: sweep sends leaves to root, then root to leaves (on a chain or tree the beliefs are exact after one round); synchronous computes a whole round from the old messages; random uses a fresh order per round; residual BP always sends the message that would change most. On the loopy 3 x 3 grid BP is approximate: the belief error stops above zero.\n\n\
@@ -164,28 +164,28 @@ impl ScenarioUi for TeachRoom {
                     .labelled_by(id);
                 ui.end_row();
                 if !series {
-                    form::param_row(ui, c, PARAMS, "damping", 0.0, 0.9);
+                    form::param_row(ui, c, PARAMS, "damping");
                     ui.end_row();
                 }
                 if c.messages == MessageKind::Discrete && c.graph != TeachGraph::Pbp {
-                    form::param_row(ui, c, PARAMS, "states", 2.0, 5.0);
+                    form::param_row(ui, c, PARAMS, "states");
                     ui.end_row();
                 }
                 if c.messages == MessageKind::Gaussian
                     || (c.messages == MessageKind::Discrete && c.graph != TeachGraph::Pbp)
                 {
-                    form::param_row(ui, c, PARAMS, "coupling", -3.0, 3.0);
+                    form::param_row(ui, c, PARAMS, "coupling");
                     ui.end_row();
-                    form::param_row(ui, c, PARAMS, "field", 0.0, 3.0);
+                    form::param_row(ui, c, PARAMS, "field");
                     ui.end_row();
                 }
                 if series {
-                    form::param_row(ui, c, PARAMS, "samples", 1.0, 1000.0);
+                    form::param_row(ui, c, PARAMS, "samples");
                     ui.end_row();
-                    form::param_row(ui, c, PARAMS, "coefficients", 2.0, 30.0);
+                    form::param_row(ui, c, PARAMS, "coefficients");
                     ui.end_row();
                 }
-                form::param_row(ui, c, PARAMS, "max_messages", 1.0, 2000.0);
+                form::param_row(ui, c, PARAMS, "max_messages");
                 ui.end_row();
                 let id = form::row_label(
                     ui,

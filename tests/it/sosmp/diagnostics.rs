@@ -1,5 +1,5 @@
 //! Diagnostics behind the convergence numbers, not checks: run with
-//! `cargo test --release --test sosmp_diagnostics -- --ignored --nocapture`; the settings come
+//! `cargo test --release --test it sosmp::diagnostics -- --ignored --nocapture`; the settings come
 //! from `SOSMP_NODES`, `SOSMP_PATHS`, `SOSMP_ITERS`, `SOSMP_K`, `SOSMP_R`, `SOSMP_SEED` and
 //! `SOSMP_POTENTIALS` and `SOSMP_FORM` (eq37 or normalised mixtures) when set (`SOSMP_TOP=1`
 //! also lists the worst messages).

@@ -10,7 +10,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("error", &[]),
     ("run", &["error"]),
     ("model", &["error", "run"]),
-    ("kernel", &["error", "run", "model"]),
+    ("kernel", &["error", "run"]),
     ("inference", &["error", "run", "model", "kernel"]),
     ("io", &["error", "run", "model"]),
     ("viz", &["error", "run", "model"]),
@@ -120,16 +120,16 @@ fn ident_at(text: &str, offset: usize) -> &str {
     &rest[..end]
 }
 
-/// Every top-level module named through `crate::` (also each member of a `crate::{a, b::c}`
-/// group), with its line.
-fn crate_modules(source: &str) -> Vec<(usize, String)> {
+/// Every module named right after `prefix` (also each member of a `prefix{a, b::c}` group),
+/// with its line. `prefix` ends in `::`; a prefix glued to a longer name (`$crate::`,
+/// `mycrate::`) is not a path of ours.
+fn names_after(source: &str, prefix: &str) -> Vec<(usize, String)> {
     let text = without_comments(source);
     let mut found = Vec::new();
     let mut from = 0;
-    while let Some(i) = text[from..].find("crate::") {
+    while let Some(i) = text[from..].find(prefix) {
         let start = from + i;
-        from = start + "crate::".len();
-        // `$crate::` in macros, and longer names ending in `crate`, are not paths of ours.
+        from = start + prefix.len();
         if text[..start]
             .chars()
             .last()
@@ -172,6 +172,58 @@ fn crate_modules(source: &str) -> Vec<(usize, String)> {
             }
         }
     }
+    found
+}
+
+/// Every top-level module named through `crate::`, with its line.
+fn crate_modules(source: &str) -> Vec<(usize, String)> {
+    names_after(source, "crate::")
+}
+
+/// The scenarios: the folders of `src/scenarios/` except the paper-figure catalogue, which
+/// names scenarios by design.
+fn scenario_names(src: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(src.join("scenarios"))
+        .expect("src/scenarios is readable")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name != "paper_figures")
+        .collect();
+    names.sort();
+    names
+}
+
+/// The scenario a file belongs to: `scenarios/<name>/...` or `app/scenarios/<name>/...`.
+fn owning_scenario<'a>(relative: &Path, scenarios: &'a [String]) -> Option<&'a str> {
+    let parts: Vec<&str> = relative.iter().filter_map(|c| c.to_str()).collect();
+    let name = match parts.as_slice() {
+        ["scenarios", name, _, ..] | ["app", "scenarios", name, _, ..] => *name,
+        _ => return None,
+    };
+    scenarios.iter().map(String::as_str).find(|s| *s == name)
+}
+
+/// A scenario's files (engine side and room) that name another scenario or its room.
+fn cross_scenario_imports(relative: &Path, source: &str, scenarios: &[String]) -> Vec<Violation> {
+    let Some(own) = owning_scenario(relative, scenarios) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for prefix in ["crate::scenarios::", "crate::app::scenarios::", "super::"] {
+        for (line, name) in names_after(source, prefix) {
+            if name != own && scenarios.contains(&name) {
+                found.push(Violation {
+                    file: relative.display().to_string(),
+                    line,
+                    what: format!(
+                        "the `{own}` scenario may not import the `{name}` scenario or room: what two share belongs a floor down"
+                    ),
+                });
+            }
+        }
+    }
+    found.sort_by_key(|v| v.line);
     found
 }
 
@@ -251,6 +303,85 @@ fn every_import_points_down_a_floor() {
 }
 
 #[test]
+fn no_scenario_imports_another() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let scenarios = scenario_names(&src);
+    assert!(scenarios.len() >= 8, "scenarios found: {scenarios:?}");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut checked = 0;
+    let mut violations = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(&src).expect("below src/");
+        if owning_scenario(relative, &scenarios).is_none() {
+            continue;
+        }
+        let source = std::fs::read_to_string(path).expect("a readable source file");
+        violations.extend(cross_scenario_imports(relative, &source, &scenarios));
+        checked += 1;
+    }
+    assert!(checked > 50, "only {checked} scenario files found");
+    let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+    assert!(
+        list.is_empty(),
+        "scenarios that import each other:\n{}",
+        list.join("\n")
+    );
+}
+
+#[test]
+fn the_scenario_checker_catches_cross_imports() {
+    let scenarios: Vec<String> = ["retrieval", "sosmp", "teach", "tree"]
+        .map(String::from)
+        .to_vec();
+    let check = |file: &str, source: &str| {
+        cross_scenario_imports(Path::new(file), source, &scenarios)
+            .iter()
+            .map(|v| v.line)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        check(
+            "scenarios/retrieval/mod.rs",
+            "use super::tree::builtin::X;\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        check(
+            "scenarios/teach/continuous.rs",
+            "use crate::error::Error;\nuse crate::scenarios::{ScenarioParams, sosmp::config::A};\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        check(
+            "app/scenarios/retrieval/params.rs",
+            "use crate::app::scenarios::tree::params::kernel_rows;\n"
+        ),
+        vec![1]
+    );
+    // Its own scenario, the shared floor below, comments and files outside a scenario pass.
+    assert!(
+        check(
+            "scenarios/tree/data.rs",
+            "use crate::scenarios::tree::X;\nuse super::config::Y;\n"
+        )
+        .is_empty()
+    );
+    assert!(
+        check(
+            "scenarios/tree/mod.rs",
+            "use crate::scenarios::params::Param;\n"
+        )
+        .is_empty()
+    );
+    assert!(check("scenarios/retrieval/mod.rs", "// super::tree::X\n").is_empty());
+    assert!(check("scenarios/registry.rs", "use super::tree::TreeScenario;\n").is_empty());
+}
+
+#[test]
 fn every_top_level_module_has_a_floor() {
     let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
         .expect("src/lib.rs");
@@ -259,7 +390,7 @@ fn every_top_level_module_has_a_floor() {
             let name = name.trim_end_matches(';');
             assert!(
                 FLOORS.iter().any(|(floor, _)| *floor == name),
-                "src/lib.rs declares `{name}`, which has no floor in tests/it/layers.rs"
+                "src/lib.rs declares `{name}`, which has no floor in tests/it/project/layers.rs"
             );
         }
     }

@@ -100,20 +100,6 @@ fn flo_size_must_match_the_frames() {
 }
 
 #[test]
-fn middlebury_pairs_load_when_present() {
-    // Evaluation data beside the checkout; skipped quietly where it is not.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/middlebury/RubberWhale/flow10.flo");
-    if !path.exists() {
-        return;
-    }
-    let f = read_flo(&path).unwrap();
-    assert_eq!((f.width, f.height), (584, 388));
-    assert_eq!(f.unknown_count(), 3622);
-    assert!((f.max_speed() - 4.6).abs() < 0.2, "{}", f.max_speed());
-}
-
-#[test]
 fn zero_motion_is_white_in_both_codings() {
     let wheel = color_wheel();
     for coding in FlowColoring::ALL {
@@ -207,4 +193,20 @@ fn arrows_are_subsampled_and_skip_unknowns() {
     let (o, t) = arrows[0];
     assert_eq!(o, [6.5, 2.5]);
     assert_eq!(t, [7.0, 1.5]);
+}
+
+/// On the public data beside the checkout (see `crate::shared_data`).
+mod shared_data {
+    use super::*;
+    use crate::shared_data::shared_data;
+
+    #[test]
+    #[ignore = "needs ../shared/data"]
+    fn a_middlebury_flo_file_loads_with_its_unknowns() {
+        let path = shared_data("middlebury/RubberWhale/flow10.flo");
+        let f = read_flo(&path).unwrap();
+        assert_eq!((f.width, f.height), (584, 388));
+        assert_eq!(f.unknown_count(), 3622);
+        assert!((f.max_speed() - 4.6).abs() < 0.2, "{}", f.max_speed());
+    }
 }

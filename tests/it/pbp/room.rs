@@ -238,50 +238,53 @@ fn escape_closes_the_dag_editor() {
     });
 }
 
-/// The pendigits room: accuracy table, confusion matrix, and "next ▶" picks the next test digit
-/// (a live control) whose pen points and class scores are shown. Skipped without the data.
-#[test]
-fn pendigits_room_picks_a_test_digit() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/pendigits");
-    if !dir.join("pendigits.tra").is_file() {
-        eprintln!("skipped: {} not present", dir.display());
-        return;
-    }
-    let c = PbpConfig {
-        model: "pendigits".into(),
-        samples: 200,
-        lambda1: 0.1,
-        em_restarts: 1,
-        run_online_em: false,
-        ..PbpConfig::default()
-    };
-    let mut harness = Harness::builder()
-        .with_size([1500.0, 1000.0])
-        .build_eframe(|cc| App::with_config(cc, ScenarioConfig::Pbp(c), true));
-    let pen = |h: &Harness<'_, App>| view_of(h).and_then(|v| v.pen);
-    // Scoring all 3498 + 494 digits with ten class models takes seconds, more on a loaded
-    // machine than the common 30 s wait allows.
-    let start = std::time::Instant::now();
-    while !(harness.state().snapshot().is_some_and(|s| s.finished)
-        && pen(&harness).is_some_and(|p| p.methods.len() == 2))
-    {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(600),
-            "timed out waiting for both classifiers; notices: {:?}",
-            harness.state().notices()
-        );
+/// On the public data beside the checkout (see `crate::shared_data`).
+mod shared_data {
+    use super::*;
+    use crate::shared_data::shared_data;
+
+    /// The pendigits room: accuracy table, confusion matrix, and "next ▶" picks the next test digit
+    /// (a live control) whose pen points and class scores are shown.
+    #[test]
+    #[ignore = "needs ../shared/data"]
+    fn pendigits_room_picks_a_test_digit() {
+        shared_data("pendigits");
+        let c = PbpConfig {
+            model: "pendigits".into(),
+            samples: 200,
+            lambda1: 0.1,
+            em_restarts: 1,
+            run_online_em: false,
+            ..PbpConfig::default()
+        };
+        let mut harness = Harness::builder()
+            .with_size([1500.0, 1000.0])
+            .build_eframe(|cc| App::with_config(cc, ScenarioConfig::Pbp(c), true));
+        let pen = |h: &Harness<'_, App>| view_of(h).and_then(|v| v.pen);
+        // Scoring all 3498 + 494 digits with ten class models takes seconds, more on a loaded
+        // machine than the common 30 s wait allows.
+        let start = std::time::Instant::now();
+        while !(harness.state().snapshot().is_some_and(|s| s.finished)
+            && pen(&harness).is_some_and(|p| p.methods.len() == 2))
+        {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(600),
+                "timed out waiting for both classifiers; notices: {:?}",
+                harness.state().notices()
+            );
+            harness.step();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         harness.step();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(has_text(&harness, "Confusion matrix"));
+        assert!(has_text(&harness, "log P̂(x | class)"));
+        let first = pen(&harness).unwrap();
+        assert_eq!(first.digit_index, 0);
+        harness.get_by_label("next ▶").click();
+        wait_for(&mut harness, "digit 1", |h| {
+            pen(h).is_some_and(|p| p.digit_index == 1)
+        });
+        let second = pen(&harness).unwrap();
+        assert_ne!(second.digit_points, first.digit_points);
     }
-    harness.step();
-    assert!(has_text(&harness, "Confusion matrix"));
-    assert!(has_text(&harness, "log P̂(x | class)"));
-    let first = pen(&harness).unwrap();
-    assert_eq!(first.digit_index, 0);
-    harness.get_by_label("next ▶").click();
-    wait_for(&mut harness, "digit 1", |h| {
-        pen(h).is_some_and(|p| p.digit_index == 1)
-    });
-    let second = pen(&harness).unwrap();
-    assert_ne!(second.digit_points, first.digit_points);
 }

@@ -109,6 +109,91 @@ fn the_command_line_is_built_from_the_registry() {
     }
 }
 
+/// Each parameter is described once, in its scenario's table: `run NAME` has a flag for it
+/// (the scenario's own or one the table makes), whose help is the table's, with the default
+/// and range generated; and a flag the table makes sets the field, with `--set` still last.
+#[test]
+fn every_table_parameter_has_a_flag_described_by_the_table() {
+    for kind in KINDS {
+        let command = (kind.run_command)();
+        let table = (kind.params)();
+        let mut flagged = 0;
+        for p in table {
+            let flag = p.flag_name();
+            let same_flag = table.iter().filter(|q| q.flag_name() == flag).count();
+            let Some(arg) = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+            else {
+                // Two nested fields with one last name (KJIT's experiments) are `--set` only.
+                assert!(
+                    same_flag > 1,
+                    "{}: no flag --{flag} for {}",
+                    kind.name,
+                    p.key
+                );
+                continue;
+            };
+            if same_flag > 1 {
+                continue;
+            }
+            flagged += 1;
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            assert!(
+                help.contains("[default: ") && help.contains("[range: "),
+                "{}: --{flag}: {help}",
+                kind.name
+            );
+            // These flags' own text names defaults that depend on a mode or preset, which a
+            // table's single default cannot say; every other flag says what the table says.
+            let mode_defaults = [
+                ("kjit", "problems"),
+                ("kjit", "tau"),
+                ("pbp", "samples"),
+                ("pbp", "lambda"),
+                ("flow", "sosmp-iters"),
+                ("flow", "refine-displacement"),
+                ("sosmp", "nodes"),
+            ];
+            if !mode_defaults.contains(&(kind.name, flag.as_str())) {
+                assert!(
+                    help.starts_with(p.help),
+                    "{}: --{flag} is described apart from the table: {help}",
+                    kind.name
+                );
+            }
+        }
+        assert!(flagged > 0 || table.is_empty(), "{}", kind.name);
+    }
+    let parse = |args: &[&str]| {
+        let cli = Cli::try_parse_from(args).unwrap();
+        let Some(Command::Run { scenario }) = cli.command else {
+            panic!("not a run")
+        };
+        scenario.run_config()
+    };
+    let Ok((ScenarioConfig::Teach(c), _)) =
+        parse(&["beliefscope", "run", "teach", "--field", "2.5"])
+    else {
+        panic!("not teach")
+    };
+    assert_eq!(c.field, 2.5);
+    let Ok((ScenarioConfig::Teach(c), _)) = parse(&[
+        "beliefscope",
+        "run",
+        "teach",
+        "--field",
+        "2.5",
+        "--set",
+        "field=0.5",
+    ]) else {
+        panic!("not teach")
+    };
+    assert_eq!(c.field, 0.5, "--set is applied after every flag");
+    let e = parse(&["beliefscope", "run", "teach", "--field", "9"]).unwrap_err();
+    assert!(e.to_string().contains("field"), "{e}");
+}
+
 #[test]
 fn set_on_a_config_changes_one_field_and_keeps_the_rest() {
     let c = ScenarioConfig::default();

@@ -283,34 +283,34 @@ fn session_file_survives_mutations_and_every_restored_config_is_checked() {
     });
 }
 
-#[test]
-fn uci_parsers_survive_mutated_files() {
-    use beliefscope::io::uci::{UCI_FILES, parse_uci};
-    for layout in UCI_FILES {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/data/uci")
-            .join(layout.file);
-        // The shared data is optional (CI without it still fuzzes the other loaders).
-        let Ok(full) = std::fs::read(&path) else {
-            eprintln!("fuzz uci: {} absent, skipped", path.display());
-            continue;
-        };
-        // 40 lines spread over the file keep each case fast and both classes present (some
-        // files are sorted by class); a header row, if any, stays first.
-        let lines: Vec<&[u8]> = full.split_inclusive(|b| *b == b'\n').collect();
-        let step = (lines.len() / 40).max(1);
-        let head: Vec<u8> = lines
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i == 0 || i % step == 0)
-            .take(41)
-            .flat_map(|(_, l)| l.iter().copied())
-            .collect();
-        fuzz(&format!("uci {}", layout.file), &[head], |bytes| {
-            let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
-            parse_uci(text, &layout, layout.file)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        });
+/// On the public data beside the checkout (see `crate::shared_data`).
+mod shared_data {
+    use super::*;
+    use crate::shared_data::shared_data;
+
+    #[test]
+    #[ignore = "needs ../shared/data"]
+    fn uci_parsers_survive_mutated_files() {
+        use beliefscope::io::uci::{UCI_FILES, parse_uci};
+        for layout in UCI_FILES {
+            let full = std::fs::read(shared_data(&format!("uci/{}", layout.file))).unwrap();
+            // 40 lines spread over the file keep each case fast and both classes present (some
+            // files are sorted by class); a header row, if any, stays first.
+            let lines: Vec<&[u8]> = full.split_inclusive(|b| *b == b'\n').collect();
+            let step = (lines.len() / 40).max(1);
+            let head: Vec<u8> = lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i == 0 || i % step == 0)
+                .take(41)
+                .flat_map(|(_, l)| l.iter().copied())
+                .collect();
+            fuzz(&format!("uci {}", layout.file), &[head], |bytes| {
+                let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+                parse_uci(text, &layout, layout.file)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            });
+        }
     }
 }

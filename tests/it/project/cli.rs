@@ -1,8 +1,6 @@
 //! The headless CLI end to end: results.json has the common shape, files are written, and bad
 //! flags or bad files exit non-zero with one line naming the problem.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::cli_common::{beliefscope, read_json, stderr};
@@ -189,19 +187,12 @@ fn bad_files_fail_with_a_message() {
 #[test]
 fn a_loaded_image_is_denoised() {
     let dir = tempfile::tempdir().unwrap();
-    // Prefer the real test image beside the checkout; fall back to a generated one.
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/images/cameraman.png");
-    let path = if shared.is_file() {
-        shared
-    } else {
-        let p = dir.path().join("blocks.png");
-        image::GrayImage::from_fn(64, 48, |x, y| {
-            image::Luma([if (x / 16 + y / 16) % 2 == 0 { 40 } else { 200 }])
-        })
-        .save(&p)
-        .unwrap();
-        p
-    };
+    let path = dir.path().join("blocks.png");
+    image::GrayImage::from_fn(64, 48, |x, y| {
+        image::Luma([if (x / 16 + y / 16) % 2 == 0 { 40 } else { 200 }])
+    })
+    .save(&path)
+    .unwrap();
     let out = dir.path().join("out");
     let o = beliefscope(&[
         "run",

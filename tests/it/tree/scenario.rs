@@ -309,8 +309,8 @@ fn the_slider_path_updates_every_hidden_node() {
     assert!(s.engine().evidence().iter().all(|e| e.is_none()));
 }
 
-/// Latency of the slider path at the size (m = 500 per edge, 20 nodes). A timing, not
-/// a gate (the machine is shared): `cargo test --release --test tree_scenario -- --ignored
+/// Latency of the slider path at a large size (m = 500 per edge, 20 nodes). A timing, not
+/// a gate (the machine is shared): `cargo test --release --test it tree::scenario -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore = "timing; run with --ignored --nocapture"]

@@ -1,0 +1,7 @@
+//! The window as a person drives it (egui_kittest): files, layout, paper figures.
+
+mod files;
+mod layout;
+mod noisy_image;
+mod paper_figures;
+mod ui;

@@ -1,0 +1,9 @@
+//! The project as a whole: the command line, config echo, hardening, fuzzed loaders, the floors, the registry, sweeps.
+
+mod cli;
+mod config_echo;
+mod fuzz_loaders;
+mod hardening;
+mod layers;
+mod registry;
+mod sweep_plan;

@@ -1,0 +1,3 @@
+//! Teaching mode.
+
+mod room;
