@@ -180,15 +180,19 @@ fn crate_modules(source: &str) -> Vec<(usize, String)> {
     names_after(source, "crate::")
 }
 
-/// The scenarios: the folders of `src/scenarios/` except the paper-figure catalogue, which
-/// names scenarios by design.
+/// The folders of `src/scenarios/` that serve every scenario instead of being one: the
+/// paper-figure catalogue (which names scenarios by design) and the generic sweep (which a
+/// scenario may use, as it uses the parameter tables).
+const SHARED_FOLDERS: &[&str] = &["paper_figures", "sweep"];
+
+/// The scenarios: the folders of `src/scenarios/` but [`SHARED_FOLDERS`].
 fn scenario_names(src: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(src.join("scenarios"))
         .expect("src/scenarios is readable")
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| name != "paper_figures")
+        .filter(|name| !SHARED_FOLDERS.contains(&name.as_str()))
         .collect();
     names.sort();
     names
