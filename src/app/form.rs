@@ -23,6 +23,16 @@ pub fn row_label(ui: &mut egui::Ui, text: &str, hint: &str) -> egui::Id {
     ui.label(text).on_hover_text(hint).id
 }
 
+/// The label (with its unit) and tooltip of the table parameter `key`, for a row whose widget
+/// the room draws itself; the key itself where the table has no such parameter.
+pub fn param_label(ui: &mut egui::Ui, table: &[Param], key: &str) -> egui::Id {
+    match table.iter().find(|p| p.key == key) {
+        Some(p) if p.unit.is_empty() => row_label(ui, p.label, p.help),
+        Some(p) => row_label(ui, &format!("{} ({})", p.label, p.unit), p.help),
+        None => row_label(ui, key, ""),
+    }
+}
+
 /// Width a panel's label column takes beside its sliders.
 const LABEL_COLUMN_WIDTH: f32 = 150.0;
 

@@ -36,7 +36,7 @@ pub const PARAMS: &[Param] = &[
     Param::real("damping", "Damping", 0.0, 0.99).help("new = d · old + (1 − d) · update."),
     Param::real("tolerance", "Tolerance", 0.0, 1e6)
         .log()
-        .help("Stop when the residual falls below this."),
+        .help("Stop once the residual (largest L1 change of a message) falls below this; 0 never stops early."),
     Param::int("max_iters", "Iterations", 1.0, 1e7)
         .flag("iters")
         .help("Maximum number of iterations."),

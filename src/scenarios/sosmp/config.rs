@@ -29,31 +29,31 @@ pub const PARAMS: &[Param] = &[
         .log()
         .help("Nodes of the chain or tree (a square number for a grid)."),
     Param::real("alpha", "α", 0.0, 10.0)
-    .slider(0.05, 3.0).log().help(
-        "Kernel eigenvalues j^-α (eq. 39): α = 1 is smooth, α = 0.1 nearly a delta function (not positive between grid nodes).",
-    ),
+        .slider(0.05, 3.0).log().help(
+            "Kernel eigenvalues j^-α (eq. 39): α = 1 is smooth, α = 0.1 nearly a delta function (not positive between grid nodes).",
+        ),
     Param::int("kernel_terms", "Kernel terms", 1.0, 100_000.0)
         .log()
         .help("Terms of the kernel sum (eq. 39)."),
     Param::int("coefficients", "Coefficients r", 1.0, 200.0)
-    .slider(1.0, 60.0)
+        .slider(1.0, 60.0)
         .help("Basis functions per message."),
     Param::int("samples", "Samples k", 1.0, 10_000.0)
-    .slider(1.0, 50.0)
+        .slider(1.0, 50.0)
         .log()
         .help("Monte Carlo samples per message update."),
     Param::int("paths", "Paths", 1.0, 1000.0)
-    .slider(1.0, 50.0)
+        .slider(1.0, 50.0)
         .help("Independent sample paths run side by side."),
     Param::int("iters", "Iterations T", 1.0, 1e7)
         .log()
         .help("Stop after this many iterations."),
     Param::real("step_gamma", "Step γ", 1e-3, 1.999)
-    .slider(0.1, 1.99).help(
-        "Step size η_t = 1 / (γ (t + 1)); γ = 1 is the tree rule, γ in (0, 2) for graphs with cycles (Theorem 2).",
-    ),
+        .slider(0.1, 1.99).help(
+            "Step size η_t = 1 / (γ (t + 1)); γ = 1 is the tree rule, γ in (0, 2) for graphs with cycles (Theorem 2).",
+        ),
     Param::real("points_per_unit", "Grid / unit", 1.0, 2000.0)
-    .slider(10.0, 200.0)
+        .slider(10.0, 200.0)
         .log()
         .help("Quadrature points per unit length of the domain (the paper's reference uses 100)."),
 ];

@@ -11,7 +11,7 @@ use crate::scenarios::params::{Param, check_table};
 /// The tunable numbers, described once.
 pub const PARAMS: &[Param] = &[
     Param::real("damping", "Damping", 0.0, 0.99)
-    .slider(0.0, 0.9)
+        .slider(0.0, 0.9)
         .help("new message = damping x old + (1 - damping) x update; 0 sends the update as is."),
     Param::int("states", "States per node", 2.0, 5.0)
         .help("Labels per variable (chain, tree, grid; the predictive-BP stand-in fixes its own)."),
@@ -20,18 +20,18 @@ pub const PARAMS: &[Param] = &[
          prefer different labels (frustrated loops on the grid).",
     ),
     Param::real("field", "Field strength", 0.0, 4.0)
-    .slider(0.0, 3.0)
+        .slider(0.0, 3.0)
         .help("Spread of the random node potentials: phi_t(x) = exp(field x N(0, 1))."),
     Param::int("samples", "Samples per message", 1.0, 10_000.0)
-    .slider(1.0, 1000.0)
+        .slider(1.0, 1000.0)
         .log()
         .help("Series messages: SOSMP's k, the samples each update averages (more: less noise)."),
     Param::int("coefficients", "Coefficients", 2.0, 40.0)
-    .slider(2.0, 30.0).help(
-        "Series messages: r, the Fourier coefficients a message keeps (more: closer to grid BP).",
-    ),
+        .slider(2.0, 30.0).help(
+            "Series messages: r, the Fourier coefficients a message keeps (more: closer to grid BP).",
+        ),
     Param::int("max_messages", "Messages", 1.0, 100_000.0)
-    .slider(1.0, 2000.0)
+        .slider(1.0, 2000.0)
         .log()
         .help("Messages a run sends at most (Play stops earlier at a fixed point)."),
 ];

@@ -283,22 +283,34 @@ fn check_file(relative: &Path, source: &str) -> Vec<Violation> {
     violations
 }
 
-#[test]
-fn every_import_points_down_a_floor() {
+/// Every file below `src/` that `wanted` (given its path below `src/`) selects, checked by
+/// `check`: the number checked and the violations found.
+fn check_sources(
+    wanted: impl Fn(&Path) -> bool,
+    check: impl Fn(&Path, &str) -> Vec<Violation>,
+) -> (usize, Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     files.sort();
-    let mut violations = Vec::new();
     let mut checked = 0;
+    let mut violations = Vec::new();
     for path in &files {
         let relative = path.strip_prefix(&src).expect("below src/");
+        if !wanted(relative) {
+            continue;
+        }
         let source = std::fs::read_to_string(path).expect("a readable source file");
-        violations.extend(check_file(relative, &source));
+        violations.extend(check(relative, &source).iter().map(|v| v.to_string()));
         checked += 1;
     }
+    (checked, violations)
+}
+
+#[test]
+fn every_import_points_down_a_floor() {
+    let (checked, list) = check_sources(|_| true, check_file);
     assert!(checked > 50, "only {checked} files found under src/");
-    let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
     assert!(
         list.is_empty(),
         "imports that point up a floor:\n{}",
@@ -311,22 +323,11 @@ fn no_scenario_imports_another() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let scenarios = scenario_names(&src);
     assert!(scenarios.len() >= 8, "scenarios found: {scenarios:?}");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
-    let mut checked = 0;
-    let mut violations = Vec::new();
-    for path in &files {
-        let relative = path.strip_prefix(&src).expect("below src/");
-        if owning_scenario(relative, &scenarios).is_none() {
-            continue;
-        }
-        let source = std::fs::read_to_string(path).expect("a readable source file");
-        violations.extend(cross_scenario_imports(relative, &source, &scenarios));
-        checked += 1;
-    }
+    let (checked, list) = check_sources(
+        |relative| owning_scenario(relative, &scenarios).is_some(),
+        |relative, source| cross_scenario_imports(relative, source, &scenarios),
+    );
     assert!(checked > 50, "only {checked} scenario files found");
-    let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
     assert!(
         list.is_empty(),
         "scenarios that import each other:\n{}",

@@ -7,7 +7,7 @@ use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{
-    bounded_count, default_slider_width, fitted_slider, param_row, row_label, section,
+    bounded_count, default_slider_width, fitted_slider, param_label, param_row, row_label, section,
 };
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
@@ -82,10 +82,10 @@ pub fn ui(
                 noisy_sigma_row(ui, c);
                 ui.end_row();
             } else if c.image.is_none() {
-                let id = row_label(ui, "Width", "Width of the sunset in pixels");
+                let id = param_label(ui, PARAMS, "width");
                 bounded_count(ui, &mut c.width, 2, MAX_SUNSET_SIDE, " px", id, BEYOND);
                 ui.end_row();
-                let id = row_label(ui, "Height", "Height of the sunset in pixels");
+                let id = param_label(ui, PARAMS, "height");
                 bounded_count(ui, &mut c.height, 2, MAX_SUNSET_SIDE, " px", id, BEYOND);
                 ui.end_row();
             } else {
@@ -258,10 +258,10 @@ pub fn ui(
             ui.end_row();
             param_row(ui, c, PARAMS, "kbp_edge_appearance");
             ui.end_row();
-            let id = row_label(ui, "Max iterations", "Stop after this many iterations");
+            let id = param_label(ui, PARAMS, "max_iters");
             bounded_count(ui, &mut c.max_iters, 1, 100_000, "", id, "");
             ui.end_row();
-            let id = row_label(ui, "Tolerance", "Stop once the residual (largest L1 change of a message) falls below this; 0 never stops early");
+            let id = param_label(ui, PARAMS, "tolerance");
             fitted_slider(
                 ui,
                 egui::Slider::new(&mut c.tolerance, 0.0..=1.0)
@@ -578,7 +578,7 @@ fn kbp_section(
             );
             fitted_slider(ui, log_slider(&mut k.epsilon, 1e-8, 0.5)).labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Max rank", "Largest feature rank");
+            let id = param_label(ui, PARAMS, "kbp.max_rank");
             bounded_count(ui, &mut k.max_rank, 1, 2000, "", id, "");
             ui.end_row();
             let id = row_label(ui, "Candidates", "Where kernel BP looks for its estimate");

@@ -3,9 +3,9 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{bounded_count, default_slider_width, row_label, section};
+use crate::app::form::{bounded_count, default_slider_width, param_label, row_label, section};
 use crate::app::views::kernel_rows::kernel_rows;
-use crate::scenarios::retrieval::RetrievalConfig;
+use crate::scenarios::retrieval::{PARAMS, RetrievalConfig};
 
 pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
     default_slider_width(ui);
@@ -22,7 +22,7 @@ pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(ui, "Repeats", "Pools and edge samples drawn anew");
+            let id = param_label(ui, PARAMS, "repeats");
             bounded_count(
                 ui,
                 &mut c.repeats,
@@ -33,7 +33,7 @@ pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
                 " here (more with --repeats)",
             );
             ui.end_row();
-            let id = row_label(ui, "Pool", "Tuples: queries and candidates");
+            let id = param_label(ui, PARAMS, "pool");
             bounded_count(
                 ui,
                 &mut c.pool,
@@ -44,7 +44,7 @@ pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
                 " here (more with --pool)",
             );
             ui.end_row();
-            let id = row_label(ui, "Per edge m", "Sample pairs per edge");
+            let id = param_label(ui, PARAMS, "samples_per_edge");
             let max = c.pool;
             bounded_count(
                 ui,

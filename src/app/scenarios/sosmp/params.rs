@@ -5,7 +5,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{default_slider_width, param_row, row_label, section};
+use crate::app::form::{default_slider_width, param_label, param_row, row_label, section};
 use crate::inference::sosmp::basis::BasisKind;
 use crate::inference::sosmp::potentials::MixtureForm;
 use crate::scenarios::sosmp::{GraphKind, PARAMS, PotentialKind, SosmpConfig, SosmpView};
@@ -59,7 +59,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 }
                 ui.end_row();
             } else if c.graph != GraphKind::Custom {
-                let id = row_label(ui, "Nodes n", "Number of nodes (the paper uses a chain of 100)");
+                let id = param_label(ui, PARAMS, "nodes");
                 ui.add(egui::Slider::new(&mut c.nodes, 2..=1000).logarithmic(true))
                     .labelled_by(id);
                 ui.end_row();
@@ -132,7 +132,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 param_row(ui, c, PARAMS, key);
                 ui.end_row();
             }
-            let id = row_label(ui, "Iterations T", "Stop after this many iterations");
+            let id = param_label(ui, PARAMS, "iters");
             ui.add(
                 egui::DragValue::new(&mut c.iters)
                     .range(1..=1_000_000)

@@ -7,9 +7,9 @@
 use eframe::egui::{self, RichText};
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{bounded_count, default_slider_width, row_label, section};
+use crate::app::form::{bounded_count, default_slider_width, param_label, row_label, section};
 use crate::app::views::kernel_rows::kernel_rows;
-use crate::scenarios::tree::{BuiltinData, DataSource, Topology, TreeConfig, TreeView};
+use crate::scenarios::tree::{BuiltinData, DataSource, PARAMS, Topology, TreeConfig, TreeView};
 use crate::scenarios::{Probe, ScenarioControl};
 
 pub fn tree_ui(
@@ -170,7 +170,7 @@ pub fn tree_ui(
             ui.add(egui::DragValue::new(&mut c.sample_seed))
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Grid", "Points of the 1-D belief read-outs");
+            let id = param_label(ui, PARAMS, "grid");
             bounded_count(
                 ui,
                 &mut c.grid,
