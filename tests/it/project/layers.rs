@@ -181,9 +181,10 @@ fn crate_modules(source: &str) -> Vec<(usize, String)> {
 }
 
 /// The folders of `src/scenarios/` that serve every scenario instead of being one: the
-/// paper-figure catalogue (which names scenarios by design) and the generic sweep (which a
-/// scenario may use, as it uses the parameter tables).
-const SHARED_FOLDERS: &[&str] = &["paper_figures", "sweep"];
+/// paper-figure catalogue, which names scenarios by design. What every scenario may use (the
+/// registry, the parameter tables, the generic sweep) is files of `src/scenarios/`, not
+/// folders.
+const SHARED_FOLDERS: &[&str] = &["paper_figures"];
 
 /// The scenarios: the folders of `src/scenarios/` but [`SHARED_FOLDERS`].
 fn scenario_names(src: &Path) -> Vec<String> {

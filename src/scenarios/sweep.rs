@@ -12,9 +12,13 @@
 //!
 //! Cost: that of the runs; the planning is milliseconds.
 
+#[path = "sweep_collect.rs"]
 pub mod collect;
+#[path = "sweep_execute.rs"]
 pub mod execute;
+#[path = "sweep_plan.rs"]
 pub mod plan;
+#[path = "sweep_spec.rs"]
 pub mod spec;
 
 use std::path::{Path, PathBuf};
