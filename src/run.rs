@@ -9,29 +9,38 @@ pub mod residuals;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
-/// A shared flag that asks long computations to stop early.
+/// A shared flag that asks long computations to stop early. It also counts its checks, so a
+/// test can see that a long loop looks at it per chunk of work.
 #[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
+pub struct CancelFlag {
+    cancelled: Arc<AtomicBool>,
+    checks: Arc<AtomicU64>,
+}
 
 impl CancelFlag {
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.cancelled.store(true, Ordering::Relaxed);
     }
     pub fn reset(&self) {
-        self.0.store(false, Ordering::Relaxed);
+        self.cancelled.store(false, Ordering::Relaxed);
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.cancelled.load(Ordering::Relaxed)
+    }
+    /// How many times [`check`](Self::check) has been called on this flag or its clones.
+    pub fn checks(&self) -> u64 {
+        self.checks.load(Ordering::Relaxed)
     }
     /// `Err(Cancelled)` once cancelled; call inside long loops.
     pub fn check(&self) -> Result<()> {
+        self.checks.fetch_add(1, Ordering::Relaxed);
         if self.is_cancelled() {
             Err(Error::Cancelled)
         } else {

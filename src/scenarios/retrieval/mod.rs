@@ -154,6 +154,8 @@ pub struct Retrieval {
     model: RetrievalModel,
     sums: Curves,
     log: RunLog,
+    /// The worker's flag: a repeat over a large pool takes minutes, so it is checked per query.
+    cancel: CancelFlag,
 }
 
 /// The rank (1-based) of candidate `truth` under `scores`: 1 + the number of other candidates
@@ -234,6 +236,8 @@ pub fn run_repeat(
             Vec::with_capacity(config.pool),
         ];
         for (j, tuple) in pool.iter().enumerate() {
+            // One query costs O(pool · m): checked per query, a large pool stops within one.
+            cancel.check()?;
             let head = tuple[first].as_slice().to_vec();
             // Kernel BP.
             engine.set_evidence(0, Some(head.clone()))?;
@@ -281,7 +285,7 @@ pub fn run_repeat(
 }
 
 impl Retrieval {
-    pub fn new(config: RetrievalConfig, _cancel: &CancelFlag) -> Result<Retrieval> {
+    pub fn new(config: RetrievalConfig, cancel: &CancelFlag) -> Result<Retrieval> {
         let start = Instant::now();
         config.check()?;
         Ok(Retrieval {
@@ -289,6 +293,7 @@ impl Retrieval {
             config,
             sums: BTreeMap::new(),
             log: RunLog::new(start.elapsed().as_secs_f64()),
+            cancel: cancel.clone(),
         })
     }
 
@@ -376,7 +381,7 @@ impl Scenario for Retrieval {
     fn step(&mut self) -> Result<IterationRecord> {
         let start = Instant::now();
         let repeat = self.repeats_done();
-        let curves = run_repeat(&self.config, &self.model, repeat, &CancelFlag::default())?;
+        let curves = run_repeat(&self.config, &self.model, repeat, &self.cancel)?;
         for (method, by_len) in curves {
             for (l, c) in by_len {
                 let sum = self
@@ -524,5 +529,29 @@ mod tests {
         assert_eq!(rank_of(&[0.5, 0.9, 0.1], 1), 1);
         assert_eq!(rank_of(&[0.5, 0.9, 0.1], 2), 3);
         assert_eq!(rank_of(&[0.5, 0.5, 0.5], 0), 3);
+    }
+
+    /// A repeat checks the worker's flag once per query (a large pool stops within one query,
+    /// not after the whole repeat), and stops with `Cancelled` once it is set.
+    #[test]
+    fn a_repeat_checks_the_cancel_flag_per_query() {
+        use crate::scenarios::Scenario as _;
+        let config = RetrievalConfig {
+            lengths: vec![2],
+            pool: 60,
+            samples_per_edge: 20,
+            repeats: 2,
+            ..RetrievalConfig::default()
+        };
+        let cancel = CancelFlag::default();
+        let mut run = Retrieval::new(config, &cancel).unwrap();
+        run.step().unwrap();
+        assert!(
+            cancel.checks() >= 60,
+            "{} checks for 60 queries",
+            cancel.checks()
+        );
+        cancel.cancel();
+        assert!(matches!(run.step(), Err(Error::Cancelled)));
     }
 }
