@@ -223,15 +223,21 @@ pub const PARAMS: &[Param] = &[
     )
     .log()
     .help("Exp. 4's minibatch (paper: 20)."),
-    Param::int("compound_gamma.d_in", "D_in (Exp. 4)", 1.0, 10_000.0).log(),
-    Param::int("compound_gamma.d_out", "D_out (Exp. 4)", 1.0, 10_000.0).log(),
+    Param::int("compound_gamma.d_in", "D_in (Exp. 4)", 1.0, 10_000.0)
+        .log()
+        .help("First-stage random features of the compound-gamma operator."),
+    Param::int("compound_gamma.d_out", "D_out (Exp. 4)", 1.0, 10_000.0)
+        .log()
+        .help("Second-stage random features of the compound-gamma operator."),
     Param::int("batch.datasets", "Data sets (Exp. 1)", 1.0, 1000.0)
         .help("Synthetic problems whose EP tuples are pooled (paper: 20)."),
     Param::int("batch.examples", "Examples n (Exp. 1)", 2.0, 100_000.0)
         .log()
         .help("Examples per data set (paper: 300)."),
-    Param::int("batch.dim", "Dimension d (Exp. 1)", 1.0, 1000.0),
-    Param::int("batch.ep_iterations", "EP sweeps (Exp. 1)", 1.0, 1000.0),
+    Param::int("batch.dim", "Dimension d (Exp. 1)", 1.0, 1000.0)
+        .help("Input dimension of the batch problems (no bias)."),
+    Param::int("batch.ep_iterations", "EP sweeps (Exp. 1)", 1.0, 1000.0)
+        .help("EP sweeps per batch problem."),
     Param::int(
         "batch.record_iterations",
         "Recorded sweeps (Exp. 1)",
@@ -251,14 +257,16 @@ pub const PARAMS: &[Param] = &[
         1.0,
         10_000.0,
     )
-    .log(),
+    .log()
+    .help("First-stage random features of the leave-one-out selection of the kernel parameters."),
     Param::int(
         "batch.select_d_out",
         "D_out for selection (Exp. 1)",
         4.0,
         10_000.0,
     )
-    .log(),
+    .log()
+    .help("Second-stage random features of the leave-one-out selection of the kernel parameters."),
     Param::int("batch.d_in", "D_in (Exp. 1)", 1.0, 10_000.0)
         .log()
         .help("Final first-stage features (paper: 500)."),
@@ -276,7 +284,9 @@ pub const PARAMS: &[Param] = &[
     )
     .help("Fertility has 100 rows (paper: 50)."),
     Param::real("uci.tau", "Threshold τ (Exp. 5)", -9.2, 10.0).help("Code: -8.95; paper text: -9."),
-    Param::int("uci.minibatch", "Minibatch B (Exp. 5)", 2.0, 100_000.0).log(),
+    Param::int("uci.minibatch", "Minibatch B (Exp. 5)", 2.0, 100_000.0)
+        .log()
+        .help("Oracle calls before the first fit (Exp. 5)."),
     Param::int("uci.d_in", "D_in (Exp. 5)", 1.0, 10_000.0)
         .log()
         .help("Code: 400; paper text: 300 (as Exp. 3)."),
@@ -285,8 +295,10 @@ pub const PARAMS: &[Param] = &[
         .help("Code: 800; paper text: 500 (as Exp. 3)."),
     Param::int("teaching.examples", "Examples (teaching)", 2.0, 1000.0)
         .help("Points of each d = 2 problem."),
-    Param::int("teaching.problems", "Problems (teaching)", 1.0, 100.0),
-    Param::int("teaching.sweeps", "EP sweeps (teaching)", 1.0, 100.0),
+    Param::int("teaching.problems", "Problems (teaching)", 1.0, 100.0)
+        .help("Logistic problems the teaching run steps through."),
+    Param::int("teaching.sweeps", "EP sweeps (teaching)", 1.0, 100.0)
+        .help("EP sweeps per teaching problem."),
     Param::int(
         "teaching.minibatch",
         "Minibatch B (teaching)",
@@ -298,7 +310,8 @@ pub const PARAMS: &[Param] = &[
     Param::int("sites.examples", "Sites n (EP sites)", 2.0, 2000.0)
         .log()
         .help("Examples of the one problem, one EP site each."),
-    Param::int("sites.dim", "Dimension d (EP sites)", 1.0, 100.0),
+    Param::int("sites.dim", "Dimension d (EP sites)", 1.0, 100.0)
+        .help("Input dimension of the EP-sites problem (no bias)."),
     Param::int("sites.sweeps", "EP sweeps (EP sites)", 1.0, 100_000.0)
         .log()
         .help("Sweeps at most (one iteration each)."),

@@ -138,6 +138,12 @@ fn every_table_parameter_has_a_flag_described_by_the_table() {
                 continue;
             }
             flagged += 1;
+            assert!(
+                !p.help.is_empty(),
+                "{}: --{flag} ({}) has no help in the table",
+                kind.name,
+                p.key
+            );
             let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
             assert!(
                 help.contains("[default: ") && help.contains("[range: "),
@@ -192,6 +198,46 @@ fn every_table_parameter_has_a_flag_described_by_the_table() {
     assert_eq!(c.field, 0.5, "--set is applied after every flag");
     let e = parse(&["beliefscope", "run", "teach", "--field", "9"]).unwrap_err();
     assert!(e.to_string().contains("field"), "{e}");
+}
+
+/// The keys a room names in `param_row(ui, c, PARAMS, "key")`, `param_label(ui, PARAMS,
+/// "key")` and the key lists it loops over: every one is in its scenario's table (a missing
+/// key would draw no row, or a bare key as its label).
+#[test]
+fn every_key_a_room_names_is_in_its_table() {
+    let rooms = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/app/scenarios");
+    let mut named = 0;
+    for kind in KINDS {
+        let table = (kind.params)();
+        let Ok(entries) = std::fs::read_dir(rooms.join(kind.name)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let source = std::fs::read_to_string(&path).unwrap();
+            let mut keys = Vec::new();
+            for pattern in ["PARAMS, \"", "for key in [\""] {
+                for (at, _) in source.match_indices(pattern) {
+                    let rest = &source[at + pattern.len() - 1..];
+                    let end = rest.find([']', ')']).unwrap_or(rest.len());
+                    keys.extend(rest[..end].split(',').filter_map(|k| {
+                        let k = k.trim();
+                        k.strip_prefix('"')?.strip_suffix('"').map(str::to_string)
+                    }));
+                }
+            }
+            for key in keys {
+                named += 1;
+                assert!(
+                    table.iter().any(|p| p.key == key),
+                    "{}: the room names '{key}', which is not in the {} table",
+                    path.display(),
+                    kind.name
+                );
+            }
+        }
+    }
+    assert!(named > 30, "only {named} keys found in the rooms");
 }
 
 #[test]
