@@ -1,6 +1,8 @@
 //! The worker thread that owns the running scenario. The window sends [`Command`]s and receives
 //! [`Event`]s; it never runs an iteration itself. While playing, the worker checks for commands
-//! between iterations (so Pause takes effect within one iteration) and sends an `Arc` snapshot at
+//! between iterations (so Pause takes effect at the end of the running iteration); a reset, a new
+//! load or a shutdown also raise the cancel flag, which the engines check per chunk of work, so
+//! they interrupt even a long iteration within a chunk. The worker sends an `Arc` snapshot at
 //! most about 60 times a second, calling the `notify` callback (the window's `request_repaint`)
 //! after each event. A panic inside the scenario becomes an [`Event::Error`]; the thread lives on.
 //!
@@ -225,15 +227,20 @@ impl Runner {
     /// Sends `command` and returns its number; a snapshot with `answered >= number` comes after
     /// the worker has dealt with it (a failed load also answers, with the old scenario).
     pub fn send(&self, command: Command) -> u64 {
-        if matches!(
+        // A new load, a reset and a shutdown discard the running state, so they interrupt a
+        // long set-up, task or iteration still running; Cancel stops a set-up or task.
+        let interrupts = matches!(
             command,
-            Command::Load(_) | Command::Shutdown | Command::Cancel
-        ) {
-            // Interrupt a long set-up or task that is still running.
-            self.cancel.cancel();
-        }
+            Command::Load(_) | Command::Reset | Command::Shutdown | Command::Cancel
+        );
         let number = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
         let _ = self.commands.send((number, command));
+        // Raised after the command is queued: the worker clears the flag before it looks at
+        // the queue for the last time ahead of an iteration, so it either sees this command
+        // there or the flag stays raised during the iteration.
+        if interrupts {
+            self.cancel.cancel();
+        }
         number
     }
 }
@@ -242,6 +249,12 @@ impl Runner {
     /// Every event that has arrived, oldest first, without blocking.
     pub fn drain(&self) -> Vec<Event> {
         self.events.try_iter().collect()
+    }
+
+    /// How many times the running work has checked the cancel flag so far (it checks per
+    /// chunk): a count that grows while an iteration, set-up or task is under way.
+    pub fn chunk_checks(&self) -> u64 {
+        self.cancel.checks()
     }
 
     /// Blocks up to `timeout` for the next event (for tests and the CLI).
@@ -319,6 +332,19 @@ impl Worker {
                 continue;
             }
             if self.playing {
+                // Clear a stale interrupt, then look once more: a command sent before the
+                // clear is in the queue now (see `Runner::send`).
+                self.cancel.reset();
+                match self.commands.try_recv() {
+                    Ok((number, command)) => {
+                        if !self.handle(number, command) {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                    Err(mpsc::TryRecvError::Empty) => {}
+                }
                 self.step_once();
                 // Always report the last iteration; while playing, at most ~60 per second.
                 let due = self
@@ -368,6 +394,7 @@ impl Worker {
                 {
                     self.load(config);
                 }
+                self.cancel.reset();
                 self.step_once();
             }
             Command::Probe(p) => self.probe = p,
@@ -555,16 +582,28 @@ impl Worker {
         let fault = self
             .fault
             .take_if(|f| *f == Fault::Step(scenario.history().len() + 1));
-        match catch_unwind(AssertUnwindSafe(|| {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Some(Fault::Step(n)) = fault {
                 panic!("injected fault in iteration {n}");
             }
             scenario.step()
-        })) {
+        }));
+        match outcome {
             Ok(Ok(_)) => {
                 if scenario.finished() {
                     self.playing = false;
                 }
+            }
+            Ok(Err(crate::error::Error::Cancelled)) => {
+                // Interrupted inside the iteration (by a reset, a new load or a shutdown, which
+                // replace the run): its messages are partly updated, so the run ends here and
+                // the window keeps what it last showed.
+                // Playing stays as it was: a reset of a playing run plays the new one.
+                let iteration = scenario.history().len() + 1;
+                self.forget_scenario();
+                self.emit(Event::Cancelled(format!(
+                    "iteration {iteration} interrupted"
+                )));
             }
             Ok(Err(e)) => {
                 self.playing = false;

@@ -56,6 +56,7 @@ use crate::error::{Error, Result};
 use crate::model::SlotLayout;
 use crate::model::flow::FlowMrf;
 use crate::model::{NodeEvidence, NodeId};
+use crate::run::CancelFlag;
 use crate::run::residuals::projection_weight;
 
 /// Largest message storage accepted, in bytes (messages and node potentials).
@@ -68,6 +69,8 @@ const FLOOR: f64 = 1.2e-38;
 #[derive(Clone)]
 pub struct FlowBp {
     mrf: Arc<FlowMrf>,
+    /// Checked before each half of a checkerboard iteration.
+    interrupt: CancelFlag,
     layout: SlotLayout,
     /// The trapezoid weight `w` of every label.
     weights: Vec<f64>,
@@ -204,6 +207,7 @@ impl FlowBp {
             mrf,
             iteration: 0,
             max_change: 0.0,
+            interrupt: CancelFlag::default(),
         })
     }
 
@@ -871,7 +875,9 @@ impl Inference for FlowBp {
         self.slot_signed.iter_mut().for_each(|c| *c = 0.0);
         let (change, updates) = match self.schedule {
             Schedule::Synchronous => {
+                self.interrupt.check()?;
                 let even = self.half_step(0, false)?;
+                self.interrupt.check()?;
                 let odd = self.half_step(1, true)?;
                 self.read_out_colour(0);
                 // Every slot was written once: its summed change in a fixed order (the halves'
@@ -905,6 +911,10 @@ impl Inference for FlowBp {
             seconds: start.elapsed().as_secs_f64(),
             updates,
         })
+    }
+
+    fn set_interrupt(&mut self, flag: CancelFlag) {
+        self.interrupt = flag;
     }
 
     fn iteration(&self) -> usize {

@@ -33,6 +33,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::model::flow::bilinear;
 use crate::model::image::GrayImage;
+use crate::run::CancelFlag;
 
 /// The weights and iteration counts of the refinement.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -236,13 +237,15 @@ impl Checker {
 /// Refines `(u, v)` (row-major, `i1`'s size) in place: `warps` times, frame 2 is warped by
 /// the current flow, the energy linearised there and minimised for the increment. Errors on
 /// bad parameters, frames of different sizes or a flow of another length; a non-finite result
-/// leaves the flow unchanged and errors.
+/// leaves the flow unchanged and errors. `interrupt` is checked before every SOR sweep; once
+/// it is set the flow is left unchanged and `Err(Cancelled)` returned.
 pub fn refine_flow(
     i1: &GrayImage,
     i2: &GrayImage,
     u: &mut [f64],
     v: &mut [f64],
     params: &VariationalParams,
+    interrupt: &CancelFlag,
 ) -> Result<usize> {
     params.check()?;
     let (w, h) = (i1.width, i1.height);
@@ -270,6 +273,7 @@ pub fn refine_flow(
             sys.smoothness_weights(&flow, params);
             sys.linearise(&d, &base, &flow, params);
             for _ in 0..params.sor_iterations {
+                interrupt.check()?;
                 for colour in 0..2 {
                     sys.sor_half_sweep(&mut flow, colour, params.omega);
                 }
@@ -581,7 +585,7 @@ mod tests {
         // The nearest half-pixel label, as discrete BP would read it out.
         let (mut u, mut v) = (vec![1.0; w * h], vec![-0.5; w * h]);
         let before = mean_error(&u, &v, a, b, w, h);
-        refine_flow(&i1, &i2, &mut u, &mut v, &VariationalParams::default()).unwrap();
+        refine_flow(&i1, &i2, &mut u, &mut v, &VariationalParams::default(), &CancelFlag::default()).unwrap();
         let after = mean_error(&u, &v, a, b, w, h);
         assert!(before > 0.2, "{before}");
         assert!(after < 0.03, "before {before}, after {after}");
@@ -595,7 +599,7 @@ mod tests {
             iterations: 0,
             ..VariationalParams::default()
         };
-        refine_flow(&i1, &i2, &mut u, &mut v, &p).unwrap();
+        refine_flow(&i1, &i2, &mut u, &mut v, &p, &CancelFlag::default()).unwrap();
         assert!(u.iter().all(|&x| x == 0.25));
     }
 
@@ -603,12 +607,12 @@ mod tests {
     fn bad_input_is_refused() {
         let (i1, i2) = pair(16, 12, 0.5, 0.0);
         let (mut u, mut v) = (vec![0.0; 10], vec![0.0; 10]);
-        assert!(refine_flow(&i1, &i2, &mut u, &mut v, &VariationalParams::default()).is_err());
+        assert!(refine_flow(&i1, &i2, &mut u, &mut v, &VariationalParams::default(), &CancelFlag::default()).is_err());
         let (mut u, mut v) = (vec![0.0; 16 * 12], vec![0.0; 16 * 12]);
         let p = VariationalParams {
             omega: 2.5,
             ..VariationalParams::default()
         };
-        assert!(refine_flow(&i1, &i2, &mut u, &mut v, &p).is_err());
+        assert!(refine_flow(&i1, &i2, &mut u, &mut v, &p, &CancelFlag::default()).is_err());
     }
 }

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::NodeId;
+use crate::run::CancelFlag;
 pub use crate::run::residuals::MessageChanges;
 
 pub use schedule::{Damping, Schedule};
@@ -101,5 +102,12 @@ pub trait Inference: Send {
     /// that do not record them return None.
     fn message_changes(&self) -> Option<MessageChanges<'_>> {
         None
+    }
+    /// A flag to check per chunk of work inside an iteration, so that a long iteration (a
+    /// photograph's sweep) can be stopped within a fraction of a second. Once it is set, `step`
+    /// returns [`crate::error::Error::Cancelled`] and the messages are partly updated: the
+    /// caller discards the run. Engines whose iterations are short ignore it.
+    fn set_interrupt(&mut self, flag: CancelFlag) {
+        let _ = flag;
     }
 }

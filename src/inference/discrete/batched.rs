@@ -18,6 +18,7 @@ use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
+use crate::run::CancelFlag;
 use crate::inference::lanes::{lane_max, lane_sums};
 use crate::inference::powers::scaled_power_of_product;
 
@@ -97,18 +98,28 @@ pub(super) struct StepInputs<'a> {
     pub damping: f64,
     /// [`crate::run::residuals::projection_weight`] of every state.
     pub projection: &'a [f64],
+    /// Checked before every chunk of messages.
+    pub interrupt: Option<&'a CancelFlag>,
+}
+
+/// Why a batched iteration stopped before its end.
+pub(super) enum Halt {
+    /// The update of this message had no finite mass.
+    NoFiniteMass(usize),
+    /// The interrupt flag was set.
+    Interrupted,
 }
 
 impl StepInputs<'_> {
     /// One synchronous iteration into `next` (normalised and damped against `messages`), with
     /// each message's L1 change and signed projection in `change`/`signed`. Returns the largest
-    /// change, or the first message whose update had no finite mass.
+    /// change, or why it stopped.
     pub(super) fn run(
         &self,
         next: &mut [f64],
         change: &mut [f64],
         signed: &mut [f64],
-    ) -> std::result::Result<f64, usize> {
+    ) -> std::result::Result<f64, Halt> {
         let s = self.mrf.num_states();
         let k = chunk_messages(s);
         next.par_chunks_mut(s * k)
@@ -116,7 +127,11 @@ impl StepInputs<'_> {
             .zip(signed.par_chunks_mut(k))
             .enumerate()
             .map_init(ChunkScratch::default, |sc, (c, ((out, ch), sg))| {
+                if self.interrupt.is_some_and(|f| f.check().is_err()) {
+                    return Err(Halt::Interrupted);
+                }
                 self.chunk(c * k, out, ch, sg, sc)
+                    .map_err(Halt::NoFiniteMass)
             })
             .try_reduce(|| 0.0, |a, b| Ok(a.max(b)))
     }

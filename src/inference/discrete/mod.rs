@@ -36,6 +36,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::{Graph, NodeId};
+use crate::run::CancelFlag;
 use crate::run::residuals::{change_of, projection_weight};
 
 /// Edge potentials ψ as `S x S` tables, entry `[i * S + j]` = ψ(x_a = i, x_b = j) for an edge
@@ -164,6 +165,8 @@ pub struct DiscreteBp {
     products_fresh: bool,
     /// The projection weight of every state (the signed change of a message).
     projection: Vec<f64>,
+    /// Checked per chunk of messages inside a batched iteration.
+    interrupt: Option<CancelFlag>,
 }
 
 impl DiscreteBp {
@@ -197,6 +200,7 @@ impl DiscreteBp {
             rho: 1.0,
             step_scale: 1.0,
             iteration: 0,
+            interrupt: None,
         })
     }
 
@@ -343,9 +347,13 @@ impl DiscreteBp {
             rho: self.rho,
             damping,
             projection: &self.projection,
+            interrupt: self.interrupt.as_ref(),
         };
         let outcome = inputs.run(&mut self.scratch, &mut self.changes, &mut self.signed);
-        let residual = outcome.map_err(|m| self.divergence(m, iteration))?;
+        let residual = outcome.map_err(|halt| match halt {
+            batched::Halt::NoFiniteMass(m) => self.divergence(m, iteration),
+            batched::Halt::Interrupted => Error::Cancelled,
+        })?;
         std::mem::swap(&mut self.messages, &mut self.scratch);
         self.products_fresh = false;
         self.refresh_products();
@@ -553,6 +561,10 @@ impl Inference for DiscreteBp {
             seconds: start.elapsed().as_secs_f64(),
             updates: num_messages,
         })
+    }
+
+    fn set_interrupt(&mut self, flag: CancelFlag) {
+        self.interrupt = Some(flag);
     }
 
     fn iteration(&self) -> usize {

@@ -289,6 +289,20 @@ impl AlgorithmRun {
         Ok(out)
     }
 
+    /// Every engine of this run (the image's, SURE's probes and window) checks `flag` per
+    /// chunk of work.
+    fn set_interrupt(&mut self, flag: &CancelFlag) {
+        self.engine.inference_mut().set_interrupt(flag.clone());
+        if let Some(probe) = &mut self.sure {
+            for engine in &mut probe.engines {
+                engine.inference_mut().set_interrupt(flag.clone());
+            }
+            if let Some(window) = &mut probe.window {
+                window.engine.inference_mut().set_interrupt(flag.clone());
+            }
+        }
+    }
+
     /// Once SURE's guard has settled this run: "settled at iteration k (…); lowest SURE at
     /// iteration b".
     pub fn settled_note(&self) -> Option<String> {
@@ -439,6 +453,10 @@ impl Denoise {
                 cancel.check()?;
                 attach_sure_probe(run, &data, &config)?;
             }
+        }
+        // The same flag stops a long iteration (a photograph's sweep) within one chunk.
+        for run in &mut runs {
+            run.set_interrupt(cancel);
         }
         let (w, h) = (data.width, data.height);
         let noisy = Arc::new(data.noisy);

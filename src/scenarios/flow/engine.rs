@@ -52,6 +52,14 @@ impl Inference for FlowEngine {
         }
     }
 
+    fn set_interrupt(&mut self, flag: crate::run::CancelFlag) {
+        match self {
+            FlowEngine::Sosmp(e) => e.set_interrupt(flag),
+            FlowEngine::Discrete(e) => e.set_interrupt(flag),
+            FlowEngine::Vacant => {}
+        }
+    }
+
     fn iteration(&self) -> usize {
         match self {
             FlowEngine::Sosmp(e) => e.iteration(),

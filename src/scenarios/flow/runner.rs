@@ -302,7 +302,9 @@ impl FlowRun {
             self.descend(config, pyramid, cancel)?;
         }
         if let Some(handoff) = self.pending.take() {
-            return self.refine_only(handoff, config, pyramid, gt).map(Some);
+            return self
+                .refine_only(handoff, config, pyramid, gt, cancel)
+                .map(Some);
         }
         let report = self.engine.step()?;
         let start = Instant::now();
@@ -321,7 +323,7 @@ impl FlowRun {
         let cap = config.iters_for(self.algorithm);
         self.level_done = converged || self.level_iteration >= cap;
         if self.level_done && config.refines_level(self.level) {
-            self.refine(config, pyramid, gt)?;
+            self.refine(config, pyramid, gt, cancel)?;
             if let Some(e) = self.errors {
                 // The iteration's record shows the refined flow.
                 self.epe.pop();
@@ -368,6 +370,7 @@ impl FlowRun {
         config: &FlowConfig,
         pyramid: &Pyramid,
         gt: Option<&FlowField>,
+        cancel: &CancelFlag,
     ) -> Result<(f64, f64)> {
         let start = Instant::now();
         self.level_iteration += 1;
@@ -381,7 +384,7 @@ impl FlowRun {
             Arc::new(self.full_resolution(pyramid))
         };
         self.errors = gt.map(|g| flow_errors(&self.flow.u, &self.flow.v, g));
-        self.refine(config, pyramid, gt)?;
+        self.refine(config, pyramid, gt, cancel)?;
         self.flow_change = mean_change(&before, (&self.level_flow.u, &self.level_flow.v));
         drop(before);
         if let Some(e) = self.errors {
@@ -407,11 +410,19 @@ impl FlowRun {
         config: &FlowConfig,
         pyramid: &Pyramid,
         gt: Option<&FlowField>,
+        cancel: &CancelFlag,
     ) -> Result<()> {
         let start = Instant::now();
         let (f1, f2) = &pyramid.levels[self.level];
         let mut flow = (*self.level_flow).clone();
-        let warps = refine_flow(f1, f2, &mut flow.u, &mut flow.v, &config.variational())?;
+        let warps = refine_flow(
+            f1,
+            f2,
+            &mut flow.u,
+            &mut flow.v,
+            &config.variational(),
+            cancel,
+        )?;
         let errors_before = self.errors;
         self.level_flow = Arc::new(flow);
         self.flow = if self.level == 0 {
@@ -558,7 +569,7 @@ pub(super) fn build_level(
     );
     cancel.check()?;
     let shift_classes = mrf.shift_classes().0.len();
-    let engine = match algorithm {
+    let mut engine = match algorithm {
         FlowAlgorithm::Sosmp => {
             let problem = Arc::new(flow_problem(&mrf, config.side()?, cancel)?);
             let start = uniform_start(&problem);
@@ -576,6 +587,7 @@ pub(super) fn build_level(
             FlowEngine::Discrete(Box::new(bp))
         }
     };
+    engine.set_interrupt(cancel.clone());
     let info = LevelInfo {
         level,
         width: mrf.width,

@@ -74,6 +74,7 @@ fn refinement_of_the_exact_flow_stays_near_it() {
         &mut u,
         &mut v,
         &VariationalParams::default(),
+        &CancelFlag::default(),
     )
     .unwrap();
     // Inside a 4 px margin: pixels whose motion leaves the frame have only the replicated

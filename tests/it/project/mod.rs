@@ -1,5 +1,6 @@
 //! The project as a whole: the command line, config echo, hardening, fuzzed loaders, the floors, the registry, sweeps.
 
+mod cancel;
 mod cli;
 mod config_echo;
 mod fuzz_loaders;

@@ -51,6 +51,7 @@ use crate::inference::{
     Belief, Damping, EstimateKind, Estimates, Inference, MessageChanges, Schedule, StepReport,
 };
 use crate::model::NodeId;
+use crate::run::CancelFlag;
 use crate::run::residuals::{OwnedChanges, projection_weight};
 use batch::{EngineEvidence, Updater, with_scratch};
 pub use layout::GridShape;
@@ -90,6 +91,16 @@ pub struct KbpEngine {
     signed: Vec<f32>,
     /// Residual-schedule buffers (`serial.rs`).
     serial: serial::SerialState,
+    /// Checked per block (sweep) or chunk (synchronous) inside an iteration.
+    interrupt: Option<CancelFlag>,
+}
+
+/// Why an iteration stopped before its end.
+pub(super) enum Halt {
+    /// The update of this slot had no finite norm.
+    NoFiniteNorm(usize),
+    /// The interrupt flag was set.
+    Interrupted,
 }
 
 impl KbpEngine {
@@ -197,6 +208,7 @@ impl KbpEngine {
             change: Vec::new(),
             signed: Vec::new(),
             serial: serial::SerialState::default(),
+            interrupt: None,
         };
         engine.initialise();
         Ok(engine)
@@ -359,10 +371,10 @@ impl KbpEngine {
         }
     }
 
-    /// One synchronous iteration from `messages` into `next`, chunk by chunk in parallel.
-    /// Returns the largest change, or the first slot whose update had no finite norm (then
-    /// `messages` is untouched).
-    fn step_synchronous(&mut self, damping: f64) -> std::result::Result<f64, usize> {
+    /// One synchronous iteration from `messages` into `next`, chunk by chunk in parallel
+    /// (each chunk checks the interrupt flag first). Returns the largest change, or why it
+    /// stopped (then `messages` is untouched).
+    fn step_synchronous(&mut self, damping: f64) -> std::result::Result<f64, Halt> {
         let dim = self.dim;
         let slots = self.shape.num_slots();
         self.next.resize(dim * slots, 0.0);
@@ -373,12 +385,16 @@ impl KbpEngine {
         let mut signed = std::mem::take(&mut self.signed);
         let updater = self.updater(damping);
         let messages = &self.messages;
+        let interrupt = self.interrupt.as_ref();
         let outcome = next
             .par_chunks_mut(4 * dim * CHUNK_NODES)
             .zip(change.par_chunks_mut(4 * CHUNK_NODES))
             .zip(signed.par_chunks_mut(4 * CHUNK_NODES))
             .enumerate()
             .map(|(c, ((out, ch), sg))| {
+                if interrupt.is_some_and(|f| f.check().is_err()) {
+                    return Err(Halt::Interrupted);
+                }
                 with_scratch(|sc| {
                     let first = c * CHUNK_NODES;
                     let nodes = first..first + ch.len() / 4;
@@ -395,7 +411,8 @@ impl KbpEngine {
                                 ch[local] = l2 as f32;
                                 sg[local] = projected as f32;
                             },
-                        )?;
+                        )
+                        .map_err(Halt::NoFiniteNorm)?;
                         largest = largest.max(w);
                     }
                     Ok(largest)
@@ -406,6 +423,13 @@ impl KbpEngine {
         self.change = change;
         self.signed = signed;
         outcome
+    }
+
+    fn halted(&self, halt: Halt, iteration: usize) -> Error {
+        match halt {
+            Halt::NoFiniteNorm(slot) => self.divergence(slot, iteration),
+            Halt::Interrupted => Error::Cancelled,
+        }
     }
 
     fn divergence(&self, slot: usize, iteration: usize) -> Error {
@@ -455,11 +479,11 @@ impl Inference for KbpEngine {
                     std::mem::swap(&mut self.messages, &mut self.next);
                     residual
                 }
-                Err(slot) => return Err(self.divergence(slot, iteration)),
+                Err(halt) => return Err(self.halted(halt, iteration)),
             },
             Schedule::Sweep => self
                 .step_wavefront(damping)
-                .map_err(|slot| self.divergence(slot, iteration))?,
+                .map_err(|halt| self.halted(halt, iteration))?,
             Schedule::Random => self.step_random(iteration, damping)?,
             Schedule::Residual => self.step_residual(iteration, damping)?,
         };
@@ -475,6 +499,10 @@ impl Inference for KbpEngine {
                 messages
             },
         })
+    }
+
+    fn set_interrupt(&mut self, flag: CancelFlag) {
+        self.interrupt = Some(flag);
     }
 
     fn iteration(&self) -> usize {

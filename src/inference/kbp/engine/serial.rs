@@ -19,6 +19,9 @@ use crate::error::Result;
 use crate::inference::Schedule;
 use crate::inference::schedule_order::{ResidualQueue, random_order};
 
+/// Pixels (or committed messages) between two checks of the interrupt flag.
+const SERIAL_CHUNK: usize = 4096;
+
 /// Buffers of the residual schedule.
 #[derive(Debug, Clone, Default)]
 pub(super) struct SerialState {
@@ -63,6 +66,11 @@ impl KbpEngine {
         degree
     }
 
+    /// `Err(Cancelled)` once the interrupt flag is set.
+    fn check_interrupt(&self) -> Result<()> {
+        self.interrupt.as_ref().map_or(Ok(()), |f| f.check())
+    }
+
     /// One random-order iteration; returns the largest change.
     pub(super) fn step_random(&mut self, iteration: usize, damping: f64) -> Result<f64> {
         let dim = self.dim;
@@ -74,7 +82,10 @@ impl KbpEngine {
         let mut sc = Scratch::default();
         let mut old = vec![0.0; dim];
         let mut residual: f64 = 0.0;
-        for t in order {
+        for (i, t) in order.into_iter().enumerate() {
+            if i % SERIAL_CHUNK == 0 {
+                self.check_interrupt()?;
+            }
             let degree = self.pixel_update(&messages, t, &mut sc);
             let dirs = self.shape.directions(t).0;
             for (k, new) in sc.out.chunks_exact_mut(dim).take(degree).enumerate() {
@@ -155,6 +166,9 @@ impl KbpEngine {
             serial.pending.resize(slots * dim, 0.0);
             serial.queue = Some(ResidualQueue::new(slots));
             for t in 0..self.shape.num_nodes() {
+                if t % SERIAL_CHUNK == 0 {
+                    self.check_interrupt()?;
+                }
                 self.queue_pixel(&self.messages, t, None, serial, &mut sc, iteration)?;
             }
         }
@@ -163,7 +177,10 @@ impl KbpEngine {
         let (mut change, mut signed) = (vec![0.0f32; slots], vec![0.0f32; slots]);
         let mut old = vec![0.0; dim];
         let mut committed = vec![0.0; dim];
-        for _ in 0..self.shape.num_messages() {
+        for i in 0..self.shape.num_messages() {
+            if i % SERIAL_CHUNK == 0 {
+                self.check_interrupt()?;
+            }
             let queue = serial.queue.as_mut().expect("queue set above");
             let Some((s, r)) = queue.peek() else { break };
             if r <= 0.0 {

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::batch::with_scratch;
 use super::store::SharedStore;
-use super::{KbpEngine, degree_groups};
+use super::{Halt, KbpEngine, degree_groups};
 
 /// Side of a block: at most 64 pixels, at least 16, and about an eighth of the image's shorter
 /// side so that a small image still has blocks for every core.
@@ -24,9 +24,9 @@ fn block_side(width: usize, height: usize) -> usize {
 }
 
 impl KbpEngine {
-    /// One forward and backward wavefront pass; the largest change of any update, or the slot
-    /// of the first update without a finite norm.
-    pub(super) fn step_wavefront(&mut self, damping: f64) -> std::result::Result<f64, usize> {
+    /// One forward and backward wavefront pass; the largest change of any update, or why it
+    /// stopped (each block checks the interrupt flag before it starts).
+    pub(super) fn step_wavefront(&mut self, damping: f64) -> std::result::Result<f64, Halt> {
         let dim = self.dim;
         let slots = self.shape.num_slots();
         self.change.clear();
@@ -41,6 +41,7 @@ impl KbpEngine {
             let change_ptr = SharedRecord::new(&mut change);
             let signed_ptr = SharedRecord::new(&mut signed);
             let updater = self.updater(damping);
+            let interrupt = self.interrupt.as_ref();
             let (w, h) = (self.shape.width, self.shape.height);
             let side = block_side(w, h);
             let (bw, bh) = (w.div_ceil(side), h.div_ceil(side));
@@ -60,6 +61,9 @@ impl KbpEngine {
                     let outcome = blocks
                         .par_iter()
                         .map(|&(bx, by)| {
+                            if interrupt.is_some_and(|f| f.check().is_err()) {
+                                return Err(Halt::Interrupted);
+                            }
                             with_scratch(|sc| {
                                 let (x0, y0) = (bx * side, by * side);
                                 let (x1, y1) = ((x0 + side).min(w), (y0 + side).min(h));
@@ -85,7 +89,8 @@ impl KbpEngine {
                                                 change_ptr.add(s, l2);
                                                 signed_ptr.add(s, projected);
                                             },
-                                        )?;
+                                        )
+                                        .map_err(Halt::NoFiniteNorm)?;
                                         worst = worst.max(u);
                                     }
                                 }
@@ -95,8 +100,8 @@ impl KbpEngine {
                         .try_reduce(|| 0.0, |a, b| Ok(a.max(b)));
                     match outcome {
                         Ok(u) => largest = largest.max(u),
-                        Err(slot) => {
-                            failed = Some(slot);
+                        Err(halt) => {
+                            failed = Some(halt);
                             break 'passes;
                         }
                     }
