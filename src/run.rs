@@ -6,6 +6,7 @@ pub mod budget;
 pub mod edge_frames;
 pub mod level_maps;
 pub mod residuals;
+pub mod time_need;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{Error, Result};
 use crate::io::results::{results_json, write_results};
 use crate::run::budget::{budget, format_bytes};
+use crate::run::time_need::format_seconds;
 use crate::scenarios::tree::cli::{DatasetArgs, run_dataset};
 use crate::scenarios::{CancelFlag, OutputArgs, RunResults, ScenarioConfig, catalogue};
 use progress::Progress;
@@ -116,18 +117,26 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
-    let progress = Progress::new();
-    let estimate = config
-        .memory_need()
-        .map(|need| {
-            format!(
-                " (estimated peak memory {} of a budget of {})",
-                format_bytes(need.total()),
-                format_bytes(budget())
-            )
-        })
-        .unwrap_or_default();
-    progress.stage(&format!("{}: setting up{estimate}", config.name()));
+    let time = config.time_need();
+    let progress = Progress::new(time, config.max_iters());
+    let memory = config.memory_need().map(|need| {
+        format!(
+            "estimated peak memory {} of a budget of {}",
+            format_bytes(need.total()),
+            format_bytes(budget())
+        )
+    });
+    let estimates: Vec<String> = memory
+        .into_iter()
+        .chain(time.map(|t| format!("estimated time {}", t.describe())))
+        .collect();
+    // Shown with the set-up (off a terminal once it lasts a second: a quick failure stays
+    // one line) and again, for the iterations, in the line that ends it.
+    let estimates = match estimates.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", estimates.join("; ")),
+    };
+    progress.setup(&format!("{}: setting up", config.name()), &estimates);
     let fault = injected_fault();
     let mut scenario = guarded("setting up", || {
         if fault == Some(0) {
@@ -135,8 +144,21 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         }
         config.build(&CancelFlag::default())
     })?;
+    let iterations_estimate = time
+        .filter(|t| t.iterations > 0)
+        .map(|t| {
+            let up_to = if t.may_stop_early { "up to " } else { "" };
+            let plural = if t.iterations == 1 { "" } else { "s" };
+            format!(
+                "; estimated {up_to}{} for {} iteration{plural} ({} each)",
+                format_seconds(t.per_iteration * t.iterations as f64),
+                t.iterations,
+                format_seconds(t.per_iteration)
+            )
+        })
+        .unwrap_or_default();
     progress.done_stage(&format!(
-        "{}: {} set up in {:.3} s",
+        "{}: {} set up in {:.3} s{iterations_estimate}",
         config.name(),
         scenario.algorithm(),
         scenario.setup_seconds()
@@ -160,6 +182,7 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
             .collect();
         progress.iteration(
             r.iter,
+            r.seconds,
             &format!(
                 "iter {:4}  residual {:.3e}  {:.4} s  {}",
                 r.iter,

@@ -585,7 +585,15 @@ mod tests {
         // The nearest half-pixel label, as discrete BP would read it out.
         let (mut u, mut v) = (vec![1.0; w * h], vec![-0.5; w * h]);
         let before = mean_error(&u, &v, a, b, w, h);
-        refine_flow(&i1, &i2, &mut u, &mut v, &VariationalParams::default(), &CancelFlag::default()).unwrap();
+        refine_flow(
+            &i1,
+            &i2,
+            &mut u,
+            &mut v,
+            &VariationalParams::default(),
+            &CancelFlag::default(),
+        )
+        .unwrap();
         let after = mean_error(&u, &v, a, b, w, h);
         assert!(before > 0.2, "{before}");
         assert!(after < 0.03, "before {before}, after {after}");
@@ -607,7 +615,17 @@ mod tests {
     fn bad_input_is_refused() {
         let (i1, i2) = pair(16, 12, 0.5, 0.0);
         let (mut u, mut v) = (vec![0.0; 10], vec![0.0; 10]);
-        assert!(refine_flow(&i1, &i2, &mut u, &mut v, &VariationalParams::default(), &CancelFlag::default()).is_err());
+        assert!(
+            refine_flow(
+                &i1,
+                &i2,
+                &mut u,
+                &mut v,
+                &VariationalParams::default(),
+                &CancelFlag::default()
+            )
+            .is_err()
+        );
         let (mut u, mut v) = (vec![0.0; 16 * 12], vec![0.0; 16 * 12]);
         let p = VariationalParams {
             omega: 2.5,

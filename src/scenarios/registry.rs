@@ -19,6 +19,7 @@ use super::{OutputArgs, Scenario};
 use crate::error::{Error, Result};
 use crate::run::CancelFlag;
 use crate::run::budget::MemoryNeed;
+use crate::run::time_need::TimeNeed;
 
 /// A scenario as the registry sees it. Implemented once, in the scenario's own folder.
 pub trait ScenarioDef: Scenario + Sized + 'static {
@@ -86,6 +87,11 @@ pub trait ScenarioParams {
     /// checked against the budget before anything large is allocated (see
     /// [`crate::run::budget`]). `None`: nothing in the config makes the run large.
     fn memory_need(&self) -> Option<MemoryNeed> {
+        None
+    }
+    /// The run's estimated time from its sizes (see [`crate::run::time_need`]), stated when
+    /// it starts and the basis of its ETA.
+    fn time_need(&self) -> Option<TimeNeed> {
         None
     }
     /// [`check`](Self::check), then the estimated peak memory against the budget.
@@ -395,6 +401,13 @@ macro_rules! registry {
             pub fn memory_need(&self) -> Option<MemoryNeed> {
                 match self {
                     $(ScenarioConfig::$variant(c) => c.memory_need(),)*
+                }
+            }
+
+            /// The run's estimated time, from its sizes.
+            pub fn time_need(&self) -> Option<TimeNeed> {
+                match self {
+                    $(ScenarioConfig::$variant(c) => c.time_need(),)*
                 }
             }
 

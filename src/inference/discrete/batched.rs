@@ -18,9 +18,9 @@ use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::run::CancelFlag;
 use crate::inference::lanes::{lane_max, lane_sums};
 use crate::inference::powers::scaled_power_of_product;
+use crate::run::CancelFlag;
 
 /// Values of a chunk's input matrix: a chunk is about this many doubles (a few hundred KB with
 /// its output), so the gathered products, the output and the table stay in the core's cache.

@@ -692,4 +692,8 @@ impl ScenarioParams for FlowConfig {
     fn memory_need(&self) -> Option<crate::run::budget::MemoryNeed> {
         super::memory::flow_memory_need(self)
     }
+
+    fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
+        Some(super::memory::flow_time_need(self))
+    }
 }

@@ -376,6 +376,17 @@ impl KjitConfig {
 impl ScenarioParams for KjitConfig {
     const PARAMS: &'static [Param] = PARAMS;
 
+    /// An iteration is one problem (or one step of a lab): about 0.75 s with the default
+    /// 5 x 10^4 sampling-EP particles, in proportion to the particles.
+    fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
+        let per = 0.75 * (self.particles as f64 / 5e4).max(0.05);
+        Some(crate::run::time_need::TimeNeed::scaled(
+            0.05,
+            per,
+            self.iterations(),
+        ))
+    }
+
     fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
         self.batch.check()?;

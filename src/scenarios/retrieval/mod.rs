@@ -474,6 +474,19 @@ impl Scenario for Retrieval {
 impl ScenarioParams for RetrievalConfig {
     const PARAMS: &'static [Param] = PARAMS;
 
+    /// A repeat scores every pool tuple as a query against every candidate, per chain length:
+    /// about `L (3.3e-5 pool + 5.8e-8 pool²)` seconds summed over the lengths (measured at
+    /// pools of 300 and 1200).
+    fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
+        let pool = self.pool as f64;
+        let lengths: f64 = self.lengths.iter().map(|&l| l as f64).sum();
+        Some(crate::run::time_need::TimeNeed::scaled(
+            0.0,
+            lengths * (3.3e-5 * pool + 5.8e-8 * pool * pool),
+            self.repeats,
+        ))
+    }
+
     fn check(&self) -> Result<()> {
         if self.lengths.is_empty() || self.lengths.iter().any(|&l| !(2..=9).contains(&l)) {
             return Err(Error::param(

@@ -190,6 +190,15 @@ impl Default for TeachConfig {
 impl ScenarioParams for TeachConfig {
     const PARAMS: &'static [Param] = PARAMS;
 
+    /// A message takes well under a millisecond; a window paces them for the eye.
+    fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
+        Some(crate::run::time_need::TimeNeed::scaled(
+            0.0,
+            1e-4,
+            self.max_messages,
+        ))
+    }
+
     fn check(&self) -> Result<()> {
         check_table(self, PARAMS)?;
         Damping(self.damping).check()?;

@@ -234,6 +234,67 @@ impl ScenarioParams for TreeConfig {
     /// the model), and the Parzen prior's blocks. A CSV is sized from its file (a number takes
     /// at least two bytes of text) and its header (the columns); nodes default to columns.
     fn memory_need(&self) -> Option<MemoryNeed> {
+        let (rows, data_doubles, nodes) = self.estimate_sizes();
+        let m = (self.samples_per_edge as f64).min(rows);
+        let sets = if self.shared_samples || m >= rows {
+            nodes
+        } else {
+            2.0 * (nodes - 1.0)
+        };
+        let threads = rayon::current_num_threads() as f64;
+        let grid = self.grid as f64;
+        let cross = (grid * m * sets + m * m * (sets - nodes).max(0.0)).min((1u64 << 26) as f64);
+        Some(
+            MemoryNeed::new(format!(
+                "tree with {nodes} nodes and {} samples per edge",
+                self.samples_per_edge
+            ))
+            .doubles("data", 3.0 * data_doubles)
+            .doubles(
+                "Gram factors (m x m per sample set)",
+                (sets + threads) * m * m,
+            )
+            .doubles("cross-Grams", cross)
+            .doubles(
+                "Parzen prior blocks",
+                threads * (grid * rows.min(data_doubles)).min((1u64 << 22) as f64),
+            ),
+        )
+    }
+
+    /// Set-up about 0.3 s per edge at m = 1000 samples, growing as m^1.44 (the edge's
+    /// factorisation and bandwidth choice; measured at m = 1000 and 4000); a message about
+    /// 0.75 µs per sample.
+    fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
+        let (rows, _, nodes) = self.estimate_sizes();
+        let m = (self.samples_per_edge as f64).min(rows);
+        let edges = (nodes - 1.0).max(1.0);
+        let setup = 0.1 + edges * 0.3 * (m / 1000.0).powf(1.44);
+        let messages = 2 * edges as usize;
+        Some(crate::run::time_need::TimeNeed::scaled(
+            setup,
+            7.5e-7 * m,
+            messages,
+        ))
+    }
+}
+
+/// The number of fields of a CSV file's first line (its header), where it can be read.
+fn csv_header_columns(path: &std::path::Path) -> Option<usize> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(file)
+        .take(1 << 20)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    Some(line.iter().filter(|&&b| b == b',').count() + 1)
+}
+
+impl TreeConfig {
+    /// Rows (infinite for a CSV, sized from its file), data values and nodes, as the
+    /// estimates see them before any data is read.
+    fn estimate_sizes(&self) -> (f64, f64, f64) {
         let (rows, columns, data_doubles) = match &self.data {
             DataSource::Builtin {
                 name, rows, size, ..
@@ -261,42 +322,6 @@ impl ScenarioParams for TreeConfig {
             self.nodes.len() as f64
         }
         .max(2.0);
-        let m = (self.samples_per_edge as f64).min(rows);
-        let sets = if self.shared_samples || m >= rows {
-            nodes
-        } else {
-            2.0 * (nodes - 1.0)
-        };
-        let threads = rayon::current_num_threads() as f64;
-        let grid = self.grid as f64;
-        let cross = (grid * m * sets + m * m * (sets - nodes).max(0.0)).min((1u64 << 26) as f64);
-        Some(
-            MemoryNeed::new(format!(
-                "tree with {nodes} nodes and {} samples per edge",
-                self.samples_per_edge
-            ))
-            .doubles("data", 3.0 * data_doubles)
-            .doubles(
-                "Gram factors (m x m per sample set)",
-                (sets + threads) * m * m,
-            )
-            .doubles("cross-Grams", cross)
-            .doubles(
-                "Parzen prior blocks",
-                threads * (grid * rows.min(data_doubles)).min((1u64 << 22) as f64),
-            ),
-        )
+        (rows, data_doubles, nodes)
     }
-}
-
-/// The number of fields of a CSV file's first line (its header), where it can be read.
-fn csv_header_columns(path: &std::path::Path) -> Option<usize> {
-    use std::io::{BufRead, Read};
-    let file = std::fs::File::open(path).ok()?;
-    let mut line = Vec::new();
-    std::io::BufReader::new(file)
-        .take(1 << 20)
-        .read_until(b'\n', &mut line)
-        .ok()?;
-    Some(line.iter().filter(|&&b| b == b',').count() + 1)
 }

@@ -400,19 +400,20 @@ impl KbpEngine {
                     let nodes = first..first + ch.len() / 4;
                     let mut largest: f64 = 0.0;
                     for group in degree_groups(self.shape, nodes) {
-                        let w = updater.update_group(
-                            &group.nodes,
-                            group.degree,
-                            |s, o| store::read(messages, dim, s, o),
-                            sc,
-                            |s, new, l2, projected| {
-                                let local = s - 4 * first;
-                                store::write(out, dim, local, new);
-                                ch[local] = l2 as f32;
-                                sg[local] = projected as f32;
-                            },
-                        )
-                        .map_err(Halt::NoFiniteNorm)?;
+                        let w = updater
+                            .update_group(
+                                &group.nodes,
+                                group.degree,
+                                |s, o| store::read(messages, dim, s, o),
+                                sc,
+                                |s, new, l2, projected| {
+                                    let local = s - 4 * first;
+                                    store::write(out, dim, local, new);
+                                    ch[local] = l2 as f32;
+                                    sg[local] = projected as f32;
+                                },
+                            )
+                            .map_err(Halt::NoFiniteNorm)?;
                         largest = largest.max(w);
                     }
                     Ok(largest)

@@ -79,18 +79,19 @@ impl KbpEngine {
                                         // updated at once write only their own slots and read
                                         // their neighbours', which nobody writes meanwhile
                                         // (module doc).
-                                        let u = updater.update_group(
-                                            &group.nodes,
-                                            group.degree,
-                                            |s, o| unsafe { store.read(s, o) },
-                                            sc,
-                                            |s, new, l2, projected| unsafe {
-                                                store.write(s, new);
-                                                change_ptr.add(s, l2);
-                                                signed_ptr.add(s, projected);
-                                            },
-                                        )
-                                        .map_err(Halt::NoFiniteNorm)?;
+                                        let u = updater
+                                            .update_group(
+                                                &group.nodes,
+                                                group.degree,
+                                                |s, o| unsafe { store.read(s, o) },
+                                                sc,
+                                                |s, new, l2, projected| unsafe {
+                                                    store.write(s, new);
+                                                    change_ptr.add(s, l2);
+                                                    signed_ptr.add(s, projected);
+                                                },
+                                            )
+                                            .map_err(Halt::NoFiniteNorm)?;
                                         worst = worst.max(u);
                                     }
                                 }
