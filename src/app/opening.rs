@@ -9,6 +9,7 @@
 
 // The window's own imports and modules (file dialogs, recent files, sessions, notices).
 use super::*;
+use strum::VariantArray;
 
 impl App {
     /// Opens `paths` in the current scenario's room (a session file restores the session).
@@ -99,7 +100,7 @@ impl App {
 
     pub(super) fn ask_to_save(&mut self, ctx: &egui::Context, request: SaveRequest) {
         // Saves start beside the newest file the user has opened or saved.
-        let start = self.dialog_start(&RecentKind::ALL);
+        let start = self.dialog_start(RecentKind::VARIANTS);
         self.dialog.ask(ctx, Purpose::Save(request), start);
     }
 

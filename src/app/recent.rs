@@ -13,7 +13,9 @@ use super::file_dialog::IMAGE_EXTENSIONS;
 pub const MAX_RECENT: usize = 8;
 
 /// What a recent file is, from its extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, strum::VariantArray,
+)]
 pub enum RecentKind {
     Images,
     Datasets,
@@ -23,14 +25,6 @@ pub enum RecentKind {
 }
 
 impl RecentKind {
-    pub const ALL: [RecentKind; 5] = [
-        RecentKind::Images,
-        RecentKind::Datasets,
-        RecentKind::FlowFields,
-        RecentKind::Models,
-        RecentKind::Sessions,
-    ];
-
     /// The submenu's name.
     pub fn label(self) -> &'static str {
         match self {

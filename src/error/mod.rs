@@ -2,6 +2,7 @@
 
 pub mod graph;
 pub mod kernel;
+pub mod labels;
 
 use thiserror::Error;
 

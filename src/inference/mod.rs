@@ -20,6 +20,7 @@ pub mod tree_kbp;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::error::labels::{Labelled, unknown};
 use crate::model::NodeId;
 use crate::run::CancelFlag;
 pub use crate::run::residuals::MessageChanges;
@@ -64,6 +65,8 @@ pub struct Estimates {
 /// How a belief becomes a point estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum EstimateKind {
     /// The most probable state (argmax of the belief).
     #[default]
@@ -72,15 +75,8 @@ pub enum EstimateKind {
     Mean,
 }
 
-impl std::str::FromStr for EstimateKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "map" => Ok(EstimateKind::Map),
-            "mean" => Ok(EstimateKind::Mean),
-            _ => Err(format!("unknown estimate '{s}' (expected map or mean)")),
-        }
-    }
+impl Labelled for EstimateKind {
+    const WHAT: &str = "estimate";
 }
 
 /// One message-passing algorithm on one problem.

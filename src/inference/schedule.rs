@@ -3,56 +3,40 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Result, check_range};
 
 /// The order in which messages are recomputed.
+/// Parsing also takes `sync`, `sequential` and `rbp` (configs only the names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum Schedule {
     /// Jacobi: every message is recomputed from the previous iteration's messages (parallel).
     #[default]
+    #[strum(to_string = "synchronous", serialize = "sync")]
     Synchronous,
     /// Gauss-Seidel: nodes in id order and then in reverse, each using the freshest messages
     /// (serial; one sweep updates every message twice).
+    #[strum(to_string = "sweep", serialize = "sequential")]
     Sweep,
     /// Every message once per iteration, in a fresh seeded random order, each using the
     /// freshest messages (serial).
     Random,
     /// Residual BP (Elidan, McGraw, Koller 2006): always update the message whose pending
     /// change is largest (a priority queue); one iteration is as many updates as messages.
+    #[strum(to_string = "residual", serialize = "rbp")]
     Residual,
 }
 
-impl Schedule {
-    pub const ALL: [Schedule; 4] = [
-        Schedule::Synchronous,
-        Schedule::Sweep,
-        Schedule::Random,
-        Schedule::Residual,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Schedule::Synchronous => "synchronous",
-            Schedule::Sweep => "sweep",
-            Schedule::Random => "random",
-            Schedule::Residual => "residual",
-        }
-    }
+impl Labelled for Schedule {
+    const WHAT: &str = "schedule";
 }
 
-impl std::str::FromStr for Schedule {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "synchronous" | "sync" => Ok(Schedule::Synchronous),
-            "sweep" | "sequential" => Ok(Schedule::Sweep),
-            "random" => Ok(Schedule::Random),
-            "residual" | "rbp" => Ok(Schedule::Residual),
-            _ => Err(format!(
-                "unknown schedule '{s}' (expected synchronous, sweep, random or residual)"
-            )),
-        }
+impl Schedule {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

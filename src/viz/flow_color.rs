@@ -20,6 +20,7 @@ use image::{Rgba, RgbaImage};
 use serde::{Deserialize, Serialize};
 
 use super::colormap::heat_color;
+use crate::error::labels::{Labelled, unknown};
 
 /// Lengths of the six ramps of the Middlebury wheel.
 pub const WHEEL_RAMPS: [usize; 6] = [15, 6, 4, 11, 13, 6];
@@ -31,6 +32,8 @@ const UNKNOWN: f64 = 1e9;
 /// Which colour coding to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum FlowColoring {
     /// The Middlebury colour wheel (Baker et al.).
     #[default]
@@ -39,24 +42,13 @@ pub enum FlowColoring {
     Hsv,
 }
 
-impl FlowColoring {
-    pub const ALL: [FlowColoring; 2] = [FlowColoring::Middlebury, FlowColoring::Hsv];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            FlowColoring::Middlebury => "middlebury",
-            FlowColoring::Hsv => "hsv",
-        }
-    }
+impl Labelled for FlowColoring {
+    const WHAT: &str = "colour coding";
 }
 
-impl std::str::FromStr for FlowColoring {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        FlowColoring::ALL
-            .into_iter()
-            .find(|c| c.label() == s)
-            .ok_or_else(|| format!("unknown colour coding '{s}' (expected middlebury or hsv)"))
+impl FlowColoring {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

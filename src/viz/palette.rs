@@ -6,8 +6,9 @@
 /// An sRGB colour.
 pub type Rgb = [u8; 3];
 
-/// The methods compared across scenarios.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The methods compared across scenarios. Their names in legends ([`Method::name`]) are not
+/// the keys results use ([`Method::of_key`]), so both are written out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Method {
     /// Kernel BP (loopy or tree; the tree's Parzen read-out of its beliefs).
     KernelBp,
@@ -36,23 +37,6 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 14] = [
-        Method::KernelBp,
-        Method::KernelBpEmbedding,
-        Method::DiscreteBp,
-        Method::GaussianBp,
-        Method::Sosmp,
-        Method::NearestNeighbour,
-        Method::Exact,
-        Method::Baseline,
-        Method::Kjit,
-        Method::Quadrature,
-        Method::Sampling,
-        Method::PredictiveBp,
-        Method::Em,
-        Method::OnlineEm,
-    ];
-
     pub const fn color(self) -> Rgb {
         match self {
             Method::KernelBp => [66, 165, 245],
@@ -179,6 +163,8 @@ pub const PBP_EXACT: Rgb = Method::Exact.color();
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
 
     fn distance(a: Rgb, b: Rgb) -> i32 {
@@ -187,7 +173,7 @@ mod tests {
 
     #[test]
     fn every_colour_is_distinct_from_every_other() {
-        let mut all: Vec<Rgb> = Method::ALL.iter().map(|m| m.color()).collect();
+        let mut all: Vec<Rgb> = Method::VARIANTS.iter().map(|m| m.color()).collect();
         all.extend([FLOOR, SLOPE, FIXED_POINT]);
         all.extend(SERIES);
         for (i, a) in all.iter().enumerate() {

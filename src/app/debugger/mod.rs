@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, VLine};
+use strum::VariantArray;
 
 use super::commands::UiCommand;
 use super::textures::{AsyncTexture, Source};
@@ -367,7 +368,7 @@ impl Debugger {
             egui::ComboBox::from_label("schedule")
                 .selected_text(schedule.label())
                 .show_ui(ui, |ui| {
-                    for s in Schedule::ALL {
+                    for &s in Schedule::VARIANTS {
                         ui.selectable_value(&mut schedule, s, s.label());
                     }
                 });

@@ -1,6 +1,7 @@
 //! The menu bar: every keyed command with its shortcut, panel toggles and the theme switch.
 
 use eframe::egui::{self, ThemePreference};
+use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::help::Help;
@@ -42,7 +43,7 @@ fn theme_switch(ui: &mut egui::Ui) {
 fn open_recent(ui: &mut egui::Ui, state: &State, commands: &mut Vec<UiCommand>) {
     ui.add_enabled_ui(!state.recent.is_empty(), |ui| {
         ui.menu_button("Open recent", |ui| {
-            for kind in RecentKind::ALL {
+            for &kind in RecentKind::VARIANTS {
                 let files = state.recent.list(kind);
                 if files.is_empty() {
                     continue;

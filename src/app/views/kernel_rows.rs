@@ -3,6 +3,7 @@
 //! uses shown beneath when a run is live.
 
 use eframe::egui;
+use strum::VariantArray;
 
 use crate::app::form::row_label;
 use crate::inference::kbp::Bandwidth;
@@ -25,7 +26,7 @@ pub fn kernel_rows(
             egui::ComboBox::from_id_salt(("kernel_kind", salt))
                 .selected_text(k.kernel.label())
                 .show_ui(ui, |ui| {
-                    for kind in KernelKind::ALL {
+                    for &kind in KernelKind::VARIANTS {
                         ui.selectable_value(&mut k.kernel, kind, kind.label());
                     }
                 })
@@ -58,7 +59,7 @@ pub fn kernel_rows(
                         egui::ComboBox::from_id_salt(("bandwidth_rule", salt))
                             .selected_text(k.rule.label())
                             .show_ui(ui, |ui| {
-                                for rule in BandwidthRule::ALL {
+                                for &rule in BandwidthRule::VARIANTS {
                                     ui.selectable_value(&mut k.rule, rule, rule.label());
                                 }
                             })

@@ -13,6 +13,7 @@ pub mod model;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result, check_range};
 
 pub use engine::KbpEngine;
@@ -23,6 +24,8 @@ pub use model::{
 /// Which message update kernel BP uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum KbpUpdate {
     /// Eq. 12 on all template pairs (collapsed exactly onto the distinct values).
     Full,
@@ -33,25 +36,13 @@ pub enum KbpUpdate {
     Constant,
 }
 
-impl KbpUpdate {
-    pub const ALL: [KbpUpdate; 3] = [KbpUpdate::Full, KbpUpdate::Linear, KbpUpdate::Constant];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            KbpUpdate::Full => "full",
-            KbpUpdate::Linear => "linear",
-            KbpUpdate::Constant => "constant",
-        }
-    }
+impl Labelled for KbpUpdate {
+    const WHAT: &str = "update";
 }
 
-impl std::str::FromStr for KbpUpdate {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        KbpUpdate::ALL
-            .into_iter()
-            .find(|u| u.label() == s)
-            .ok_or_else(|| format!("unknown update '{s}' (expected full, linear or constant)"))
+impl KbpUpdate {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

@@ -182,6 +182,8 @@ impl ScheduledEp {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use nalgebra::DMatrix;
 
     use super::*;
@@ -201,7 +203,7 @@ mod tests {
     fn every_schedule_reaches_the_same_fixed_point() {
         let mut op = QuadratureProjection::new(100).unwrap();
         let mut means = Vec::new();
-        for schedule in Schedule::ALL {
+        for &schedule in Schedule::VARIANTS {
             let mut ep = ScheduledEp::new(problem(), schedule, 0.0, 7).unwrap();
             let mut last = f64::INFINITY;
             for _ in 0..200 {

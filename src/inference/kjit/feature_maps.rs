@@ -22,34 +22,22 @@ use super::embedding::{DiagGaussian, KernelWidths, TwoStageFeatures, median_heur
 use crate::error::{Error, Result};
 use crate::kernel::RandomFourierFeatures;
 
-/// The operators of the Supp C table, in its order.
+/// The operators of the Supp C table, in its order (`VARIANTS` lists them so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::VariantArray, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub enum OperatorKind {
-    Kjit,
     MeanVariance,
     JointExpectedProduct,
     SumOfExpectedProducts,
     ProductOfExpectedProducts,
+    Kjit,
 }
 
 impl OperatorKind {
-    pub const ALL: [OperatorKind; 5] = [
-        OperatorKind::MeanVariance,
-        OperatorKind::JointExpectedProduct,
-        OperatorKind::SumOfExpectedProducts,
-        OperatorKind::ProductOfExpectedProducts,
-        OperatorKind::Kjit,
-    ];
-
     pub fn name(self) -> &'static str {
-        match self {
-            OperatorKind::Kjit => "kjit",
-            OperatorKind::MeanVariance => "mean-variance",
-            OperatorKind::JointExpectedProduct => "joint-expected-product",
-            OperatorKind::SumOfExpectedProducts => "sum-of-expected-products",
-            OperatorKind::ProductOfExpectedProducts => "product-of-expected-products",
-        }
+        self.into()
     }
 
     /// Mean (s.d.) of log KL in the Supp C table.
@@ -300,6 +288,8 @@ fn scaled(t: &DiagGaussian, inner_var: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
     use crate::inference::kjit::embedding::expected_product;
 
@@ -319,7 +309,7 @@ mod tests {
             d_in: 50,
             d_out: 100,
         };
-        for kind in OperatorKind::ALL {
+        for &kind in OperatorKind::VARIANTS {
             let map = FeatureMap::new(kind, &train, 1.0, budget, 3).unwrap();
             let f = map.features(&train[0]).unwrap();
             assert_eq!(f.len(), map.dim(), "{}", kind.name());

@@ -180,6 +180,8 @@ fn edge_table(mrf: &DiscreteMrf, e: usize) -> &[f64] {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
     use crate::inference::discrete::EdgePotentials;
     use rand::{Rng, SeedableRng};
@@ -252,7 +254,7 @@ mod tests {
     #[test]
     fn every_schedule_reaches_the_exact_marginals_on_a_tree() {
         let g = Graph::balanced_tree(2, 2).unwrap();
-        for schedule in Schedule::ALL {
+        for &schedule in Schedule::VARIANTS {
             for damping in [0.0, 0.5] {
                 let mut bp = stepper(g.clone(), schedule, damping);
                 let exact = exact_marginals(bp.mrf(), bp.cards(), 1 << 20).unwrap();
@@ -271,7 +273,7 @@ mod tests {
     #[test]
     fn the_next_message_listed_is_the_one_sent() {
         let g = Graph::grid(3, 3).unwrap();
-        for schedule in Schedule::ALL {
+        for &schedule in Schedule::VARIANTS {
             let mut bp = stepper(g.clone(), schedule, 0.3);
             for _ in 0..3 * g.num_messages() {
                 let next = bp.upcoming(4);

@@ -293,6 +293,8 @@ impl Stepper<GaussianRule> {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -366,7 +368,7 @@ mod tests {
     #[test]
     fn loopy_means_are_exact_at_convergence_and_variances_are_not() {
         let g = Graph::grid(3, 3).unwrap();
-        for schedule in Schedule::ALL {
+        for &schedule in Schedule::VARIANTS {
             for damping in [0.0, 0.5] {
                 let mut bp =
                     Stepper::gaussian(random_model(g.clone(), 9, 3.0), schedule, Damping(damping))

@@ -20,12 +20,15 @@ use serde::{Deserialize, Serialize};
 use super::box_grid::BoxGrid;
 use super::grid::IntervalGrid;
 use super::kernels;
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result};
 use crate::inference::sosmp::grid::StateGrid;
 
 /// The orthonormal bases available on an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum BasisKind {
     /// Constant, then cosine/sine pairs of increasing frequency (the paper's default).
     #[default]
@@ -38,21 +41,13 @@ pub enum BasisKind {
     Mercer,
 }
 
-impl BasisKind {
-    pub const ALL: [BasisKind; 4] = [
-        BasisKind::Fourier,
-        BasisKind::Cosine,
-        BasisKind::Legendre,
-        BasisKind::Mercer,
-    ];
+impl Labelled for BasisKind {
+    const WHAT: &str = "basis";
+}
 
+impl BasisKind {
     pub fn label(self) -> &'static str {
-        match self {
-            BasisKind::Fourier => "fourier",
-            BasisKind::Cosine => "cosine",
-            BasisKind::Legendre => "legendre",
-            BasisKind::Mercer => "mercer",
-        }
+        self.into()
     }
 
     /// True when `φ_1` is the constant `1/√L` (then `a_1` of every normalised message is `1/√L`).
@@ -110,18 +105,6 @@ impl BasisKind {
                 }
             }
         }
-    }
-}
-
-impl std::str::FromStr for BasisKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        BasisKind::ALL
-            .into_iter()
-            .find(|k| k.label() == s)
-            .ok_or_else(|| {
-                format!("unknown basis '{s}' (expected fourier, cosine, legendre or mercer)")
-            })
     }
 }
 
@@ -466,12 +449,14 @@ impl GridBasis {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
 
     #[test]
     fn every_basis_is_orthonormal_on_the_grid() {
         let g = IntervalGrid::with_density(-5.0, 5.0, 100.0).unwrap();
-        for kind in BasisKind::ALL {
+        for &kind in BasisKind::VARIANTS {
             let b = GridBasis::on_interval(kind, 12, &g).unwrap();
             // Trapezoid on smooth functions: Fourier is exact (periodic), the others carry the
             // O(h²) trapezoid error of their non-periodic products (≈ 1e-4 at h = 0.01 for

@@ -22,11 +22,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::grid::{IntervalGrid, StateGrid};
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result, check_positive, check_range};
 
 /// What one mixture component is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum MixtureForm {
     /// Eq. 37 as written: `π exp(-(x - μ)² / (2σ²))`, a bump of height `π`.
     #[default]
@@ -35,24 +38,13 @@ pub enum MixtureForm {
     Normalised,
 }
 
-impl MixtureForm {
-    pub const ALL: [MixtureForm; 2] = [MixtureForm::Eq37, MixtureForm::Normalised];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            MixtureForm::Eq37 => "eq37",
-            MixtureForm::Normalised => "normalised",
-        }
-    }
+impl Labelled for MixtureForm {
+    const WHAT: &str = "mixture form";
 }
 
-impl std::str::FromStr for MixtureForm {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        MixtureForm::ALL
-            .into_iter()
-            .find(|k| k.label() == s)
-            .ok_or_else(|| format!("unknown mixture form '{s}' (expected eq37 or normalised)"))
+impl MixtureForm {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

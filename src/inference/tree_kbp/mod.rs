@@ -36,6 +36,7 @@ pub mod model;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result, check_range};
 use crate::inference::kbp::Bandwidth;
 use crate::kernel::{
@@ -49,6 +50,8 @@ pub use model::{TreeKbpInput, TreeKbpModel, TreeKbpOptions};
 /// The kernel families a node can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum KernelKind {
     /// Gaussian RBF `exp(-|x-y|² / (2σ²))`.
     #[default]
@@ -61,21 +64,13 @@ pub enum KernelKind {
     Delta,
 }
 
-impl KernelKind {
-    pub const ALL: [KernelKind; 4] = [
-        KernelKind::Rbf,
-        KernelKind::Laplacian,
-        KernelKind::Linear,
-        KernelKind::Delta,
-    ];
+impl Labelled for KernelKind {
+    const WHAT: &str = "kernel";
+}
 
+impl KernelKind {
     pub fn label(self) -> &'static str {
-        match self {
-            KernelKind::Rbf => "rbf",
-            KernelKind::Laplacian => "laplacian",
-            KernelKind::Linear => "linear",
-            KernelKind::Delta => "delta",
-        }
+        self.into()
     }
 
     /// Whether the kernel has a bandwidth.
@@ -84,21 +79,11 @@ impl KernelKind {
     }
 }
 
-impl std::str::FromStr for KernelKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        KernelKind::ALL
-            .into_iter()
-            .find(|k| k.label() == s)
-            .ok_or_else(|| {
-                format!("unknown kernel '{s}' (expected rbf, laplacian, linear or delta)")
-            })
-    }
-}
-
 /// How an `auto` bandwidth is chosen from a node's data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "kebab-case", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum BandwidthRule {
     /// Leave-one-out likelihood cross-validation of a Gaussian KDE of the node's data
     /// ([`loo_cv_bandwidth`], evenly strided subsample of at most 400 points, cost
@@ -111,24 +96,13 @@ pub enum BandwidthRule {
     Median,
 }
 
-impl BandwidthRule {
-    pub const ALL: [BandwidthRule; 2] = [BandwidthRule::LooCv, BandwidthRule::Median];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            BandwidthRule::LooCv => "loo-cv",
-            BandwidthRule::Median => "median",
-        }
-    }
+impl Labelled for BandwidthRule {
+    const WHAT: &str = "bandwidth rule";
 }
 
-impl std::str::FromStr for BandwidthRule {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        BandwidthRule::ALL
-            .into_iter()
-            .find(|r| r.label() == s)
-            .ok_or_else(|| format!("unknown bandwidth rule '{s}' (expected loo-cv or median)"))
+impl BandwidthRule {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, one_of, parse_label, unknown};
 use crate::error::{Error, Result, check_positive};
 use crate::inference::kbp::{KbpSettings, KbpUpdate};
 use crate::inference::schedule::ScheduleChange;
@@ -99,6 +100,8 @@ pub const VALIDATION_SEED_OFFSET: u64 = 2_000_006;
 /// The algorithms the denoise scenario can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum DenoiseAlgorithm {
     /// Discrete sum-product BP over the C gray levels with the true likelihood.
     Discrete,
@@ -108,26 +111,13 @@ pub enum DenoiseAlgorithm {
     Kbp,
 }
 
-impl DenoiseAlgorithm {
-    pub const ALL: [DenoiseAlgorithm; 2] = [DenoiseAlgorithm::Discrete, DenoiseAlgorithm::Kbp];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            DenoiseAlgorithm::Discrete => "discrete",
-            DenoiseAlgorithm::Kbp => "kbp",
-        }
-    }
+impl Labelled for DenoiseAlgorithm {
+    const WHAT: &str = "denoise algorithm";
 }
 
-impl std::str::FromStr for DenoiseAlgorithm {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        DenoiseAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.label() == s)
-            .ok_or_else(|| {
-                format!("unknown algorithm '{s}' for denoise (expected discrete or kbp)")
-            })
+impl DenoiseAlgorithm {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 
@@ -174,7 +164,9 @@ impl std::str::FromStr for AlgorithmChoice {
             .into_iter()
             .find(|a| a.label() == s)
             .ok_or_else(|| {
-                format!("unknown algorithm '{s}' (expected discrete, kbp-full, kbp-linear or kbp-constant)")
+                let names = AlgorithmChoice::ALL.map(AlgorithmChoice::label);
+                let names = one_of(names.iter().map(String::as_str));
+                format!("unknown algorithm '{s}' (expected {names})")
             })
     }
 }
@@ -182,6 +174,8 @@ impl std::str::FromStr for AlgorithmChoice {
 /// Where kernel BP looks for its estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum Candidates {
     /// The distinct gray levels of the clean training image.
     #[default]
@@ -190,23 +184,16 @@ pub enum Candidates {
     All,
 }
 
-impl std::str::FromStr for Candidates {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "training" => Ok(Candidates::Training),
-            "all" => Ok(Candidates::All),
-            _ => Err(format!(
-                "unknown candidate set '{s}' (expected training or all)"
-            )),
-        }
-    }
+impl Labelled for Candidates {
+    const WHAT: &str = "candidate set";
 }
 
 /// The built-in clean image a loaded (or noisy) image trains on when no `train_image` is given.
 /// The sunset scenario always trains on its own generator (Song et al. 2011, Sec. 6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::VariantArray, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum BuiltinTraining {
     /// The synthetic sunset of the test image's size.
     Sunset,
@@ -220,20 +207,14 @@ pub enum BuiltinTraining {
     DeadLeavesShaded,
 }
 
-impl BuiltinTraining {
-    pub const ALL: [BuiltinTraining; 3] = [
-        BuiltinTraining::Sunset,
-        BuiltinTraining::DeadLeaves,
-        BuiltinTraining::DeadLeavesShaded,
-    ];
+impl Labelled for BuiltinTraining {
+    const WHAT: &str = "built-in training image";
+}
 
+impl BuiltinTraining {
     /// Its name on the command line and in results.json.
     pub fn label(self) -> &'static str {
-        match self {
-            BuiltinTraining::Sunset => "sunset",
-            BuiltinTraining::DeadLeaves => "dead_leaves",
-            BuiltinTraining::DeadLeavesShaded => "dead_leaves_shaded",
-        }
+        self.into()
     }
 
     /// What the window's picker shows.
@@ -246,19 +227,11 @@ impl BuiltinTraining {
     }
 }
 
+/// A name with `-` for `_` (`dead-leaves`) is the same name.
 impl std::str::FromStr for BuiltinTraining {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let s = s.replace('-', "_");
-        BuiltinTraining::ALL
-            .into_iter()
-            .find(|b| b.label() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown built-in training image '{s}' (expected sunset, dead_leaves or \
-                     dead_leaves_shaded)"
-                )
-            })
+        parse_label(&s.replace('-', "_")).map_err(|_| unknown::<Self>(s))
     }
 }
 

@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, one_of};
 use crate::inference::Schedule;
 
 /// `auto` or one schedule for every algorithm. In a config: `"auto"` or a schedule's name.
@@ -50,10 +51,8 @@ impl std::str::FromStr for ScheduleChoice {
         match s.trim() {
             "auto" => Ok(ScheduleChoice::Auto),
             other => other.parse().map(ScheduleChoice::Fixed).map_err(|_| {
-                format!(
-                    "unknown schedule '{other}' (expected auto, synchronous, sweep, random or \
-                     residual)"
-                )
+                let names = one_of(std::iter::once("auto").chain(Schedule::names()));
+                format!("unknown schedule '{other}' (expected {names})")
             }),
         }
     }

@@ -35,6 +35,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
+
 /// Added to the test seed for the probe direction b, so it never shares a stream with the noise.
 pub const SURE_SEED_OFFSET: u64 = 3_000_009;
 
@@ -165,6 +167,8 @@ impl StopReason {
 /// What the SURE rule does when an iteration does not lower SURE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum SureRule {
     /// Take the step back and halve the step size (the messages settle at low SURE).
     #[default]
@@ -173,14 +177,13 @@ pub enum SureRule {
     Stop,
 }
 
-impl SureRule {
-    pub const ALL: [SureRule; 2] = [SureRule::Guard, SureRule::Stop];
+impl Labelled for SureRule {
+    const WHAT: &str = "SURE rule";
+}
 
+impl SureRule {
     pub fn label(self) -> &'static str {
-        match self {
-            SureRule::Guard => "guard",
-            SureRule::Stop => "stop",
-        }
+        self.into()
     }
 
     /// The rule in a sentence, for results.json.
@@ -196,16 +199,6 @@ impl SureRule {
                  after 2 iterations without a lower one"
             }
         }
-    }
-}
-
-impl std::str::FromStr for SureRule {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        SureRule::ALL
-            .into_iter()
-            .find(|r| r.label() == s)
-            .ok_or_else(|| format!("unknown SURE rule '{s}' (expected guard or stop)"))
     }
 }
 

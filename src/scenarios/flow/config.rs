@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result, check_positive};
 use crate::inference::schedule::ScheduleChange;
 use crate::inference::sosmp::SosmpParams;
@@ -111,6 +112,8 @@ pub const PARAMS: &[Param] = &[
 /// The built-in pair run without frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum BuiltinPair {
     /// A texture rotated and translated: at most about 3 px ([`super::synthetic`]).
     #[default]
@@ -120,30 +123,21 @@ pub enum BuiltinPair {
     Layers,
 }
 
-impl BuiltinPair {
-    pub const ALL: [BuiltinPair; 2] = [BuiltinPair::Rotation, BuiltinPair::Layers];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            BuiltinPair::Rotation => "rotation",
-            BuiltinPair::Layers => "layers",
-        }
-    }
+impl Labelled for BuiltinPair {
+    const WHAT: &str = "built-in pair";
 }
 
-impl std::str::FromStr for BuiltinPair {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        BuiltinPair::ALL
-            .into_iter()
-            .find(|p| p.label() == s)
-            .ok_or_else(|| format!("unknown built-in pair '{s}' (expected rotation or layers)"))
+impl BuiltinPair {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 
 /// The algorithms the flow scenario runs on the same MRF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum FlowAlgorithm {
     /// SOSMP with the tensor Fourier basis (Noorshams & Wainwright 2013, Sec. 5.2).
     #[default]
@@ -152,24 +146,13 @@ pub enum FlowAlgorithm {
     Discrete,
 }
 
-impl FlowAlgorithm {
-    pub const ALL: [FlowAlgorithm; 2] = [FlowAlgorithm::Sosmp, FlowAlgorithm::Discrete];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            FlowAlgorithm::Sosmp => "sosmp",
-            FlowAlgorithm::Discrete => "discrete",
-        }
-    }
+impl Labelled for FlowAlgorithm {
+    const WHAT: &str = "flow algorithm";
 }
 
-impl std::str::FromStr for FlowAlgorithm {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        FlowAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.label() == s)
-            .ok_or_else(|| format!("unknown algorithm '{s}' for flow (expected sosmp or discrete)"))
+impl FlowAlgorithm {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

@@ -16,6 +16,8 @@ use crate::scenarios::params::{Param, check_table};
 /// Which experiment of Jitkrittum et al. 2015 runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Experiment {
     /// Supp B.3 / B.6: random-feature quality against the exact kernel.
     Rff,
@@ -38,17 +40,9 @@ pub enum Experiment {
 }
 
 impl Experiment {
+    /// Its name in configs, results.json and on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            Experiment::Rff => "rff",
-            Experiment::Batch => "batch",
-            Experiment::Uncertainty => "uncertainty",
-            Experiment::Logistic => "logistic",
-            Experiment::CompoundGamma => "compound-gamma",
-            Experiment::Uci => "uci",
-            Experiment::Teaching => "teaching",
-            Experiment::Sites => "sites",
-        }
+        self.into()
     }
 }
 

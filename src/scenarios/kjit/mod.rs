@@ -48,6 +48,7 @@ use report::{
     CONVENTIONS, KernelReport, LastProblem, LogisticReport, Posterior, Posteriors, ProblemReport,
     Summary, Timings,
 };
+use strum::VariantArray;
 
 /// What the window draws: per-problem errors and the recent uncertainty trace (Exps. 3, 5),
 /// the Supp C table and the Exp. 2 curves (Exps. 1, 2); Exp. 4 and the random-feature lab
@@ -203,7 +204,7 @@ impl KjitScenario {
         let batch = match config.experiment {
             Experiment::Batch | Experiment::Uncertainty => {
                 let operators = if config.experiment == Experiment::Batch {
-                    OperatorKind::ALL.to_vec()
+                    OperatorKind::VARIANTS.to_vec()
                 } else {
                     vec![OperatorKind::Kjit]
                 };

@@ -7,6 +7,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result};
 use crate::inference::sosmp::basis::{BasisKind, GridBasis};
 use crate::inference::sosmp::grid::{IntervalGrid, StateGrid};
@@ -61,6 +62,8 @@ pub const PARAMS: &[Param] = &[
 /// The graph an SOSMP run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum GraphKind {
     /// The path `0 - 1 - ... - (n-1)` (the paper's experiments).
     #[default]
@@ -73,37 +76,21 @@ pub enum GraphKind {
     Custom,
 }
 
-impl GraphKind {
-    pub const ALL: [GraphKind; 4] = [
-        GraphKind::Chain,
-        GraphKind::Tree,
-        GraphKind::Grid,
-        GraphKind::Custom,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            GraphKind::Chain => "chain",
-            GraphKind::Tree => "tree",
-            GraphKind::Grid => "grid",
-            GraphKind::Custom => "custom",
-        }
-    }
+impl Labelled for GraphKind {
+    const WHAT: &str = "graph";
 }
 
-impl std::str::FromStr for GraphKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        GraphKind::ALL
-            .into_iter()
-            .find(|k| k.label() == s)
-            .ok_or_else(|| format!("unknown graph '{s}' (expected chain, tree, grid or custom)"))
+impl GraphKind {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 
 /// Which potentials of the paper's experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum PotentialKind {
     /// Gaussian mixtures, eq. 37.
     #[default]
@@ -112,24 +99,13 @@ pub enum PotentialKind {
     Kernel,
 }
 
-impl PotentialKind {
-    pub const ALL: [PotentialKind; 2] = [PotentialKind::Mixture, PotentialKind::Kernel];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            PotentialKind::Mixture => "mixture",
-            PotentialKind::Kernel => "kernel",
-        }
-    }
+impl Labelled for PotentialKind {
+    const WHAT: &str = "potentials";
 }
 
-impl std::str::FromStr for PotentialKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        PotentialKind::ALL
-            .into_iter()
-            .find(|k| k.label() == s)
-            .ok_or_else(|| format!("unknown potentials '{s}' (expected mixture or kernel)"))
+impl PotentialKind {
+    pub fn label(self) -> &'static str {
+        self.into()
     }
 }
 

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     GraphKind, PotentialKind, SLOPE_FROM, SosmpConfig, SosmpScenario, fit_slope, fit_slope_points,
 };
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result};
 use crate::inference::sosmp::expected::noise_free_iteration;
 use crate::scenarios::ScenarioParams;
@@ -23,6 +24,8 @@ use crate::scenarios::{CancelFlag, Scenario};
 /// The parameter a sweep varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum SweepParameter {
     /// r, the number of basis coefficients (Fig. 6a, Fig. 8).
     Coefficients,
@@ -34,21 +37,13 @@ pub enum SweepParameter {
     Nodes,
 }
 
-impl SweepParameter {
-    pub const ALL: [SweepParameter; 4] = [
-        SweepParameter::Coefficients,
-        SweepParameter::Samples,
-        SweepParameter::Alpha,
-        SweepParameter::Nodes,
-    ];
+impl Labelled for SweepParameter {
+    const WHAT: &str = "sweep";
+}
 
+impl SweepParameter {
     pub fn label(self) -> &'static str {
-        match self {
-            SweepParameter::Coefficients => "coefficients",
-            SweepParameter::Samples => "samples",
-            SweepParameter::Alpha => "alpha",
-            SweepParameter::Nodes => "nodes",
-        }
+        self.into()
     }
 
     /// The symbol used in legends.
@@ -91,18 +86,6 @@ impl SweepParameter {
         }
         c.check()?;
         Ok(c)
-    }
-}
-
-impl std::str::FromStr for SweepParameter {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        SweepParameter::ALL
-            .into_iter()
-            .find(|p| p.label() == s)
-            .ok_or_else(|| {
-                format!("unknown sweep '{s}' (expected coefficients, samples, alpha or nodes)")
-            })
     }
 }
 

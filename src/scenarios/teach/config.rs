@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result};
 use crate::inference::{Damping, Schedule};
 use crate::scenarios::ScenarioParams;
@@ -39,6 +40,8 @@ pub const PARAMS: &[Param] = &[
 /// The small graphs teaching mode offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum TeachGraph {
     /// Six variables in a row.
     #[default]
@@ -52,21 +55,13 @@ pub enum TeachGraph {
     Pbp,
 }
 
-impl TeachGraph {
-    pub const ALL: [TeachGraph; 4] = [
-        TeachGraph::Chain,
-        TeachGraph::Tree,
-        TeachGraph::Grid,
-        TeachGraph::Pbp,
-    ];
+impl Labelled for TeachGraph {
+    const WHAT: &str = "graph";
+}
 
+impl TeachGraph {
     pub fn key(self) -> &'static str {
-        match self {
-            TeachGraph::Chain => "chain",
-            TeachGraph::Tree => "tree",
-            TeachGraph::Grid => "grid",
-            TeachGraph::Pbp => "pbp",
-        }
+        self.into()
     }
 
     pub fn label(self) -> &'static str {
@@ -84,19 +79,11 @@ impl TeachGraph {
     }
 }
 
-impl std::str::FromStr for TeachGraph {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        TeachGraph::ALL
-            .into_iter()
-            .find(|g| g.key() == s)
-            .ok_or_else(|| format!("unknown graph '{s}' (expected chain, tree, grid or pbp)"))
-    }
-}
-
 /// What a message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum MessageKind {
     /// A distribution over a few labels (discrete BP), drawn as bars.
     #[default]
@@ -108,19 +95,13 @@ pub enum MessageKind {
     Series,
 }
 
-impl MessageKind {
-    pub const ALL: [MessageKind; 3] = [
-        MessageKind::Discrete,
-        MessageKind::Gaussian,
-        MessageKind::Series,
-    ];
+impl Labelled for MessageKind {
+    const WHAT: &str = "message kind";
+}
 
+impl MessageKind {
     pub fn key(self) -> &'static str {
-        match self {
-            MessageKind::Discrete => "discrete",
-            MessageKind::Gaussian => "gaussian",
-            MessageKind::Series => "series",
-        }
+        self.into()
     }
 
     pub fn label(self) -> &'static str {
@@ -134,18 +115,6 @@ impl MessageKind {
     /// Whether messages and beliefs are functions of a continuous variable.
     pub fn is_continuous(self) -> bool {
         self != MessageKind::Discrete
-    }
-}
-
-impl std::str::FromStr for MessageKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        MessageKind::ALL
-            .into_iter()
-            .find(|k| k.key() == s)
-            .ok_or_else(|| {
-                format!("unknown message kind '{s}' (expected discrete, gaussian or series)")
-            })
     }
 }
 

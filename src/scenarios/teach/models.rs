@@ -266,13 +266,15 @@ pub fn tree_layout(g: &Graph, root: NodeId) -> Vec<(f64, f64)> {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
     use crate::inference::message_stepper::{MessageStepper, exact_marginals};
     use crate::inference::{Damping, Schedule};
 
     #[test]
     fn every_model_is_exact_after_one_sweep_where_it_is_a_tree() {
-        for graph in TeachGraph::ALL {
+        for &graph in TeachGraph::VARIANTS {
             let config = TeachConfig {
                 graph,
                 ..TeachConfig::default()

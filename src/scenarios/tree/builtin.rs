@@ -25,6 +25,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::config::NodeSpec;
+use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result};
 use crate::inference::gaussian_bp::{GaussianTree, LinearGaussianEdge};
 use crate::inference::grid_reference::{GridMarginal, GridTreeReference};
@@ -46,25 +47,21 @@ pub const CHAIN_NOISE_SD: f64 = 0.25;
 /// The built-in datasets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::VariantArray, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "kebab-case", parse_err_ty = String, parse_err_fn = unknown::<Self>)]
 pub enum BuiltinData {
     GaussTree,
     NongaussChain,
     Retrieval,
 }
 
-impl BuiltinData {
-    pub const ALL: [BuiltinData; 3] = [
-        BuiltinData::GaussTree,
-        BuiltinData::NongaussChain,
-        BuiltinData::Retrieval,
-    ];
+impl Labelled for BuiltinData {
+    const WHAT: &str = "built-in dataset";
+}
 
+impl BuiltinData {
     pub fn label(self) -> &'static str {
-        match self {
-            BuiltinData::GaussTree => "gauss-tree",
-            BuiltinData::NongaussChain => "nongauss-chain",
-            BuiltinData::Retrieval => "retrieval",
-        }
+        self.into()
     }
 
     /// Number of variables by default.
@@ -83,21 +80,6 @@ impl BuiltinData {
             BuiltinData::NongaussChain => "nongauss_chain.csv",
             BuiltinData::Retrieval => "retrieval.csv",
         }
-    }
-}
-
-impl std::str::FromStr for BuiltinData {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        BuiltinData::ALL
-            .into_iter()
-            .find(|b| b.label() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown built-in dataset '{s}' (expected gauss-tree, nongauss-chain or \
-                     retrieval)"
-                )
-            })
     }
 }
 

@@ -7,6 +7,7 @@ use beliefscope::inference::{Belief, Damping, EstimateKind, Inference, Schedule}
 use beliefscope::model::Graph;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use strum::VariantArray;
 
 fn random_mrf(graph: Graph, states: usize, seed: u64) -> DiscreteMrf {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -81,7 +82,7 @@ fn tree_marginals_match_enumeration() {
     for (k, graph) in trees.into_iter().enumerate() {
         let mrf = random_mrf(graph, 3, 100 + k as u64);
         let exact = enumerate_marginals(&mrf);
-        for schedule in Schedule::ALL {
+        for &schedule in Schedule::VARIANTS {
             for damping in [0.0, 0.3] {
                 let mut bp = DiscreteBp::new(mrf.clone(), schedule, Damping(damping)).unwrap();
                 for _ in 0..200 {
@@ -106,7 +107,7 @@ fn tree_marginals_match_enumeration() {
 #[test]
 fn loopy_grid_converges_with_damping() {
     let mrf = random_mrf(Graph::grid(6, 5).unwrap(), 3, 9);
-    for schedule in Schedule::ALL {
+    for &schedule in Schedule::VARIANTS {
         let mut bp = DiscreteBp::new(mrf.clone(), schedule, Damping(0.5)).unwrap();
         let residuals: Vec<f64> = (0..300).map(|_| bp.step().unwrap().residual).collect();
         assert!(residuals.iter().all(|r| r.is_finite()));

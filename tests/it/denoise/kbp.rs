@@ -13,6 +13,7 @@ use beliefscope::scenarios::denoise::{
     AlgorithmChoice, Denoise, DenoiseAlgorithm, DenoiseConfig, DenoiseData, Engine, build_run,
 };
 use beliefscope::scenarios::{CancelFlag, Scenario};
+use strum::VariantArray;
 
 fn small_config(update: KbpUpdate, epsilon: f64) -> DenoiseConfig {
     DenoiseConfig {
@@ -127,7 +128,7 @@ fn without_evidence_the_beliefs_are_the_prior() {
         observed: &t.observed,
         observation_noise: t.observation_noise,
     };
-    for update in KbpUpdate::ALL {
+    for &update in KbpUpdate::VARIANTS {
         let settings = KbpSettings {
             update,
             epsilon: 1e-6,

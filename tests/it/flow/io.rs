@@ -6,6 +6,7 @@ use beliefscope::io::flo::{FlowField, encode_flo, parse_flo, read_flo, write_flo
 use beliefscope::viz::flow_color::{
     FlowColoring, color_wheel, flow_arrows, flow_color, flow_rgba, legend_rgba,
 };
+use strum::VariantArray;
 
 fn sample_field() -> FlowField {
     let (w, h) = (7, 5);
@@ -102,7 +103,7 @@ fn flo_size_must_match_the_frames() {
 #[test]
 fn zero_motion_is_white_in_both_codings() {
     let wheel = color_wheel();
-    for coding in FlowColoring::ALL {
+    for &coding in FlowColoring::VARIANTS {
         assert_eq!(
             flow_color(coding, &wheel, 0.0, 0.0, 3.0),
             [255, 255, 255, 255]
@@ -147,7 +148,7 @@ fn axis_directions_have_the_documented_hsv_hues() {
 
 #[test]
 fn legend_is_symmetric() {
-    for coding in FlowColoring::ALL {
+    for &coding in FlowColoring::VARIANTS {
         let size = 64;
         let img = legend_rgba(size, coding);
         let sat = |x: u32, y: u32| {

@@ -8,6 +8,7 @@ use beliefscope::inference::kjit::{LogisticEp, QuadratureProjection};
 use beliefscope::scenarios::kjit::sites::{SitesSettings, sites_problem};
 use beliefscope::scenarios::kjit::{Experiment, KjitConfig, KjitScenario, KjitView};
 use beliefscope::scenarios::{CancelFlag, Registered, Scenario, ScenarioConfig};
+use strum::VariantArray;
 
 fn config(schedule: Schedule, damping: f64) -> KjitConfig {
     KjitConfig {
@@ -61,7 +62,7 @@ fn every_schedule_reaches_the_same_ep_fixed_point() {
         )
         .unwrap();
     let reference: Vec<f64> = reference.posterior_mean().iter().copied().collect();
-    for schedule in Schedule::ALL {
+    for &schedule in Schedule::VARIANTS {
         for damping in [0.0, 0.5] {
             let (mean, residuals, projections) = run(config(schedule, damping));
             let sweeps = residuals.len();

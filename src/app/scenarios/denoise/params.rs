@@ -4,6 +4,7 @@
 //! once the edit is complete (slider released, Enter pressed).
 
 use eframe::egui::{self, RichText};
+use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{
@@ -245,7 +246,7 @@ pub fn ui(
                 .selected_text(selected)
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut c.schedule, ScheduleChoice::Auto, auto_text);
-                    for s in Schedule::ALL {
+                    for &s in Schedule::VARIANTS {
                         ui.selectable_value(&mut c.schedule, ScheduleChoice::Fixed(s), s.label());
                     }
                 })
@@ -279,7 +280,7 @@ pub fn ui(
                     egui::ComboBox::from_id_salt("denoise_sure_rule")
                         .selected_text(sure_rule_label(c.sure_rule))
                         .show_ui(ui, |ui| {
-                            for r in SureRule::ALL {
+                            for &r in SureRule::VARIANTS {
                                 ui.selectable_value(&mut c.sure_rule, r, sure_rule_label(r));
                             }
                         })
@@ -431,7 +432,7 @@ fn builtin_training_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
             egui::ComboBox::from_id_salt("denoise_train_builtin")
                 .selected_text(c.train_builtin.title())
                 .show_ui(ui, |ui| {
-                    for b in BuiltinTraining::ALL {
+                    for &b in BuiltinTraining::VARIANTS {
                         ui.selectable_value(&mut c.train_builtin, b, b.title());
                     }
                 })

@@ -4,6 +4,7 @@
 //! pre-smoothing). Edits change the draft config; the app applies it once the edit is complete.
 
 use eframe::egui::{self, RichText};
+use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{
@@ -119,7 +120,7 @@ pub fn ui(
             egui::ComboBox::from_id_salt("flow_algorithm")
                 .selected_text(c.algorithm.label())
                 .show_ui(ui, |ui| {
-                    for a in FlowAlgorithm::ALL {
+                    for &a in FlowAlgorithm::VARIANTS {
                         ui.selectable_value(&mut c.algorithm, a, a.label());
                     }
                 })

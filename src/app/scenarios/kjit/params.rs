@@ -4,6 +4,7 @@
 //! scenario's parameter table.
 
 use eframe::egui::{self, RichText};
+use strum::VariantArray;
 
 use crate::app::form::{default_slider_width, param_grid, row_label, section};
 use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
@@ -156,7 +157,7 @@ fn sites_choices(ui: &mut egui::Ui, c: &mut KjitConfig) {
     egui::ComboBox::from_id_salt("kjit_sites_schedule")
         .selected_text(c.sites.schedule.label())
         .show_ui(ui, |ui| {
-            for s in Schedule::ALL {
+            for &s in Schedule::VARIANTS {
                 ui.selectable_value(&mut c.sites.schedule, s, s.label());
             }
         })

@@ -4,6 +4,7 @@
 //! started from the toolbar above the error plot.
 
 use eframe::egui::{self, RichText};
+use strum::VariantArray;
 
 use crate::app::form::{default_slider_width, param_label, param_row, row_label, section};
 use crate::inference::sosmp::basis::BasisKind;
@@ -72,7 +73,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
             egui::ComboBox::from_id_salt("sosmp_potentials")
                 .selected_text(c.potentials.label())
                 .show_ui(ui, |ui| {
-                    for p in PotentialKind::ALL {
+                    for &p in PotentialKind::VARIANTS {
                         ui.selectable_value(&mut c.potentials, p, p.label());
                     }
                 })
@@ -88,7 +89,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
             egui::ComboBox::from_id_salt("sosmp_mixture_form")
                 .selected_text(c.mixture_form.label())
                 .show_ui(ui, |ui| {
-                    for f in MixtureForm::ALL {
+                    for &f in MixtureForm::VARIANTS {
                         ui.selectable_value(&mut c.mixture_form, f, f.label());
                     }
                 })
@@ -121,7 +122,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .selected_text(basis_label(c.basis))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut c.basis, None, "auto");
-                    for b in BasisKind::ALL {
+                    for &b in BasisKind::VARIANTS {
                         ui.selectable_value(&mut c.basis, Some(b), b.label());
                     }
                 })

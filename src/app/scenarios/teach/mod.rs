@@ -11,6 +11,7 @@ mod canvas;
 mod plots;
 
 use eframe::egui::{self, Color32, RichText};
+use strum::VariantArray;
 
 use super::{Opened, RoomContext, ScenarioUi};
 use crate::app::colors;
@@ -119,7 +120,7 @@ impl ScenarioUi for TeachRoom {
                 egui::ComboBox::from_id_salt("teach_graph")
                     .selected_text(c.graph.label())
                     .show_ui(ui, |ui| {
-                        for g in TeachGraph::ALL {
+                        for &g in TeachGraph::VARIANTS {
                             ui.selectable_value(&mut c.graph, g, g.label());
                         }
                     })
@@ -135,7 +136,7 @@ impl ScenarioUi for TeachRoom {
                 egui::ComboBox::from_id_salt("teach_messages")
                     .selected_text(c.messages.label())
                     .show_ui(ui, |ui| {
-                        for k in MessageKind::ALL {
+                        for &k in MessageKind::VARIANTS {
                             ui.selectable_value(&mut c.messages, k, k.label());
                         }
                     })
@@ -154,7 +155,7 @@ impl ScenarioUi for TeachRoom {
                 egui::ComboBox::from_id_salt("teach_schedule")
                     .selected_text(c.schedule.label())
                     .show_ui(ui, |ui| {
-                        for s in Schedule::ALL {
+                        for &s in Schedule::VARIANTS {
                             if !(series && s == Schedule::Residual) {
                                 ui.selectable_value(&mut c.schedule, s, s.label());
                             }

@@ -5,6 +5,7 @@
 //! the edit is complete. Evidence is not edited here: it is set live on the tree.
 
 use eframe::egui::{self, RichText};
+use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{bounded_count, default_slider_width, param_label, row_label, section};
@@ -30,7 +31,7 @@ pub fn tree_ui(
         egui::ComboBox::from_id_salt("tree_data")
             .selected_text(builtin.map_or("CSV file", |b| b.label()))
             .show_ui(ui, |ui| {
-                for b in BuiltinData::ALL {
+                for &b in BuiltinData::VARIANTS {
                     if ui.selectable_label(builtin == Some(b), b.label()).clicked()
                         && builtin != Some(b)
                     {
