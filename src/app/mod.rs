@@ -18,6 +18,7 @@ pub mod form;
 pub mod frame_log;
 pub mod frame_timer;
 pub mod help;
+pub mod long_run;
 pub mod notices;
 mod opening;
 pub mod pane_export;
@@ -38,11 +39,13 @@ use std::time::Instant;
 
 use eframe::egui;
 
+use crate::run::time_need::TimeNeed;
 use crate::runner::{Command, Event, HistoryLog, Runner, Snapshot};
 use crate::scenarios::{Probe, ScenarioConfig, TaskResult};
 use commands::UiCommand;
 use file_dialog::{FileDialog, OpenWhat, Payload, Picked, Purpose, SaveRequest};
 use frame_timer::FrameTimer;
+use long_run::CONFIRM_ABOVE_SECONDS;
 use notices::Notices;
 use panels::status::{StatusInfo, TaskProgress};
 use recent::RecentKind;
@@ -124,6 +127,14 @@ pub struct App {
     /// Loaded instead if the first config (a remembered one) cannot be loaded.
     fallback: Option<ScenarioConfig>,
     busy: Option<String>,
+    /// When the current `busy` began.
+    busy_since: Option<Instant>,
+    /// The estimated time of the last config sent.
+    loading_need: Option<TimeNeed>,
+    /// When the latest iteration arrived (the current one has run since).
+    iteration_arrived: Option<(usize, Instant)>,
+    /// A run estimated above a minute, waiting for the user's answer.
+    confirm_run: Option<long_run::PendingRun>,
     /// A long job running on the worker.
     task: Option<TaskProgress>,
     /// What the last finished job produced (e.g. the auto-tune grid).
@@ -204,6 +215,7 @@ impl App {
         let ctx = cc.egui_ctx.clone();
         let runner = Runner::spawn(None, Arc::new(move || ctx.request_repaint()));
         let load = runner.send(Command::Load(state.config.clone()));
+        let loading_need = state.config.time_need();
         let play = autoplay.then(|| (runner.send(Command::Play), true));
         App {
             applied: state.config.clone(),
@@ -216,6 +228,10 @@ impl App {
             history: HistoryLog::default(),
             fallback,
             busy: None,
+            busy_since: None,
+            loading_need,
+            iteration_arrived: None,
+            confirm_run: None,
             task: None,
             last_task: None,
             selection: None,
@@ -251,6 +267,21 @@ impl App {
     }
 
     /// Inspects `probe` (a node or a message), as a click on it does.
+    /// Edits the parameters as the panels do (applied once no edit is in progress).
+    pub fn edit_config(&mut self, config: ScenarioConfig) {
+        self.state.config = config;
+    }
+
+    /// The parameters as edited (what the panels show).
+    pub fn edited_config(&self) -> &ScenarioConfig {
+        &self.state.config
+    }
+
+    /// Whether a long run waits for the user's answer.
+    pub fn asks_to_confirm(&self) -> bool {
+        self.confirm_run.is_some()
+    }
+
     pub fn select(&mut self, probe: Probe) {
         self.commands.push(UiCommand::Select(probe));
     }
@@ -350,6 +381,9 @@ impl App {
                 // Drop the previous snapshot first, so the history grows in place.
                 self.snapshot = None;
                 let s = self.history.absorb(*s);
+                if self.iteration_arrived.is_none_or(|(i, _)| i != s.iteration) {
+                    self.iteration_arrived = Some((s.iteration, Instant::now()));
+                }
                 if self.pending_play.is_some_and(|(n, _)| s.answered >= n) {
                     self.pending_play = None;
                 }
@@ -396,7 +430,10 @@ impl App {
                     self.apply(config, true);
                 }
             }
-            Event::Busy(message) => self.busy = Some(message),
+            Event::Busy(message) => {
+                self.busy = Some(message);
+                self.busy_since = Some(Instant::now());
+            }
             Event::Cancelled(message) => {
                 self.busy = None;
                 self.task = None;
@@ -422,6 +459,21 @@ impl App {
     /// Sends `config` to the worker as a rebuild. A run that was playing or had finished plays
     /// the new one (`play`), a paused run stays paused at iteration 0.
     fn apply(&mut self, config: ScenarioConfig, play: bool) {
+        if let Some(need) = config
+            .time_need()
+            .filter(|n| n.total() > CONFIRM_ABOVE_SECONDS)
+        {
+            // Asked first, with the estimate; the edited parameters stay until answered.
+            self.confirm_run = Some(long_run::PendingRun { config, play, need });
+            return;
+        }
+        self.confirm_run = None;
+        self.send_load(config, play);
+    }
+
+    /// Sends `config` as a rebuild (see [`Self::apply`]), with no question asked.
+    fn send_load(&mut self, config: ScenarioConfig, play: bool) {
+        self.loading_need = config.time_need();
         self.pending_load = Some(self.runner.send(Command::Load(config.clone())));
         if play {
             self.pending_play = Some((self.runner.send(Command::Play), true));
@@ -620,7 +672,12 @@ impl App {
     /// Applies the edited parameters once no edit is in progress: no slider or number held by
     /// the pointer, no number being typed (applied on Enter or when the field loses focus).
     fn apply_finished_edits(&mut self, ctx: &egui::Context) {
+        let awaiting_answer = self
+            .confirm_run
+            .as_ref()
+            .is_some_and(|p| p.config == self.state.config);
         if self.state.config != self.applied
+            && !awaiting_answer
             && !ctx.egui_is_using_pointer()
             && !ctx.text_edit_focused()
         {
@@ -771,6 +828,16 @@ impl eframe::App for App {
                 &mut self.commands,
             );
         });
+        if let Some(pending) = &self.confirm_run
+            && let Some(answer) = long_run::ask(&ctx, pending)
+        {
+            let pending = self.confirm_run.take().expect("a pending run");
+            match answer {
+                long_run::Answer::Run => self.send_load(pending.config, pending.play),
+                // The parameters show what runs again.
+                long_run::Answer::Keep => self.state.config = self.applied.clone(),
+            }
+        }
         let running_room = snapshot.as_ref().map(|s| s.config.name());
         egui::Panel::bottom("status").show(ui, |ui| {
             let extras = match (&snapshot, running_room) {
@@ -779,9 +846,26 @@ impl eframe::App for App {
             };
             let iteration_noun =
                 running_room.map_or("iteration", |name| self.rooms.get(name).iteration_noun());
+            let time_left = match (&self.busy, &snapshot) {
+                (Some(_), _) => long_run::setup_left(self.loading_need, self.busy_since),
+                (None, Some(s)) if s.playing => long_run::run_left(
+                    self.loading_need.filter(|_| s.config == self.applied),
+                    panels::status::median_seconds(&s.history),
+                    s.iteration,
+                    s.config.max_iters(),
+                    self.iteration_arrived.map(|(_, t)| t),
+                ),
+                _ => None,
+            };
+            if time_left.is_some() {
+                // The time left counts down between snapshots.
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_secs(1));
+            }
             let info = StatusInfo {
                 snapshot: snapshot.as_deref(),
                 busy: self.busy.as_deref(),
+                time_left,
                 task: self.task,
                 max_iters: snapshot.as_ref().and_then(|s| s.config.max_iters()),
                 iteration_noun,

@@ -20,6 +20,8 @@ pub struct StatusInfo<'a> {
     pub snapshot: Option<&'a Snapshot>,
     /// A set-up in progress.
     pub busy: Option<&'a str>,
+    /// The time left of the set-up or the playing run ("about 12 s left").
+    pub time_left: Option<String>,
     /// A job in progress (shown with a Cancel button).
     pub task: Option<TaskProgress>,
     pub max_iters: Option<usize>,
@@ -101,6 +103,9 @@ fn run_numbers(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCo
             (Some(message), _) => {
                 ui.spinner();
                 ui.label(message);
+                if let Some(left) = &info.time_left {
+                    ui.label(left);
+                }
             }
             (None, None) => {
                 ui.spinner();
@@ -129,6 +134,13 @@ fn run_numbers(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCo
             ui.label(per).on_hover_text(format!(
                 "Median wall-clock time of the last ten {noun}s (engine thread)"
             ));
+            if info.busy.is_none()
+                && let Some(left) = &info.time_left
+            {
+                ui.separator();
+                ui.label(left)
+                    .on_hover_text("From the measured time per iteration and the iterations left");
+            }
             for extra in &info.extras {
                 ui.separator();
                 ui.label(extra);

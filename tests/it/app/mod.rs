@@ -2,6 +2,7 @@
 
 mod files;
 mod layout;
+mod long_run;
 mod noisy_image;
 mod paper_figures;
 mod ui;
