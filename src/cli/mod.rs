@@ -196,7 +196,11 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
     for line in scenario.ending() {
         eprintln!("{}: {line}", config.name());
     }
-    let results = RunResults::from_scenario(scenario.as_ref());
+    let mut results = RunResults::from_scenario(scenario.as_ref());
+    results.extra.insert(
+        "estimates".into(),
+        estimates_record(&config, time, scenario.as_ref()),
+    );
     if let Some(dir) = &output.out {
         progress.stage(&format!("writing outputs to {}", dir.display()));
         scenario.write_outputs(dir)?;
@@ -219,4 +223,39 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
         .collect();
     eprintln!("final: {}", finals.join("  "));
     Ok(())
+}
+
+/// The estimates a run started with beside what it measured: `memory.estimated_bytes` and
+/// `memory.peak_rss_bytes` (this process's high-water mark so far, Linux), `time.estimated_seconds`
+/// and `time.measured_seconds` (set-up plus iterations). Tests hold the estimates to the
+/// measurements with this record.
+fn estimates_record(
+    config: &ScenarioConfig,
+    time: Option<crate::run::time_need::TimeNeed>,
+    scenario: &dyn crate::scenarios::Scenario,
+) -> serde_json::Value {
+    let measured: f64 =
+        scenario.setup_seconds() + scenario.history().iter().map(|r| r.seconds).sum::<f64>();
+    // The estimate for the iterations that ran (a stopping rule may end a run early).
+    let ran = scenario.history().len();
+    let need = config.memory_need();
+    serde_json::json!({
+        "memory": {
+            "estimated_bytes": need.as_ref().map(|n| n.total()),
+            "estimated_parts": need.as_ref().map(|n| {
+                n.parts()
+                    .iter()
+                    .chain(n.setup_parts())
+                    .map(|(what, bytes)| (what.clone(), serde_json::json!(bytes.round())))
+                    .collect::<serde_json::Map<_, _>>()
+            }),
+            "peak_rss_bytes": crate::run::budget::peak_rss(),
+        },
+        "time": {
+            "estimated_seconds": time.map(|t| t.total()),
+            "estimated_seconds_for_iterations_run": time.map(|t| t.setup + t.per_iteration * ran as f64),
+            "measured_seconds": measured,
+            "machine_factor": crate::run::time_need::machine_factor(),
+        },
+    })
 }

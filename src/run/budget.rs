@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{Error, Result};
 
 /// What the binary itself holds before a scenario allocates anything (code, allocator arenas,
-/// rayon's threads), measured as the peak RSS of a tiny run (about 20 MB) with some margin.
-pub const BASE_BYTES: u64 = 40 << 20;
+/// rayon's threads): the peak RSS of the smallest runs is 13-16 MB.
+pub const BASE_BYTES: u64 = 16 << 20;
 
 const GB: f64 = 1e9;
 
@@ -35,6 +35,15 @@ pub fn physical_memory() -> u64 {
 /// `MemTotal` of a `/proc/meminfo` text, in bytes.
 fn parse_meminfo_total(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// This process's peak resident memory so far (`VmHWM` of `/proc/self/status`), in bytes;
+/// None where it cannot be read.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
@@ -106,6 +115,9 @@ pub struct MemoryNeed {
     /// For an image: its size and the bytes that grow with each pixel, so a refusal can name
     /// the largest image of the same shape that would fit.
     image: Option<(usize, usize, f64)>,
+    /// Parts alive only during set-up (freed before the run's own parts are allocated): the
+    /// peak counts the larger of their sum and the other parts' sum.
+    setup_parts: Vec<(String, f64)>,
 }
 
 impl MemoryNeed {
@@ -115,6 +127,7 @@ impl MemoryNeed {
             subject: subject.into(),
             parts: Vec::new(),
             image: None,
+            setup_parts: Vec::new(),
         }
     }
 
@@ -140,6 +153,22 @@ impl MemoryNeed {
         ))
     }
 
+    /// The parts added so far (label, bytes), in the order added; the base is not among them.
+    pub fn parts(&self) -> &[(String, f64)] {
+        &self.parts
+    }
+
+    /// The parts only the set-up holds.
+    pub fn setup_parts(&self) -> &[(String, f64)] {
+        &self.setup_parts
+    }
+
+    /// Adds `bytes` for `what` that only the set-up holds (see `setup_parts`).
+    pub fn setup_bytes(mut self, what: impl Into<String>, bytes: f64) -> Self {
+        self.setup_parts.push((what.into(), bytes.max(0.0)));
+        self
+    }
+
     /// Adds `doubles` f64 values for `what` (counts may be huge: computed in f64, no overflow).
     pub fn doubles(self, what: impl Into<String>, doubles: f64) -> Self {
         self.bytes(what, doubles * 8.0)
@@ -153,7 +182,9 @@ impl MemoryNeed {
 
     /// The estimated peak in bytes, base included (saturating).
     pub fn total(&self) -> u64 {
-        let sum: f64 = self.parts.iter().map(|p| p.1).sum::<f64>() + BASE_BYTES as f64;
+        let run: f64 = self.parts.iter().map(|p| p.1).sum();
+        let setup: f64 = self.setup_parts.iter().map(|p| p.1).sum();
+        let sum = run.max(setup) + BASE_BYTES as f64;
         sum.min(u64::MAX as f64) as u64
     }
 
@@ -161,6 +192,7 @@ impl MemoryNeed {
     pub fn largest(&self) -> Option<&str> {
         self.parts
             .iter()
+            .chain(&self.setup_parts)
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|p| p.0.as_str())
     }

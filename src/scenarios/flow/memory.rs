@@ -1,11 +1,11 @@
 //! The flow scenario's estimated peak memory (see `run::budget`) and time, kept beside the config so
-//! that the config's checks stay about the parameters. Fitted to the peak RSS of runs of
-//! 256 x 192 and 512 x 384 pixels with 81 and 1089 labels: discrete BP keeps about 10.5 values
-//! per pixel and label (four incoming and four outgoing messages over the displacement lattice,
-//! the data term, the belief), SOSMP about 1.1 per pixel and label (the data term on the box
-//! grid) plus 150 per pixel (coefficients, samples, CDF scratch, the frames and the pyramid),
-//! over the largest level that passes messages; the variational refinement about 25 per pixel
-//! of the frames.
+//! that the config's checks stay about the parameters. Discrete BP keeps about 10.5 values per
+//! pixel and label (four incoming and four outgoing messages over the displacement lattice, the
+//! data term, the belief), SOSMP about 1.1 per pixel and label (the data term on the box grid)
+//! plus 150 per pixel (coefficients, samples, CDF scratch), over the largest level that passes
+//! messages, both stored as f32; the frames and pyramid about 8 doubles per pixel and the
+//! variational refinement about 12. Checked against the peak RSS of runs from 128² to
+//! 1024 x 768 (`tests/it/project/estimates.rs`).
 
 use super::config::{FlowAlgorithm, FlowConfig};
 use crate::model::flow::FlowLabels;
@@ -41,21 +41,22 @@ pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
     let mut need = MemoryNeed::new(format!(
         "flow {w} x {h} with {shown:.0} displacement labels (largest level)"
     ))
-    .doubles("frames and pyramid", 16.0 * pixels);
+    .doubles("frames and pyramid", 8.0 * pixels);
     if config.variational_iters > 0 {
         // Derivatives, SOR constants and two flows over the finest level.
-        need = need.doubles("variational refinement", 25.0 * pixels);
+        need = need.doubles("variational refinement", 12.0 * pixels);
     }
     for algorithm in config.algorithms() {
         need = match algorithm {
+            // f32 storage: half of the values counted as doubles.
             FlowAlgorithm::Discrete => need.doubles(
-                "discrete-BP messages (about 10 values per pixel and label)",
-                10.5 * labels * pixels,
+                "discrete-BP messages (about 10 f32 values per pixel and label)",
+                0.5 * 10.5 * labels * pixels,
             ),
             FlowAlgorithm::Sosmp => need.doubles(
                 "SOSMP data terms and messages",
-                1.1 * labels * pixels
-                    + (150.0 + 2.0 * (config.coefficients + config.samples) as f64) * mp_pixels,
+                0.5 * (1.1 * labels * pixels
+                    + (150.0 + 2.0 * (config.coefficients + config.samples) as f64) * mp_pixels),
             ),
         };
     }

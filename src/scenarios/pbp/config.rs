@@ -124,6 +124,15 @@ pub const PARAMS: &[Param] = &[
 impl ScenarioParams for PbpConfig {
     const PARAMS: &'static [Param] = PARAMS;
 
+    /// The training samples and their features, about 3 values per sample (measured at
+    /// N = 2 x 10^4 and 2 x 10^5); the rest is the process's base.
+    fn memory_need(&self) -> Option<crate::run::budget::MemoryNeed> {
+        Some(
+            crate::run::budget::MemoryNeed::new(format!("pbp with {} samples", self.samples))
+                .doubles("training samples and features", 3.0 * self.samples as f64),
+        )
+    }
+
     /// The whole run about 2.2 s plus 0.11 ms per training sample (measured at N = 5000 and
     /// 20000), spread over its stages.
     fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {

@@ -524,9 +524,10 @@ impl ScenarioParams for RetrievalConfig {
             .doubles("pool values", 2.0 * 9.0 * RETRIEVAL_DIM as f64 * pool)
             .doubles("edge Gram factors", 3.0 * 2.0 * length * m * m)
             .doubles("candidate cross-Gram", length * pool * m)
+            // A block per thread at most, about half of them alive at once (measured).
             .doubles(
                 "Parzen prior blocks",
-                threads * (pool * pool).min((1u64 << 22) as f64),
+                (0.5 * threads).max(1.0) * (pool * pool).min((1u64 << 22) as f64),
             )
             .doubles("scores", 6.0 * pool),
         )

@@ -159,6 +159,11 @@ impl Default for TeachConfig {
 impl ScenarioParams for TeachConfig {
     const PARAMS: &'static [Param] = PARAMS;
 
+    /// Small models: the process's base.
+    fn memory_need(&self) -> Option<crate::run::budget::MemoryNeed> {
+        Some(crate::run::budget::MemoryNeed::new("teach"))
+    }
+
     /// A message takes well under a millisecond; a window paces them for the eye.
     fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
         Some(crate::run::time_need::TimeNeed::scaled(

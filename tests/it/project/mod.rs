@@ -3,6 +3,7 @@
 mod cancel;
 mod cli;
 mod config_echo;
+mod estimates;
 mod fuzz_loaders;
 mod hardening;
 mod labels;
