@@ -14,7 +14,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -176,6 +176,8 @@ pub struct Runner {
     sent: AtomicU64,
     events: Receiver<Event>,
     cancel: CancelFlag,
+    /// True while the worker runs an iteration (a reset interrupts only that).
+    stepping: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -185,6 +187,7 @@ impl Runner {
         let (commands, command_rx) = mpsc::channel();
         let (event_tx, events) = mpsc::channel();
         let cancel = CancelFlag::default();
+        let stepping = Arc::new(AtomicBool::new(false));
         let worker = Worker {
             commands: command_rx,
             answered: 0,
@@ -193,6 +196,7 @@ impl Runner {
             events: event_tx,
             notify,
             cancel: cancel.clone(),
+            stepping: stepping.clone(),
             scenario: None,
             last_config: None,
             playing: false,
@@ -215,6 +219,7 @@ impl Runner {
             sent: AtomicU64::new(0),
             events,
             cancel,
+            stepping,
             thread: Some(thread),
         };
         if let Some(config) = initial {
@@ -227,20 +232,21 @@ impl Runner {
     /// Sends `command` and returns its number; a snapshot with `answered >= number` comes after
     /// the worker has dealt with it (a failed load also answers, with the old scenario).
     pub fn send(&self, command: Command) -> u64 {
-        // A new load, a reset and a shutdown discard the running state, so they interrupt a
-        // long set-up, task or iteration still running; Cancel stops a set-up or task.
-        let interrupts = matches!(
-            command,
-            Command::Load(_) | Command::Reset | Command::Shutdown | Command::Cancel
-        );
-        let number = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
-        let _ = self.commands.send((number, command));
-        // Raised after the command is queued: the worker clears the flag before it looks at
-        // the queue for the last time ahead of an iteration, so it either sees this command
-        // there or the flag stays raised during the iteration.
+        // A new load and a shutdown discard the running state, so they interrupt a long
+        // set-up, task or iteration still running; Cancel stops a set-up or task; a reset
+        // interrupts an iteration (a set-up in progress is what the reset rebuilds, so it goes
+        // on). The flag is raised before the command is queued: the worker clears it when it
+        // handles the command, so it never outlives the command it was raised for.
+        let interrupts = match command {
+            Command::Load(_) | Command::Shutdown | Command::Cancel => true,
+            Command::Reset => self.stepping.load(Ordering::SeqCst),
+            _ => false,
+        };
         if interrupts {
             self.cancel.cancel();
         }
+        let number = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
+        let _ = self.commands.send((number, command));
         number
     }
 }
@@ -283,6 +289,8 @@ struct Worker {
     events: Sender<Event>,
     notify: Arc<dyn Fn() + Send + Sync>,
     cancel: CancelFlag,
+    /// Shared with the runner: set while an iteration runs.
+    stepping: Arc<AtomicBool>,
     scenario: Option<Box<dyn Scenario>>,
     /// The config of the last scenario built, kept when a panic drops the scenario so that
     /// Reset and Play can start a new run of it.
@@ -332,19 +340,6 @@ impl Worker {
                 continue;
             }
             if self.playing {
-                // Clear a stale interrupt, then look once more: a command sent before the
-                // clear is in the queue now (see `Runner::send`).
-                self.cancel.reset();
-                match self.commands.try_recv() {
-                    Ok((number, command)) => {
-                        if !self.handle(number, command) {
-                            return;
-                        }
-                        continue;
-                    }
-                    Err(mpsc::TryRecvError::Disconnected) => return,
-                    Err(mpsc::TryRecvError::Empty) => {}
-                }
                 self.step_once();
                 // Always report the last iteration; while playing, at most ~60 per second.
                 let due = self
@@ -368,6 +363,7 @@ impl Worker {
             Command::Shutdown => return false,
             Command::Load(config) => self.load(config),
             Command::Reset => {
+                self.cancel.reset();
                 if let Some(config) = self.current_config() {
                     let playing = self.playing;
                     self.load(config);
@@ -394,7 +390,6 @@ impl Worker {
                 {
                     self.load(config);
                 }
-                self.cancel.reset();
                 self.step_once();
             }
             Command::Probe(p) => self.probe = p,
@@ -421,7 +416,8 @@ impl Worker {
                     return self.handle(next_number, other);
                 }
             }
-            Command::Cancel => {}
+            // The flag raised for this Cancel has done its work (or found nothing to stop).
+            Command::Cancel => self.cancel.reset(),
             Command::InjectFault(fault) => self.fault = Some(fault),
             Command::RunTask(task) => {
                 self.playing = false;
@@ -582,12 +578,14 @@ impl Worker {
         let fault = self
             .fault
             .take_if(|f| *f == Fault::Step(scenario.history().len() + 1));
+        self.stepping.store(true, Ordering::SeqCst);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Some(Fault::Step(n)) = fault {
                 panic!("injected fault in iteration {n}");
             }
             scenario.step()
         }));
+        self.stepping.store(false, Ordering::SeqCst);
         match outcome {
             Ok(Ok(_)) => {
                 if scenario.finished() {

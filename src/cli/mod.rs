@@ -118,7 +118,8 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
             .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
     let time = config.time_need();
-    let progress = Progress::new(time, config.max_iters());
+    // The ETA counts the estimate's iterations (the usual count where a stopping rule decides).
+    let progress = Progress::new(time, time.map(|t| t.iterations).or(config.max_iters()));
     let memory = config.memory_need().map(|need| {
         format!(
             "estimated peak memory {} of a budget of {}",
@@ -147,7 +148,7 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
     let iterations_estimate = time
         .filter(|t| t.iterations > 0)
         .map(|t| {
-            let up_to = if t.may_stop_early { "up to " } else { "" };
+            let up_to = if t.may_stop_early { "about " } else { "" };
             let plural = if t.iterations == 1 { "" } else { "s" };
             format!(
                 "; estimated {up_to}{} for {} iteration{plural} ({} each)",

@@ -236,9 +236,9 @@ mod tests {
             .bytes("messages", 1000.0 * 12e6)
             .per_pixel(4000, 3000, 1000.0);
         let (w, h) = need.fitting_image(4_000_000_000).unwrap();
-        // (4e9 - 40 MiB base) / 1000 bytes ≈ 3.96 megapixels at 4:3.
+        // (4e9 - 16 MiB base) / 1000 bytes ≈ 3.98 megapixels at 4:3.
         assert!(
-            (w * h) as f64 > 3.9e6 && (w * h) as f64 <= 3.96e6,
+            (w * h) as f64 > 3.95e6 && (w * h) as f64 <= 3.984e6,
             "{w} x {h}"
         );
         assert_eq!(w * 3 / 4, h);

@@ -44,7 +44,7 @@ pub struct TimeNeed {
     pub setup: f64,
     pub per_iteration: f64,
     pub iterations: usize,
-    /// A stopping rule may end the run earlier (the total is an upper estimate).
+    /// A stopping rule decides when the run ends (`iterations` is the usual count).
     pub may_stop_early: bool,
 }
 
@@ -70,16 +70,17 @@ impl TimeNeed {
         self.setup + self.per_iteration * self.iterations as f64
     }
 
-    /// "about 3 min 20 s (set-up 12 s, then 20 iterations of 9.0 s)", or with a stopping
-    /// rule "up to about ... then at most 20 iterations ...".
+    /// "about 3 min 20 s (set-up 12 s, then 20 iterations of 9.0 s)"; with a stopping rule
+    /// "... then usually about 20 iterations of 9.0 s)".
     pub fn describe(&self) -> String {
-        let (prefix, at_most) = match self.may_stop_early {
-            true => ("up to about", "at most "),
-            false => ("about", ""),
+        let usually = if self.may_stop_early {
+            "usually about "
+        } else {
+            ""
         };
         let plural = if self.iterations == 1 { "" } else { "s" };
         format!(
-            "{prefix} {} (set-up {}, then {at_most}{} iteration{plural} of {})",
+            "about {} (set-up {}, then {usually}{} iteration{plural} of {})",
             format_seconds(self.total()),
             format_seconds(self.setup),
             self.iterations,
@@ -224,7 +225,7 @@ mod tests {
         };
         assert_eq!(
             need.describe(),
-            "up to about 3 min 12 s (set-up 12 s, then at most 20 iterations of 9.0 s)"
+            "about 3 min 12 s (set-up 12 s, then usually about 20 iterations of 9.0 s)"
         );
     }
 }

@@ -458,6 +458,9 @@ impl DenoiseConfig {
     }
 }
 
+/// Iterations the time estimate counts when SURE's guard may settle the run earlier.
+const SURE_TYPICAL_ITERATIONS: usize = 25;
+
 /// The kernel-BP feature rank the memory estimate assumes when the levels and `max_rank`
 /// allow more (the rank is learned, so the exact value is known only after set-up).
 const TYPICAL_FEATURE_RANK: f64 = 40.0;
@@ -652,12 +655,21 @@ impl ScenarioParams for DenoiseConfig {
                 DenoiseAlgorithm::Discrete => 4.1e-10 * pixels * c * c,
                 DenoiseAlgorithm::Kbp => match self.schedule_for(DenoiseAlgorithm::Kbp) {
                     Schedule::Synchronous => 1.1e-6 * pixels,
-                    _ => 0.3 + 2.9e-6 * pixels,
+                    _ if crate::scenarios::denoise::sure_window::SureWindow::of(w, h).is_some() => {
+                        0.3 + 2.9e-6 * pixels
+                    }
+                    _ => 2.9e-6 * pixels,
                 },
             };
             setup += 1.0e-6 * pixels;
         }
-        let need = crate::run::time_need::TimeNeed::scaled(setup, per_iteration, self.max_iters);
+        // SURE's guard settles a run in 4-22 iterations (photographs and the built-in image):
+        // the estimate counts the usual, not the limit.
+        let iterations = match self.sure_stop {
+            true => self.max_iters.min(SURE_TYPICAL_ITERATIONS),
+            false => self.max_iters,
+        };
+        let need = crate::run::time_need::TimeNeed::scaled(setup, per_iteration, iterations);
         Some(if self.sure_stop || self.tolerance > 0.0 {
             need.stopping_early()
         } else {

@@ -47,7 +47,7 @@ fn sizes_above_the_budget_are_refused_at_once_naming_size_estimate_and_budget() 
                 "--algorithm",
                 "discrete",
                 "--max-displacement",
-                "16",
+                "20",
             ],
             "flow 2048 x 2048",
         ),
@@ -171,7 +171,7 @@ fn every_scenario_estimates_its_default_run_within_the_default_budget() {
 }
 
 #[test]
-fn the_unclear_messages_of_the_issue_are_clear() {
+fn a_one_pixel_image_and_other_edge_inputs_get_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let one = dir.path().join("one.png");
     image::GrayImage::from_pixel(1, 1, image::Luma([128]))
