@@ -847,7 +847,11 @@ impl eframe::App for App {
             let iteration_noun =
                 running_room.map_or("iteration", |name| self.rooms.get(name).iteration_noun());
             let time_left = match (&self.busy, &snapshot) {
-                (Some(_), _) => long_run::setup_left(self.loading_need, self.busy_since),
+                // Only a set-up has an estimate (a what-if or a job is busy too).
+                (Some(_), _) if self.pending_load.is_some() => {
+                    long_run::setup_left(self.loading_need, self.busy_since)
+                }
+                (Some(_), _) => None,
                 (None, Some(s)) if s.playing => long_run::run_left(
                     self.loading_need.filter(|_| s.config == self.applied),
                     panels::status::median_seconds(&s.history),
