@@ -305,6 +305,16 @@ struct Worker {
     last_step: Option<Instant>,
 }
 
+/// Drops a scenario on a thread of its own: returning gigabytes of a photograph's messages to
+/// the system takes most of a second, which a reset or closing the window need not wait for.
+fn discard(scenario: Box<dyn Scenario>) {
+    let spawned = std::thread::Builder::new()
+        .name("beliefscope-discard".into())
+        .spawn(move || drop(scenario));
+    // Without a thread (none can be started) the handle is gone and it dropped here.
+    drop(spawned);
+}
+
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     crate::error::panic_message(payload.as_ref())
 }
@@ -360,7 +370,12 @@ impl Worker {
     fn handle(&mut self, number: u64, command: Command) -> bool {
         self.answered = number;
         match command {
-            Command::Shutdown => return false,
+            Command::Shutdown => {
+                if let Some(scenario) = self.scenario.take() {
+                    discard(scenario);
+                }
+                return false;
+            }
             Command::Load(config) => self.load(config),
             Command::Reset => {
                 self.cancel.reset();
@@ -455,10 +470,11 @@ impl Worker {
     /// Drops a scenario whose state a panic left unknown, remembering its config (with the
     /// live changes made so far, if reading it does not panic too).
     fn forget_scenario(&mut self) {
-        if let Some(scenario) = self.scenario.take()
-            && let Ok(config) = catch_unwind(AssertUnwindSafe(|| scenario.config()))
-        {
-            self.last_config = Some(config);
+        if let Some(scenario) = self.scenario.take() {
+            if let Ok(config) = catch_unwind(AssertUnwindSafe(|| scenario.config())) {
+                self.last_config = Some(config);
+            }
+            discard(scenario);
         }
     }
 
