@@ -168,10 +168,7 @@ impl Eta {
         if left >= 0.0 {
             format!("about {} left", format_seconds(left))
         } else {
-            format!(
-                "{} longer than estimated",
-                format_seconds(-left).trim_start_matches("about ")
-            )
+            format!("{} longer than estimated", format_seconds(-left))
         }
     }
 }

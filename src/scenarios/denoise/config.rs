@@ -432,6 +432,14 @@ impl DenoiseConfig {
     }
 
     /// Whether the test image is a file (`image` or `noisy_image`) rather than the sunset.
+    /// The size that will run, for the estimates: a loaded image's from its header.
+    fn estimated_size(&self) -> (usize, usize) {
+        match self.image.as_ref().or(self.noisy_image.as_ref()) {
+            Some(path) => crate::io::image_size(path).unwrap_or((self.width, self.height)),
+            None => (self.width, self.height),
+        }
+    }
+
     pub fn loads_image(&self) -> bool {
         self.image.is_some() || self.noisy_image.is_some()
     }
@@ -534,10 +542,7 @@ impl ScenarioParams for DenoiseConfig {
     /// keeps every copy's messages at their lowest SURE; on a larger image only the window's
     /// copies run. Checked against the peak RSS of runs from 100² to 12 MP (the memory test).
     fn memory_need(&self) -> Option<MemoryNeed> {
-        let (w, h) = match self.image.as_ref().or(self.noisy_image.as_ref()) {
-            Some(path) => crate::io::image_size(path).unwrap_or((self.width, self.height)),
-            None => (self.width, self.height),
-        };
+        let (w, h) = self.estimated_size();
         let train_pixels = match self.train_image.as_deref() {
             Some(p) => crate::io::image_size(p).map_or(0.0, |(tw, th)| (tw * th) as f64),
             None if self.oracle => (w * h) as f64,
@@ -639,10 +644,7 @@ impl ScenarioParams for DenoiseConfig {
     /// synchronous one (the built-in image), discrete BP about 0.41 ns per pixel and level²
     /// (with SURE's probes); set-up about 1 µs per pixel plus the training.
     fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
-        let (w, h) = match self.image.as_ref().or(self.noisy_image.as_ref()) {
-            Some(path) => crate::io::image_size(path).unwrap_or((self.width, self.height)),
-            None => (self.width, self.height),
-        };
+        let (w, h) = self.estimated_size();
         let pixels = (w * h) as f64;
         let c = self.colors as f64;
         let mut choices = vec![self.primary()];

@@ -11,19 +11,25 @@ use super::config::{FlowAlgorithm, FlowConfig};
 use crate::model::flow::FlowLabels;
 use crate::run::budget::MemoryNeed;
 
-/// The estimate for `config`; the frames are sized from their headers when given.
-pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
-    let (w, h) = match &config.frame1 {
+/// `config` with the size of its frames, read from their headers when given.
+fn sized_from_frames(config: &FlowConfig) -> FlowConfig {
+    let (width, height) = match &config.frame1 {
         Some(path) => crate::io::image_size(path).unwrap_or((config.width, config.height)),
         None => (config.width, config.height),
     };
+    FlowConfig {
+        width,
+        height,
+        ..config.clone()
+    }
+}
+
+/// The estimate for `config`; the frames are sized from their headers when given.
+pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
     // One level is alive at a time: the largest labels x pixels over the levels that pass
     // messages (a larger level is only refined).
-    let sized = FlowConfig {
-        width: w,
-        height: h,
-        ..config.clone()
-    };
+    let sized = sized_from_frames(config);
+    let (w, h) = (sized.width, sized.height);
     let levels = config.levels_for(w, h);
     let (mut lw, mut lh, mut level_size, mut mp_pixels) = (w, h, 0.0f64, 0.0f64);
     for level in 0..levels {
@@ -68,15 +74,8 @@ pub fn flow_memory_need(config: &FlowConfig) -> Option<MemoryNeed> {
 /// per pixel, per algorithm run; fitted to whole runs of 128², 256², 512² and 1168 x 776.
 /// Coarse levels stop early, so iterations are counted as they typically run (8 per level).
 pub fn flow_time_need(config: &FlowConfig) -> crate::run::time_need::TimeNeed {
-    let (w, h) = match &config.frame1 {
-        Some(path) => crate::io::image_size(path).unwrap_or((config.width, config.height)),
-        None => (config.width, config.height),
-    };
-    let sized = FlowConfig {
-        width: w,
-        height: h,
-        ..config.clone()
-    };
+    let sized = sized_from_frames(config);
+    let (w, h) = (sized.width, sized.height);
     let levels = config.levels_for(w, h);
     let (mut lw, mut lh, mut messages, mut refined) = (w, h, 0.0, 0.0);
     for level in 0..levels {
