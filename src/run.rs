@@ -50,6 +50,16 @@ impl CancelFlag {
     }
 }
 
+/// Drops `value` on a thread of its own: returning a photograph's gigabytes to the system
+/// takes most of a second, which a cancelled set-up, a reset or closing the window need not
+/// wait for. Without a thread (none can be started) it is dropped here.
+pub fn drop_in_background<T: Send + 'static>(value: T) {
+    let spawned = std::thread::Builder::new()
+        .name("beliefscope-discard".into())
+        .spawn(move || drop(value));
+    drop(spawned);
+}
+
 /// One row of the per-iteration log (the `iterations` array of results.json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IterationRecord {

@@ -305,16 +305,6 @@ struct Worker {
     last_step: Option<Instant>,
 }
 
-/// Drops a scenario on a thread of its own: returning gigabytes of a photograph's messages to
-/// the system takes most of a second, which a reset or closing the window need not wait for.
-fn discard(scenario: Box<dyn Scenario>) {
-    let spawned = std::thread::Builder::new()
-        .name("beliefscope-discard".into())
-        .spawn(move || drop(scenario));
-    // Without a thread (none can be started) the handle is gone and it dropped here.
-    drop(spawned);
-}
-
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     crate::error::panic_message(payload.as_ref())
 }
@@ -372,7 +362,7 @@ impl Worker {
         match command {
             Command::Shutdown => {
                 if let Some(scenario) = self.scenario.take() {
-                    discard(scenario);
+                    crate::run::drop_in_background(scenario);
                 }
                 return false;
             }
@@ -474,7 +464,7 @@ impl Worker {
             if let Ok(config) = catch_unwind(AssertUnwindSafe(|| scenario.config())) {
                 self.last_config = Some(config);
             }
-            discard(scenario);
+            crate::run::drop_in_background(scenario);
         }
     }
 

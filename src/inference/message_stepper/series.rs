@@ -210,7 +210,7 @@ mod tests {
         GaussianMixture, MixtureForm, MixturePrior, draw_difference_potentials,
     };
     use crate::inference::sosmp::reference::grid_bp;
-    use crate::inference::sosmp::update::{PathState, step_path};
+    use crate::inference::sosmp::update::{PathState, PathStep, step_path};
     use crate::run::CancelFlag;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
@@ -255,7 +255,15 @@ mod tests {
             for _ in 0..problem.num_messages() {
                 bp.step().unwrap();
             }
-            step_path(&problem, seed, k, 0, t, 1.0 / (t as f64 + 1.0), &mut state).unwrap();
+            let step = PathStep {
+                seed,
+                samples: k,
+                path: 0,
+                iteration: t,
+                eta: 1.0 / (t as f64 + 1.0),
+                interrupt: None,
+            };
+            step_path(&problem, step, &mut state).unwrap();
             for m in 0..problem.num_messages() {
                 let slot = problem.layout.slot_of[m];
                 let engine = &state.coeffs[slot * r..(slot + 1) * r];

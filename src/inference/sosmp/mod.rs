@@ -203,6 +203,8 @@ pub struct Sosmp<G: StateGrid, C: Coefficient = f64> {
     iteration: usize,
     /// Largest step size used (infinite: eq. 16's `η_t` as it is).
     max_step: f64,
+    /// Checked per 4096 nodes inside an iteration.
+    interrupt: Option<CancelFlag>,
 }
 
 impl<G: StateGrid> Sosmp<G> {
@@ -265,6 +267,7 @@ impl<G: StateGrid, C: Coefficient> Sosmp<G, C> {
             paths,
             iteration: 0,
             max_step: f64::INFINITY,
+            interrupt: None,
         })
     }
 
@@ -413,7 +416,15 @@ impl<G: StateGrid, C: Coefficient> Inference for Sosmp<G, C> {
             .par_iter_mut()
             .enumerate()
             .map(|(p, state)| {
-                update::step_path(problem, seed, k, p, t, eta, state)?;
+                let step = update::PathStep {
+                    seed,
+                    samples: k,
+                    path: p,
+                    iteration: t,
+                    eta,
+                    interrupt: self.interrupt.as_ref(),
+                };
+                update::step_path(problem, step, state)?;
                 Ok(state
                     .coeffs
                     .iter()
@@ -430,6 +441,10 @@ impl<G: StateGrid, C: Coefficient> Inference for Sosmp<G, C> {
             seconds: start.elapsed().as_secs_f64(),
             updates: self.paths.len() * self.problem.num_messages(),
         })
+    }
+
+    fn set_interrupt(&mut self, flag: CancelFlag) {
+        self.interrupt = Some(flag);
     }
 
     fn iteration(&self) -> usize {

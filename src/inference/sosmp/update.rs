@@ -18,6 +18,7 @@ use super::grid::{CellSampler, StateGrid};
 use super::kernels;
 use crate::error::{Error, Result};
 use crate::model::{MsgId, NodeId};
+use crate::run::CancelFlag;
 
 /// Top bits of the second key word: which kind of randomness a ChaCha stream feeds.
 const SAMPLING_STREAM: u64 = 1 << 62;
@@ -175,18 +176,43 @@ impl<S: Copy + Default> NodeScratch<S> {
     }
 }
 
+/// Nodes between two checks of the interrupt flag (a large flow level's iteration takes
+/// seconds).
+const NODES_PER_CHECK: usize = 4096;
+
+/// Which iteration of which path [`step_path`] takes, and what stops it.
+#[derive(Debug, Clone, Copy)]
+pub struct PathStep<'a> {
+    /// The run's seed: with `path` and `iteration` it names the random stream of the draws.
+    pub seed: u64,
+    /// Samples per message update, k.
+    pub samples: usize,
+    pub path: usize,
+    /// `t`, 0-based.
+    pub iteration: usize,
+    /// The step size `η_t`.
+    pub eta: f64,
+    /// Checked per 4096 nodes; once raised the path is left as it was and
+    /// `Err(Cancelled)` returned.
+    pub interrupt: Option<&'a CancelFlag>,
+}
+
 /// One synchronous SOSMP iteration of one path: `a_{t+1} = (1 - η) a_t + η b_t`, where
-/// `iteration` is `t` (0-based) and `eta` its step size. Returns the number of fallbacks.
-/// Errors if some `b` is not finite (the state is then not advanced).
+/// Returns the number of fallbacks. Errors if some `b` is not finite or the interrupt flag is
+/// raised (the state is then not advanced).
 pub fn step_path<G: StateGrid, C: Coefficient>(
     problem: &SosmpProblem<G>,
-    seed: u64,
-    samples: usize,
-    path: usize,
-    iteration: usize,
-    eta: f64,
+    step: PathStep<'_>,
     state: &mut PathState<G::Sample, C>,
 ) -> Result<u64> {
+    let PathStep {
+        seed,
+        samples,
+        path,
+        iteration,
+        eta,
+        interrupt,
+    } = step;
     let graph = &problem.mrf.graph;
     let layout = &problem.layout;
     let r = problem.basis.len();
@@ -229,7 +255,12 @@ pub fn step_path<G: StateGrid, C: Coefficient>(
         .into_par_iter()
         .map_init(
             || NodeScratch::new(n, cells, max_degree, r, k),
-            |scratch, (v, out, b_out, s_out)| update_node(&job, v, out, b_out, s_out, scratch),
+            |scratch, (v, out, b_out, s_out)| {
+                if v % NODES_PER_CHECK == 0 {
+                    interrupt.map_or(Ok(()), CancelFlag::check)?;
+                }
+                update_node(&job, v, out, b_out, s_out, scratch)
+            },
         )
         .try_reduce(|| 0, |a, b| Ok(a + b));
     match outcome {

@@ -16,17 +16,28 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::error::Result;
+use crate::run::CancelFlag;
+
 /// TV weight on the 0..1 intensity scale.
 pub const TV_WEIGHT: f64 = 0.1;
 
 /// Chambolle's projection algorithm on a `w` x `h` image in gray levels.
-pub fn tv_chambolle(f: &[f64], w: usize, h: usize, weight: f64) -> Vec<f64> {
+/// `stop` is checked once per iteration (`Err(Cancelled)` once raised).
+pub fn tv_chambolle(
+    f: &[f64],
+    w: usize,
+    h: usize,
+    weight: f64,
+    stop: &CancelFlag,
+) -> Result<Vec<f64>> {
     let n = w * h;
     let (mut px, mut py) = (vec![0.0; n], vec![0.0; n]);
     let mut u = f.to_vec();
     let tau = 0.25;
     let mut last_energy: Option<f64> = None;
     for _ in 0..200 {
+        stop.check()?;
         // u = f + d, d = -(div p) in scikit-image's sign convention: d_i = p_{i-1} - p_i.
         // Row by row in parallel; each row's energy is summed in order, then the rows'.
         let rows: Vec<f64> = u
@@ -79,7 +90,7 @@ pub fn tv_chambolle(f: &[f64], w: usize, h: usize, weight: f64) -> Vec<f64> {
         }
         last_energy = Some(energy);
     }
-    u
+    Ok(u)
 }
 
 /// 1-D Gaussian weights for offsets `0..=radius` (radius `ceil(4 sigma)`), summing to 1 over
@@ -136,12 +147,19 @@ pub fn gaussian_blur(img: &[f64], w: usize, h: usize, sigma: f64) -> Vec<f64> {
 
 /// The blur sigma (px) minimising SURE for noise `noise`, and its blurred image. The 30
 /// candidates are scored one after another (two images in memory at a time), the winner
-/// blurred again.
-pub fn blur_by_sure(noisy: &[f64], w: usize, h: usize, noise: f64) -> (f64, Vec<f64>) {
+/// blurred again. `stop` is checked before each candidate.
+pub fn blur_by_sure(
+    noisy: &[f64],
+    w: usize,
+    h: usize,
+    noise: f64,
+    stop: &CancelFlag,
+) -> Result<(f64, Vec<f64>)> {
     let n = noisy.len() as f64;
     let s2 = noise * noise;
     let mut best: Option<(f64, f64)> = None;
     for k in 0..30 {
+        stop.check()?;
         let sigma = 0.3 * (5.0f64 / 0.3).powf(k as f64 / 29.0);
         let out = gaussian_blur(noisy, w, h, sigma);
         let centre = gauss_weights(sigma)[0].powi(2);
@@ -152,7 +170,7 @@ pub fn blur_by_sure(noisy: &[f64], w: usize, h: usize, noise: f64) -> (f64, Vec<
         }
     }
     let (_, sigma) = best.expect("30 candidates");
-    (sigma, gaussian_blur(noisy, w, h, sigma))
+    Ok((sigma, gaussian_blur(noisy, w, h, sigma)))
 }
 
 /// A baseline's label and estimate.
@@ -162,25 +180,46 @@ pub type Estimates = Vec<Labelled>;
 
 /// The baselines of a noisy image, computed on their own thread while the message passing
 /// runs (on a photograph they take seconds): `(label, estimate)` once ready.
+///
+/// They run on a thread pool of their own: on rayon's global pool each of their parallel
+/// passes (a blur of a 12 MP photograph takes most of a second) would hold back the engine's
+/// tasks queued behind it, and with them the engine's checks of the interrupt flag. Dropping
+/// the baselines stops them at their next check.
 pub struct Baselines {
     ready: std::sync::OnceLock<Estimates>,
     pending: std::sync::Mutex<Option<std::thread::JoinHandle<Estimates>>>,
+    abandoned: CancelFlag,
 }
 
 impl Baselines {
     /// Starts TV and the SURE blur on `noisy` (`w x h`, noise sigma `noise`).
     pub fn start(noisy: Arc<Vec<f64>>, w: usize, h: usize, noise: f64) -> Baselines {
+        let abandoned = CancelFlag::default();
+        let stop = abandoned.clone();
         let handle = std::thread::spawn(move || {
-            let tv = tv_chambolle(&noisy, w, h, TV_WEIGHT * 255.0);
-            let (blur_sigma, blur) = blur_by_sure(&noisy, w, h, noise);
-            vec![
-                (format!("tv_w{TV_WEIGHT}"), Arc::new(tv)),
-                (format!("blur_sure_s{blur_sigma:.2}"), Arc::new(blur)),
-            ]
+            let compute = || -> Result<Estimates> {
+                let tv = tv_chambolle(&noisy, w, h, TV_WEIGHT * 255.0, &stop)?;
+                let (blur_sigma, blur) = blur_by_sure(&noisy, w, h, noise, &stop)?;
+                Ok(vec![
+                    (format!("tv_w{TV_WEIGHT}"), Arc::new(tv)),
+                    (format!("blur_sure_s{blur_sigma:.2}"), Arc::new(blur)),
+                ])
+            };
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(rayon::current_num_threads())
+                .thread_name(|i| format!("beliefscope-baselines-{i}"))
+                .build();
+            // Without a pool of their own (no thread can be started) they share the global one.
+            let estimates = match pool {
+                Ok(pool) => pool.install(compute),
+                Err(_) => compute(),
+            };
+            estimates.unwrap_or_default()
         });
         Baselines {
             ready: std::sync::OnceLock::new(),
             pending: std::sync::Mutex::new(Some(handle)),
+            abandoned,
         }
     }
 
@@ -212,6 +251,12 @@ impl Baselines {
     }
 }
 
+impl Drop for Baselines {
+    fn drop(&mut self) {
+        self.abandoned.cancel();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,7 +265,8 @@ mod tests {
     fn tv_keeps_constants_and_flattens_noise() {
         let f = vec![100.0; 36];
         assert!(
-            tv_chambolle(&f, 6, 6, 25.5)
+            tv_chambolle(&f, 6, 6, 25.5, &CancelFlag::default())
+                .unwrap()
                 .iter()
                 .all(|v| (v - 100.0).abs() < 1e-9)
         );
@@ -229,7 +275,7 @@ mod tests {
         let f: Vec<f64> = (0..w * h)
             .map(|i| if i % w < 10 { 50.0 } else { 200.0 } + if i % 2 == 0 { 3.0 } else { -3.0 })
             .collect();
-        let u = tv_chambolle(&f, w, h, 25.5);
+        let u = tv_chambolle(&f, w, h, 25.5, &CancelFlag::default()).unwrap();
         let wiggle = (u[5 * w + 4] - u[5 * w + 5]).abs();
         assert!(wiggle < 1.0, "{wiggle}");
         assert!(u[5 * w + 15] - u[5 * w + 4] > 120.0);
@@ -249,8 +295,26 @@ mod tests {
             .collect();
         let low = crate::scenarios::denoise::sunset::add_noise(&clean, 5.0, 1);
         let high = crate::scenarios::denoise::sunset::add_noise(&clean, 40.0, 1);
-        let (s_low, _) = blur_by_sure(&low, w, h, 5.0);
-        let (s_high, _) = blur_by_sure(&high, w, h, 40.0);
+        let (s_low, _) = blur_by_sure(&low, w, h, 5.0, &CancelFlag::default()).unwrap();
+        let (s_high, _) = blur_by_sure(&high, w, h, 40.0, &CancelFlag::default()).unwrap();
         assert!(s_high > s_low, "{s_low} {s_high}");
+    }
+
+    #[test]
+    fn a_raised_flag_stops_both_baselines() {
+        let stop = CancelFlag::default();
+        stop.cancel();
+        let f = vec![1.0; 64];
+        assert!(tv_chambolle(&f, 8, 8, 25.5, &stop).is_err());
+        assert!(blur_by_sure(&f, 8, 8, 5.0, &stop).is_err());
+    }
+
+    #[test]
+    fn dropped_baselines_raise_their_flag() {
+        let baselines = Baselines::start(Arc::new(vec![1.0; 64]), 8, 8, 5.0);
+        let flag = baselines.abandoned.clone();
+        assert!(!flag.is_cancelled());
+        drop(baselines);
+        assert!(flag.is_cancelled());
     }
 }

@@ -642,7 +642,8 @@ impl ScenarioParams for DenoiseConfig {
     /// Fitted to runs on this project's reference machine: kernel BP about 2.9 µs per pixel
     /// per sweep iteration (with SURE's window; 0.25 to 12 MP photographs) and 1.1 µs per
     /// synchronous one (the built-in image), discrete BP about 0.41 ns per pixel and level²
-    /// (with SURE's probes); set-up about 1 µs per pixel plus the training.
+    /// (with SURE's probes); set-up about 0.45 µs per pixel plus the training (0.25 to 12 MP
+    /// photographs).
     fn time_need(&self) -> Option<crate::run::time_need::TimeNeed> {
         let (w, h) = self.estimated_size();
         let pixels = (w * h) as f64;
@@ -663,7 +664,7 @@ impl ScenarioParams for DenoiseConfig {
                     _ => 2.9e-6 * pixels,
                 },
             };
-            setup += 1.0e-6 * pixels;
+            setup += 0.45e-6 * pixels;
         }
         // SURE's guard settles a run in 4-22 iterations (photographs and the built-in image):
         // the estimate counts the usual, not the limit.

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::inference::discrete::{DiscreteMrf, EdgePotentials};
 use crate::io;
 use crate::model::Graph;
+use rayon::prelude::*;
 
 use super::config::{
     BuiltinTraining, DEAD_LEAVES_DRAWS, DEAD_LEAVES_SEED_OFFSET, DenoiseConfig,
@@ -136,13 +137,14 @@ fn file_clean(path: &std::path::Path, levels: &[f64], quantize: bool) -> Result<
             ),
         });
     }
+    // In parallel: a photograph has millions of pixels.
     let idx: Vec<usize> = img
         .pixels
-        .iter()
+        .par_iter()
         .map(|&v| sunset::nearest_level(levels, v))
         .collect();
     let values = if quantize {
-        idx.iter().map(|&i| levels[i]).collect()
+        idx.par_iter().map(|&i| levels[i]).collect()
     } else {
         img.pixels
     };

@@ -71,6 +71,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// The point estimates, stopped by the interrupt flag (a photograph's take seconds).
+    fn interruptible_estimates(&self, kind: crate::inference::EstimateKind) -> Result<Vec<f64>> {
+        match self {
+            Engine::Discrete(e) => Ok(e.estimates(kind).values),
+            Engine::Kbp(e) => e.interruptible_estimates(kind),
+        }
+    }
+
     fn inference(&self) -> &dyn Inference {
         match self {
             Engine::Discrete(e) => e.as_ref(),
@@ -220,7 +228,7 @@ impl AlgorithmRun {
         }
         let Some(probe) = &mut self.sure else {
             out.report = self.engine.inference_mut().step()?;
-            self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
+            self.estimate = Arc::new(self.engine.interruptible_estimates(kind)?);
             out.moved = true;
             self.last_residual = out.report.residual;
             out.report.iteration = iteration;
@@ -232,7 +240,7 @@ impl AlgorithmRun {
         let (judged, observed, report) = match &mut window {
             None => {
                 let report = self.engine.inference_mut().step()?;
-                self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
+                self.estimate = Arc::new(self.engine.interruptible_estimates(kind)?);
                 out.moved = true;
                 (Arc::clone(&self.estimate), noisy, report)
             }
@@ -272,7 +280,7 @@ impl AlgorithmRun {
                     // The image takes the step the window kept, as long as the window's.
                     self.engine.set_step_scale(scale);
                     out.report = self.engine.inference_mut().step()?;
-                    self.estimate = Arc::new(self.engine.inference().estimates(kind).values);
+                    self.estimate = Arc::new(self.engine.interruptible_estimates(kind)?);
                     out.moved = true;
                 }
                 probe.follow(verdict, &mut window.engine)?;
@@ -387,13 +395,14 @@ pub fn build_run(
                 Candidates::All => (0..=255).map(f64::from).collect(),
             };
             Engine::Kbp(Box::new(
-                KbpEngine::new(
+                KbpEngine::new_interruptible(
                     Arc::new(model),
                     shape,
                     Some(evidence),
                     candidates,
                     config.schedule_for(DenoiseAlgorithm::Kbp),
                     Damping(config.damping),
+                    Some(cancel.clone()),
                 )?
                 .with_edge_appearance(
                     config.resolved_kbp_edge_appearance(data.width, data.height),
@@ -401,7 +410,17 @@ pub fn build_run(
             ))
         }
     };
-    let estimate = Arc::new(engine.inference().estimates(config.estimate).values);
+    let estimate = match &engine {
+        Engine::Kbp(e) => e.set_up_estimates(config.estimate),
+        Engine::Discrete(e) => Ok(e.estimates(config.estimate).values),
+    };
+    let estimate = match estimate {
+        Ok(values) => Arc::new(values),
+        Err(e) => {
+            crate::run::drop_in_background(engine);
+            return Err(e);
+        }
+    };
     Ok(AlgorithmRun {
         choice,
         engine,
@@ -445,14 +464,21 @@ impl Denoise {
         (config.width, config.height) = (data.width, data.height);
         cancel.check()?;
         let mut runs = vec![build_run(config.primary(), &data, &config, cancel)?];
-        if let Some(choice) = config.compare {
-            runs.push(build_run(choice, &data, &config, cancel)?);
-        }
-        if config.sure_stop {
-            for run in &mut runs {
-                cancel.check()?;
-                attach_sure_probe(run, &data, &config)?;
+        let mut rest = || -> Result<()> {
+            if let Some(choice) = config.compare {
+                runs.push(build_run(choice, &data, &config, cancel)?);
             }
+            if config.sure_stop {
+                for run in &mut runs {
+                    cancel.check()?;
+                    attach_sure_probe(run, &data, &config, cancel)?;
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = rest() {
+            crate::run::drop_in_background(runs);
+            return Err(e);
         }
         // The same flag stops a long iteration (a photograph's sweep) within one chunk.
         for run in &mut runs {

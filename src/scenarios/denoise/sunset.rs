@@ -53,15 +53,15 @@ pub fn add_noise(clean: &[f64], sigma: f64, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-/// Index of the level nearest to `value` (levels sorted ascending).
+/// Index of the level nearest to `value` (levels sorted ascending; of two equally near, the
+/// lower; 0 for NaN). A binary search: a photograph has millions of pixels to quantise.
 pub fn nearest_level(levels: &[f64], value: f64) -> usize {
-    let mut best = 0;
-    for (i, l) in levels.iter().enumerate() {
-        if (l - value).abs() < (levels[best] - value).abs() {
-            best = i;
-        }
+    let above = levels.partition_point(|l| *l < value);
+    match (above.checked_sub(1), levels.get(above)) {
+        (Some(below), Some(up)) if up - value < value - levels[below] => above,
+        (Some(below), _) => below,
+        (None, _) => 0,
     }
-    best
 }
 
 pub fn rmse(a: &[f64], b: &[f64]) -> f64 {
@@ -80,5 +80,35 @@ mod tests {
         assert_eq!(l[0], 0.0);
         assert_eq!(l[49], 255.0);
         assert_eq!(nearest_level(&l, 130.0), 25);
+    }
+
+    /// The binary search against a scan of every level, ties, ends and NaN included.
+    #[test]
+    fn nearest_level_is_the_nearest_of_all() {
+        let scan = |levels: &[f64], v: f64| {
+            let mut best = 0;
+            for (i, l) in levels.iter().enumerate() {
+                if (l - v).abs() < (levels[best] - v).abs() {
+                    best = i;
+                }
+            }
+            best
+        };
+        for colors in [1, 2, 3, 10, 50, 256] {
+            let l = gray_levels(colors);
+            let mut values: Vec<f64> = (-40..=1200).map(|k| k as f64 * 0.25 - 10.0).collect();
+            values.extend(l.windows(2).map(|w| 0.5 * (w[0] + w[1])));
+            values.push(f64::NAN);
+            for v in values {
+                assert_eq!(
+                    nearest_level(&l, v),
+                    scan(&l, v),
+                    "{colors} levels, value {v}"
+                );
+            }
+            assert_eq!(nearest_level(&l, f64::INFINITY), colors - 1);
+            assert_eq!(nearest_level(&l, f64::NEG_INFINITY), 0);
+        }
+        assert_eq!(nearest_level(&[], 3.0), 0);
     }
 }

@@ -70,6 +70,7 @@ pub fn attach_sure_probe(
     run: &mut AlgorithmRun,
     data: &DenoiseData,
     config: &DenoiseConfig,
+    cancel: &CancelFlag,
 ) -> Result<()> {
     let window = match SureWindow::of(data.width, data.height) {
         None => None,
@@ -95,6 +96,7 @@ pub fn attach_sure_probe(
     let engines = directions
         .iter()
         .map(|direction| {
+            cancel.check()?;
             let noisy = sure_stop::perturbed(observations, direction, epsilon);
             match shape {
                 Some(layout) => engine_like(&run.engine, noisy, layout, data, config),
@@ -102,6 +104,7 @@ pub fn attach_sure_probe(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    cancel.check()?;
     let initial = match &window {
         Some(w) => Arc::new(w.engine.inference().estimates(config.estimate).values),
         None => Arc::clone(&run.estimate),

@@ -287,7 +287,8 @@ fn baselines_are_reported_and_the_blur_sigma_by_sure_is_near_the_best() {
     // SURE never sees the clean image; its sigma must still be close to the best one.
     let data = DenoiseData::generate(&config).unwrap();
     let (w, h) = (data.width, data.height);
-    let (sigma, blurred) = blur_by_sure(&data.noisy, w, h, config.noise);
+    let (sigma, blurred) =
+        blur_by_sure(&data.noisy, w, h, config.noise, &CancelFlag::default()).unwrap();
     let chosen = beliefscope::scenarios::denoise::rmse(&blurred, data.clean.as_ref().unwrap());
     let best = (1..=50)
         .map(|k| {

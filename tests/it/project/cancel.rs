@@ -99,30 +99,51 @@ fn the_flow_refinement_and_discrete_flow_bp_stop_at_the_flag() {
         // The last iteration refines the finest level: a check per SOR sweep.
         let last = *checks.last().unwrap();
         assert!(last >= 10, "{algorithm:?}: {last} checks in the refinement");
-        if algorithm == FlowAlgorithm::Discrete {
-            assert!(
-                checks.iter().all(|&c| c >= 2),
-                "discrete BP checks before each half of an iteration: {checks:?}"
-            );
-        }
-        // A new discrete-BP run stopped in its first iteration (SOSMP's engine checks only
-        // in its refinement and set-up).
-        if algorithm == FlowAlgorithm::Discrete {
-            let flag = CancelFlag::default();
-            let mut scenario = FlowScenario::new(
-                FlowConfig {
-                    width: 160,
-                    height: 120,
-                    algorithm,
-                    ..FlowConfig::default()
-                },
-                &flag,
-            )
-            .unwrap();
-            flag.cancel();
-            assert!(matches!(scenario.step(), Err(Error::Cancelled)));
-        }
+        // Discrete BP checks before each half of an iteration, SOSMP per 4096 nodes.
+        let least = if algorithm == FlowAlgorithm::Discrete {
+            2
+        } else {
+            1
+        };
+        assert!(
+            checks.iter().all(|&c| c >= least),
+            "{algorithm:?}: checks per iteration {checks:?}"
+        );
+        // A new run stopped in its first iteration.
+        let flag = CancelFlag::default();
+        let mut scenario = FlowScenario::new(
+            FlowConfig {
+                width: 160,
+                height: 120,
+                algorithm,
+                ..FlowConfig::default()
+            },
+            &flag,
+        )
+        .unwrap();
+        flag.cancel();
+        assert!(matches!(scenario.step(), Err(Error::Cancelled)));
+        assert_eq!(scenario.history().len(), 0, "{algorithm:?}");
     }
+}
+
+#[test]
+fn a_kernel_bp_set_up_checks_the_flag_per_chunk_of_pixels() {
+    // Setting up a photograph's messages and first estimates takes seconds: both check the
+    // flag per 4096 pixels.
+    let (w, h) = (1000, 800);
+    let flag = CancelFlag::default();
+    let config = DenoiseConfig {
+        sure_stop: false,
+        ..denoise(w, h, Schedule::Sweep)
+    };
+    Denoise::new(config, &flag).unwrap();
+    let least = 2 * w * h / 4096;
+    assert!(
+        flag.checks() as usize >= least,
+        "{} checks in the set-up of {w} x {h}, expected at least {least}",
+        flag.checks()
+    );
 }
 
 /// The first snapshot that `accept`s, within 120 s (a guard against a hang, not a bound).
@@ -173,14 +194,22 @@ fn a_reset_interrupts_a_long_iteration_and_starts_the_run_over() {
 
 #[test]
 fn a_long_set_up_gives_way_to_the_next_load() {
-    // A denoise set-up of 800 x 600 takes seconds; the next load abandons it.
+    // A denoise set-up of 800 x 600 takes a while; the next load abandons it.
     let runner = Runner::spawn(None, Arc::new(|| {}));
     runner.send(Command::Load(ScenarioConfig::Denoise(DenoiseConfig {
         width: 800,
         height: 600,
         ..DenoiseConfig::default()
     })));
-    std::thread::sleep(Duration::from_millis(300));
+    // The set-up is under way once it checks the flag (after making the image).
+    let guard = Instant::now();
+    while runner.chunk_checks() == 0 {
+        assert!(
+            guard.elapsed() < Duration::from_secs(120),
+            "no set-up began"
+        );
+        std::thread::yield_now();
+    }
     let small = ScenarioConfig::Denoise(DenoiseConfig {
         width: 20,
         height: 20,

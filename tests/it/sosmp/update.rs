@@ -7,7 +7,7 @@ use beliefscope::inference::Inference;
 use beliefscope::inference::sosmp::basis::BasisKind;
 use beliefscope::inference::sosmp::expected::{ExpectedScratch, expected_update};
 use beliefscope::inference::sosmp::grid::{IntervalGrid, StateGrid};
-use beliefscope::inference::sosmp::update::{PathState, sampling_density, step_path};
+use beliefscope::inference::sosmp::update::{PathState, PathStep, sampling_density, step_path};
 use beliefscope::inference::sosmp::{Sosmp, SosmpProblem};
 use beliefscope::scenarios::CancelFlag;
 use beliefscope::scenarios::sosmp::{SosmpConfig, build_problem};
@@ -60,7 +60,15 @@ fn check_unbiased(points_per_unit: f64) {
             let s = p.layout.slot_of[m];
             state.coeffs[s * r..(s + 1) * r].copy_from_slice(&a[m * r..(m + 1) * r]);
         }
-        step_path(&p, 7, k, d, 0, 1.0, &mut state).unwrap();
+        let step = PathStep {
+            seed: 7,
+            samples: k,
+            path: d,
+            iteration: 0,
+            eta: 1.0,
+            interrupt: None,
+        };
+        step_path(&p, step, &mut state).unwrap();
         for m in 0..messages {
             let s = p.layout.slot_of[m];
             for j in 0..r {

@@ -4,15 +4,21 @@
 //! evaluated at the candidates with one product and multiplied per pixel while in cache, so no
 //! candidates x pixels array is ever made. Cost O(pixels · degree · candidates · dim).
 
+use std::collections::BTreeMap;
+
 use nalgebra::{DMatrixView, DMatrixViewMut};
 use rayon::prelude::*;
 
 use super::batch::positive_floor;
 use super::{KbpEngine, store};
+use crate::error::Result;
 use crate::inference::EstimateKind;
+use crate::run::CancelFlag;
 
 /// Pixels per parallel task.
 const CHUNK_NODES: usize = 64;
+/// Pixels per check of the interrupt flag (and per task of the set-up estimates).
+const NODES_PER_CHECK: usize = 4096;
 
 impl KbpEngine {
     /// The unnormalised belief of pixel `t` at the candidates (may be negative) into `out`,
@@ -65,14 +71,36 @@ impl KbpEngine {
     /// Every pixel's point estimate: the candidate of largest belief (MAP) or the candidates
     /// weighted by the positive part of the belief (mean; negative lobes carry no probability).
     pub(super) fn point_estimates(&self, kind: EstimateKind) -> Vec<f64> {
-        let (nc, dim) = (self.candidates.len(), self.dim);
         let mut estimates = vec![0.0; self.shape.num_nodes()];
+        // Without a flag nothing interrupts the estimates.
+        let _ = self.point_estimates_into(kind, None, &mut estimates);
+        estimates
+    }
+
+    /// [`Self::point_estimates`], checking the interrupt flag per 4096 pixels: a
+    /// photograph's estimates take seconds after each iteration.
+    pub fn interruptible_estimates(&self, kind: EstimateKind) -> Result<Vec<f64>> {
+        let mut estimates = vec![0.0; self.shape.num_nodes()];
+        self.point_estimates_into(kind, self.interrupt.as_ref(), &mut estimates)?;
+        Ok(estimates)
+    }
+
+    fn point_estimates_into(
+        &self,
+        kind: EstimateKind,
+        interrupt: Option<&CancelFlag>,
+        estimates: &mut [f64],
+    ) -> Result<()> {
+        let (nc, dim) = (self.candidates.len(), self.dim);
         estimates
             .par_chunks_mut(CHUNK_NODES)
             .enumerate()
-            .for_each_init(
+            .try_for_each_init(
                 || (Vec::new(), Vec::new(), vec![0.0; nc]),
                 |(gathered, values, belief), (c, out)| {
+                    if c % (NODES_PER_CHECK / CHUNK_NODES) == 0 {
+                        interrupt.map_or(Ok(()), CancelFlag::check)?;
+                    }
                     let first = c * CHUNK_NODES;
                     let nodes = first..first + out.len();
                     gathered.clear();
@@ -100,9 +128,53 @@ impl KbpEngine {
                         col += n;
                         *e = point_estimate(&self.candidates, belief, kind);
                     }
+                    Ok(())
+                },
+            )
+    }
+
+    /// The estimates of the messages as they are set up, before any iteration: every message
+    /// is then its sender's start message ([`KbpEngine::start_messages`], one per degree), so
+    /// its values at the candidates are computed once per degree instead of once per message.
+    /// O(pixels · degree · candidates), without the `dim` factor; the flag is checked per
+    /// 4096 pixels. On an engine that has iterated (or had messages restored) this is not its
+    /// estimate: use [`Self::interruptible_estimates`].
+    pub fn set_up_estimates(&self, kind: EstimateKind) -> Result<Vec<f64>> {
+        let nc = self.candidates.len();
+        // The values of the stored (f32-rounded) start messages, as the general path reads them.
+        let start_values: BTreeMap<usize, Vec<f64>> = self
+            .start_messages()
+            .into_iter()
+            .map(|(degree, c)| {
+                let rounded = c.map(|v| f64::from(v as f32));
+                (degree, (&self.candidate_eval * rounded).as_slice().to_vec())
+            })
+            .collect();
+        let interrupt = self.interrupt.as_ref();
+        let mut estimates = vec![0.0; self.shape.num_nodes()];
+        let filled: Result<()> = estimates
+            .par_chunks_mut(NODES_PER_CHECK)
+            .enumerate()
+            .try_for_each_init(
+                || (Vec::new(), vec![0.0; nc]),
+                |(values, belief), (c, out)| {
+                    interrupt.map_or(Ok(()), CancelFlag::check)?;
+                    let first = c * NODES_PER_CHECK;
+                    for (i, e) in out.iter_mut().enumerate() {
+                        let t = first + i;
+                        let (dirs, n) = self.shape.directions(t);
+                        values.clear();
+                        for &d in &dirs[..n] {
+                            let u = self.shape.neighbour(t, d).expect("a neighbour");
+                            values.extend_from_slice(&start_values[&self.shape.degree(u)]);
+                        }
+                        self.belief_from_values(t, values, belief);
+                        *e = point_estimate(&self.candidates, belief, kind);
+                    }
+                    Ok(())
                 },
             );
-        estimates
+        filled.map(|()| estimates)
     }
 }
 

@@ -59,6 +59,8 @@ pub use layout::GridShape;
 /// Pixels per parallel task of the synchronous step: their gathered messages, values and
 /// products (a few hundred KB at the default ranks) stay in the core's cache between stages.
 const CHUNK_NODES: usize = 64;
+/// Pixels per task (and per check of the interrupt flag) when the messages are first set.
+const INITIALISE_CHUNK_NODES: usize = 4096;
 
 /// Loopy kernel BP state. Clone copies the messages (a what-if run); the evidence is shared.
 #[derive(Clone)]
@@ -115,6 +117,21 @@ impl KbpEngine {
         candidates: Vec<f64>,
         schedule: Schedule,
         damping: Damping,
+    ) -> Result<Self> {
+        Self::new_interruptible(model, shape, evidence, candidates, schedule, damping, None)
+    }
+
+    /// As [`Self::new`], with the interrupt flag set from the start: setting up a
+    /// photograph's messages takes seconds, and the flag is checked per chunk of pixels
+    /// (`Err(Cancelled)` once it is raised).
+    pub fn new_interruptible(
+        model: Arc<KbpModel>,
+        shape: GridShape,
+        evidence: Option<EvidenceTable>,
+        candidates: Vec<f64>,
+        schedule: Schedule,
+        damping: Damping,
+        interrupt: Option<CancelFlag>,
     ) -> Result<Self> {
         let damping = damping.check()?;
         let dim = model.basis.dim();
@@ -208,18 +225,45 @@ impl KbpEngine {
             change: Vec::new(),
             signed: Vec::new(),
             serial: serial::SerialState::default(),
-            interrupt: None,
+            interrupt,
         };
-        engine.initialise();
+        if let Err(e) = engine.initialise() {
+            crate::run::drop_in_background(engine);
+            return Err(e);
+        }
         Ok(engine)
     }
 
     /// Every message starts as the update of the constant function 1 (`U_p 1`): the message
-    /// a sender with no information sends.
-    fn initialise(&mut self) {
+    /// a sender with no information sends. Parallel over chunks of pixels, each checking the
+    /// interrupt flag (first writes of a photograph's store are page faults, seconds of them).
+    fn initialise(&mut self) -> Result<()> {
         let dim = self.dim;
+        let start = self.start_messages();
+        let shape = self.shape;
+        let interrupt = self.interrupt.as_ref();
+        self.messages
+            .par_chunks_mut(4 * dim * INITIALISE_CHUNK_NODES)
+            .enumerate()
+            .try_for_each(|(chunk, slots)| {
+                interrupt.map_or(Ok(()), CancelFlag::check)?;
+                let first = chunk * INITIALISE_CHUNK_NODES;
+                for (i, node_slots) in slots.chunks_mut(4 * dim).enumerate() {
+                    let (dirs, n) = shape.directions(first + i);
+                    let c = &start[&n];
+                    for &d in &dirs[..n] {
+                        store::write(node_slots, dim, d, c.as_slice());
+                    }
+                }
+                Ok(())
+            })
+    }
+
+    /// The message a pixel of each degree sends before any iteration, by degree: `U_p 1`
+    /// normalised and oriented.
+    fn start_messages(&self) -> BTreeMap<usize, DVector<f64>> {
         let has_evidence = usize::from(self.evidence.is_some());
-        let mut start: BTreeMap<usize, DVector<f64>> = BTreeMap::new();
+        let mut start = BTreeMap::new();
         for degree in self.shape.degrees() {
             let p = degree - 1 + has_evidence;
             let class = &self.model.classes[&p];
@@ -233,13 +277,7 @@ impl KbpEngine {
             }
             start.insert(degree, c);
         }
-        for t in 0..self.shape.num_nodes() {
-            let (dirs, n) = self.shape.directions(t);
-            let c = &start[&n];
-            for &d in &dirs[..n] {
-                store::write(&mut self.messages, dim, 4 * t + d, c.as_slice());
-            }
-        }
+        start
     }
 
     /// Tree-reweighted updates with edge appearance probability `rho` in (0, 1] (1: the
@@ -728,5 +766,58 @@ mod tests {
             let best = (0..b.len()).fold(0, |i, j| if b[j] > b[i] { j } else { i });
             assert_eq!(estimates[t], e.candidates[best], "pixel {t}");
         }
+    }
+
+    /// The set-up shortcut (one product per degree) against the general path (one per
+    /// message), for both estimates and for ordinary and tree-reweighted beliefs.
+    #[test]
+    fn set_up_estimates_equal_the_general_path_before_any_iteration() {
+        for rho in [1.0, 0.6] {
+            let e = engine(0.5, Schedule::Synchronous)
+                .with_edge_appearance(rho)
+                .unwrap();
+            for kind in [EstimateKind::Map, EstimateKind::Mean] {
+                let general = e.estimates(kind).values;
+                let shortcut = e.set_up_estimates(kind).unwrap();
+                for (t, (a, b)) in general.iter().zip(&shortcut).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+                        "pixel {t}: {a} vs {b}"
+                    );
+                }
+                let distinct = general
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect::<std::collections::BTreeSet<_>>();
+                assert!(
+                    distinct.len() > 3,
+                    "the evidence makes the estimates differ"
+                );
+            }
+        }
+    }
+
+    /// A raised flag stops the set-up of the messages and of the estimates.
+    #[test]
+    fn a_raised_flag_stops_the_set_up() {
+        let e = engine(0.5, Schedule::Synchronous);
+        let flag = CancelFlag::default();
+        flag.cancel();
+        let rebuilt = KbpEngine::new_interruptible(
+            e.shared_model(),
+            e.shape,
+            e.evidence.as_ref().map(|ev| ev.table.clone()),
+            e.candidates.clone(),
+            e.schedule,
+            Damping(0.5),
+            Some(flag.clone()),
+        );
+        assert!(matches!(rebuilt, Err(Error::Cancelled)));
+        let mut e = e;
+        e.set_interrupt(flag);
+        assert!(matches!(
+            e.set_up_estimates(EstimateKind::Map),
+            Err(Error::Cancelled)
+        ));
     }
 }
