@@ -71,28 +71,24 @@ impl KbpEngine {
     /// Every pixel's point estimate: the candidate of largest belief (MAP) or the candidates
     /// weighted by the positive part of the belief (mean; negative lobes carry no probability).
     pub(super) fn point_estimates(&self, kind: EstimateKind) -> Vec<f64> {
-        let mut estimates = vec![0.0; self.shape.num_nodes()];
-        // Without a flag nothing interrupts the estimates.
-        let _ = self.point_estimates_into(kind, None, &mut estimates);
-        estimates
+        self.point_estimates_until(kind, None)
+            .expect("without a flag the estimates always finish")
     }
 
     /// [`Self::point_estimates`], checking the interrupt flag per 4096 pixels: a
     /// photograph's estimates take seconds after each iteration.
     pub fn interruptible_estimates(&self, kind: EstimateKind) -> Result<Vec<f64>> {
-        let mut estimates = vec![0.0; self.shape.num_nodes()];
-        self.point_estimates_into(kind, self.interrupt.as_ref(), &mut estimates)?;
-        Ok(estimates)
+        self.point_estimates_until(kind, self.interrupt.as_ref())
     }
 
-    fn point_estimates_into(
+    fn point_estimates_until(
         &self,
         kind: EstimateKind,
         interrupt: Option<&CancelFlag>,
-        estimates: &mut [f64],
-    ) -> Result<()> {
+    ) -> Result<Vec<f64>> {
         let (nc, dim) = (self.candidates.len(), self.dim);
-        estimates
+        let mut estimates = vec![0.0; self.shape.num_nodes()];
+        let filled: Result<()> = estimates
             .par_chunks_mut(CHUNK_NODES)
             .enumerate()
             .try_for_each_init(
@@ -130,7 +126,8 @@ impl KbpEngine {
                     }
                     Ok(())
                 },
-            )
+            );
+        filled.map(|()| estimates)
     }
 
     /// The estimates of the messages as they are set up, before any iteration: every message
