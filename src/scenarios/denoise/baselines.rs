@@ -182,9 +182,9 @@ pub type Estimates = Vec<Labelled>;
 /// runs (on a photograph they take seconds): `(label, estimate)` once ready.
 ///
 /// They run on a thread pool of their own: on rayon's global pool each of their parallel
-/// passes (a blur of a 12 MP photograph takes most of a second) would hold back the engine's
-/// tasks queued behind it, and with them the engine's checks of the interrupt flag. Dropping
-/// the baselines stops them at their next check.
+/// passes over a whole photograph would hold back the engine's tasks queued behind it, and
+/// with them the engine's checks of the interrupt flag. Dropping the baselines stops them at
+/// their next check.
 pub struct Baselines {
     ready: std::sync::OnceLock<Estimates>,
     pending: std::sync::Mutex<Option<std::thread::JoinHandle<Estimates>>>,
