@@ -39,6 +39,46 @@ pub fn lane_max(values: &[f64]) -> f64 {
     lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]))
 }
 
+/// `new[i] = damping · old[i] + scale · new[i]` in place, returning the change's L1 norm
+/// `Σ |new[i] - old[i]|` and its projection `Σ w[i] (new[i] - old[i])`: a damped message update
+/// and its change in one pass over the three slices (of one length), 4 lanes at a time.
+#[inline(always)]
+pub fn damp_in_place(
+    new: &mut [f64],
+    old: &[f64],
+    w: &[f64],
+    damping: f64,
+    scale: f64,
+) -> (f64, f64) {
+    let n = new.len();
+    let (old, w) = (&old[..n], &w[..n]);
+    let (mut l1, mut projected) = ([0.0f64; 4], [0.0f64; 4]);
+    let mut update = |x: &mut f64, o: f64, w: f64, lane: usize| {
+        *x = damping * o + scale * *x;
+        let delta = *x - o;
+        l1[lane] += delta.abs();
+        projected[lane] += w * delta;
+    };
+    let mut tail = n / 4 * 4;
+    for ((x, o), w) in new
+        .chunks_exact_mut(4)
+        .zip(old.chunks_exact(4))
+        .zip(w.chunks_exact(4))
+    {
+        for lane in 0..4 {
+            update(&mut x[lane], o[lane], w[lane], lane);
+        }
+    }
+    while tail < n {
+        update(&mut new[tail], old[tail], w[tail], 0);
+        tail += 1;
+    }
+    (
+        (l1[0] + l1[1]) + (l1[2] + l1[3]),
+        (projected[0] + projected[1]) + (projected[2] + projected[3]),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +91,29 @@ mod tests {
             assert_eq!(sum, v.iter().sum::<f64>(), "n = {n}");
             assert_eq!(squares, v.iter().map(|x| x * x).sum::<f64>());
             assert_eq!(lane_max(&v), v.iter().fold(0.0f64, |a, &x| a.max(x)));
+        }
+    }
+
+    #[test]
+    fn damping_in_place_matches_the_plain_update() {
+        for n in [1usize, 3, 4, 7, 50] {
+            let old: Vec<f64> = (0..n).map(|i| ((i * 31) % 17) as f64 / 17.0).collect();
+            let fresh: Vec<f64> = (0..n).map(|i| ((i * 13) % 11) as f64).collect();
+            let w: Vec<f64> = (0..n).map(|i| i as f64 - 2.5).collect();
+            let (d, scale) = (0.3, 0.05);
+            let want: Vec<f64> = old
+                .iter()
+                .zip(&fresh)
+                .map(|(o, x)| d * o + scale * x)
+                .collect();
+            let mut got = fresh.clone();
+            let (l1, projected) = damp_in_place(&mut got, &old, &w, d, scale);
+            assert_eq!(got, want, "n = {n}");
+            let deltas = want.iter().zip(&old).map(|(x, o)| x - o);
+            let want_l1: f64 = deltas.clone().map(f64::abs).sum();
+            let want_projected: f64 = deltas.zip(&w).map(|(delta, w)| w * delta).sum();
+            assert!((l1 - want_l1).abs() <= 1e-12 * (1.0 + want_l1), "n = {n}");
+            assert!((projected - want_projected).abs() <= 1e-12 * (1.0 + want_l1));
         }
     }
 }

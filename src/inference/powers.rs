@@ -53,6 +53,45 @@ pub fn scaled_power_of_product(factors: &[&[f64]], exponent: f64, scale: &[f64],
     product_power(factors, exponent, scale, out);
 }
 
+/// `values[x] = scale[x] · values[x]^exponent` for values that are all at least
+/// [`UNDERFLOW_GUARD`] (a plain product that did not underflow), exponent in (0, 1]: one
+/// vectorised pass over many nodes' products at once, so short state vectors leave no scalar
+/// tails. Returns false, leaving `values` untouched, when some value is below the guard (the
+/// caller then takes [`scaled_power_of_product`] per node). Cost O(n).
+pub fn scaled_power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) -> bool {
+    assert_eq!(values.len(), scale.len());
+    assert!(
+        exponent > 0.0 && exponent <= 1.0,
+        "exponent {exponent} outside (0, 1]"
+    );
+    if !(lane_min(values) >= UNDERFLOW_GUARD) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above.
+            unsafe { power_in_place_avx2(values, exponent, scale) };
+            return true;
+        }
+    }
+    power_in_place(values, exponent, scale);
+    true
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn power_in_place_avx2(values: &mut [f64], exponent: f64, scale: &[f64]) {
+    power_in_place(values, exponent, scale);
+}
+
+#[inline(always)]
+fn power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) {
+    for (o, &c) in values.iter_mut().zip(scale) {
+        *o = c * exp_fast((exponent * ln_fast(*o)).clamp(MIN_LOG, 709.0));
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn product_power_avx2(factors: &[&[f64]], exponent: f64, scale: &[f64], out: &mut [f64]) {
@@ -101,7 +140,7 @@ fn product_power(factors: &[&[f64]], exponent: f64, scale: &[f64], out: &mut [f6
 const MIN_LOG: f64 = -708.396_418_532_264_1;
 
 /// Below this a product may have lost digits to underflow (or be 0).
-const UNDERFLOW_GUARD: f64 = 1e-290;
+pub const UNDERFLOW_GUARD: f64 = 1e-290;
 
 /// The smallest of `values`, in 4 lanes.
 #[inline(always)]
@@ -143,9 +182,11 @@ fn ln_fast(v: f64) -> f64 {
     let z2 = z * z;
     let z4 = z2 * z2;
     let z8 = z4 * z4;
-    let pair = |i: f64| 1.0 / (2.0 * i + 1.0) + z / (2.0 * i + 3.0);
-    let low = pair(0.0) + pair(2.0) * z2 + (pair(4.0) + pair(6.0) * z2) * z4;
-    let high = pair(8.0) + pair(10.0) * z2 + (1.0 / 25.0) * z4;
+    // Multiplied by the series' reciprocals: a division by a constant stays a division.
+    let c = &INVERSE_ODD;
+    let pair = |i: usize| c[i] + c[i + 1] * z;
+    let low = pair(0) + pair(2) * z2 + (pair(4) + pair(6) * z2) * z4;
+    let high = pair(8) + pair(10) * z2 + c[12] * z4;
     let p = low + high * z8;
     k * LN2_HI + (2.0 * s * p + k * LN2_LO)
 }
@@ -172,6 +213,23 @@ fn exp_fast(y: f64) -> f64 {
     let p = low + high * r8;
     p * two_j
 }
+
+/// 1 / (2i + 1) for i = 0..=12: the atanh series' coefficients.
+const INVERSE_ODD: [f64; 13] = [
+    1.0,
+    1.0 / 3.0,
+    1.0 / 5.0,
+    1.0 / 7.0,
+    1.0 / 9.0,
+    1.0 / 11.0,
+    1.0 / 13.0,
+    1.0 / 15.0,
+    1.0 / 17.0,
+    1.0 / 19.0,
+    1.0 / 21.0,
+    1.0 / 23.0,
+    1.0 / 25.0,
+];
 
 /// 1 / n! for n = 0..=13.
 const INVERSE_FACTORIALS: [f64; 14] = [
@@ -235,6 +293,28 @@ mod tests {
                 assert!(close(p, want, v, exponent, 4.0), "{v}^{exponent}: {p}");
             }
         }
+    }
+
+    #[test]
+    fn a_block_in_place_matches_powf_and_refuses_what_may_have_underflowed() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let values: Vec<f64> = (0..1_003)
+            .map(|_| 10f64.powf(rng.random_range(-289.0..0.0)))
+            .collect();
+        let scale: Vec<f64> = (0..values.len()).map(|i| 1.0 + i as f64 * 1e-3).collect();
+        for exponent in [0.505_050_5, 0.5, 1e-3, 1.0] {
+            let mut got = values.clone();
+            assert!(scaled_power_in_place(&mut got, exponent, &scale));
+            for ((&v, &g), &c) in values.iter().zip(&got).zip(&scale) {
+                let want = c * v.powf(exponent);
+                assert!(close(g, want, v, exponent, 4.0), "{v}^{exponent}: {g}");
+            }
+        }
+        let mut tiny = values.clone();
+        tiny[500] = 1e-300;
+        let before = tiny.clone();
+        assert!(!scaled_power_in_place(&mut tiny, 0.5, &scale));
+        assert_eq!(tiny, before, "a refused block is left as it was");
     }
 
     #[test]

@@ -18,8 +18,8 @@ use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::inference::lanes::{lane_max, lane_sums};
-use crate::inference::powers::scaled_power_of_product;
+use crate::inference::lanes::{damp_in_place, lane_max, lane_sums};
+use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
 
 /// Values of a chunk's input matrix: a chunk is about this many doubles (a few hundred KB with
@@ -56,24 +56,34 @@ pub(super) fn chunk_messages(s: usize) -> usize {
 }
 
 /// `out[t] = φ_t Π_{u ∈ N(t)} max(m_ut, MIN_POSITIVE)^ρ` for every node (node-major, S each),
-/// one power per node and state ([`scaled_power_of_product`]) instead of one per message.
+/// one power per node and state instead of one per message: the plain products of a block of
+/// nodes first, then one vectorised power over the block ([`scaled_power_in_place`]); a block
+/// where some product may have underflowed takes [`scaled_power_of_product`] per node.
 pub(super) fn node_products(mrf: &DiscreteMrf, messages: &[f64], rho: f64, out: &mut [f64]) {
     const NODES: usize = 64;
     let s = mrf.num_states();
     let g = &mrf.graph;
+    let incoming = |nb: &crate::model::Neighbor| &messages[nb.incoming * s..(nb.incoming + 1) * s];
     out.par_chunks_mut(s * NODES).enumerate().for_each_init(
         Vec::new,
         |factors: &mut Vec<&[f64]>, (c, chunk)| {
+            let first = c * NODES;
+            let phi = &mrf.node_potentials[first * s..first * s + chunk.len()];
             for (k, p) in chunk.chunks_exact_mut(s).enumerate() {
-                let t = c * NODES + k;
+                p.fill(1.0);
+                for nb in g.neighbors(first + k) {
+                    for (o, &v) in p.iter_mut().zip(incoming(nb)) {
+                        *o *= v.max(f64::MIN_POSITIVE);
+                    }
+                }
+            }
+            if scaled_power_in_place(chunk, rho, phi) {
+                return;
+            }
+            for (k, p) in chunk.chunks_exact_mut(s).enumerate() {
                 factors.clear();
-                factors.extend(
-                    g.neighbors(t)
-                        .iter()
-                        .map(|nb| &messages[nb.incoming * s..(nb.incoming + 1) * s]),
-                );
-                let phi = &mrf.node_potentials[t * s..(t + 1) * s];
-                scaled_power_of_product(factors, rho, phi, p);
+                factors.extend(g.neighbors(first + k).iter().map(incoming));
+                scaled_power_of_product(factors, rho, &phi[k * s..(k + 1) * s], p);
             }
         },
     );
@@ -222,14 +232,7 @@ impl StepInputs<'_> {
                 return Err(m);
             }
             let old = &self.messages[m * s..(m + 1) * s];
-            let scale = (1.0 - d) / z;
-            for (n, o) in new.iter_mut().zip(old) {
-                *n = d * o + scale * *n;
-            }
-            let [l1, projected] = lane_sums(s, |i| {
-                let delta = new[i] - old[i];
-                [delta.abs(), w[i] * delta]
-            });
+            let (l1, projected) = damp_in_place(new, old, w, d, (1.0 - d) / z);
             change[j] = l1;
             signed[j] = projected;
             largest = largest.max(l1);
