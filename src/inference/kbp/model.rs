@@ -163,13 +163,15 @@ impl EvidenceTable {
     #[inline(always)]
     pub fn interpolate(&self, table: &DMatrix<f64>, t: usize, out: &mut [f64]) {
         let (g, w) = self.position(t);
-        let a = table.column(g);
+        // Columns are contiguous (column-major): plain slices, so the blend is vectorised.
+        let rows = table.nrows();
+        let a = &table.as_slice()[g * rows..(g + 1) * rows];
         if w == 0.0 {
-            out.copy_from_slice(a.as_slice());
+            out.copy_from_slice(a);
             return;
         }
-        let b = table.column(g + 1);
-        for ((o, x), y) in out.iter_mut().zip(a.iter()).zip(b.iter()) {
+        let b = &table.as_slice()[(g + 1) * rows..(g + 2) * rows];
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
             *o = (1.0 - w) * x + w * y;
         }
     }

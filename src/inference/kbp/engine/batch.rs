@@ -285,17 +285,17 @@ pub(super) fn leave_one_out(
 /// the columns unrolled, so the loop over points is vectorised.
 #[inline(always)]
 fn leave_one_out_of<const D: usize>(y: &[f64], evidence: Option<&[f64]>, n: usize, g: &mut [f64]) {
+    // Every slice cut to exactly n up front, so the loop over points has no bounds checks
+    // left and is vectorised.
     let ys: [&[f64]; D] = std::array::from_fn(|k| &y[k * n..(k + 1) * n]);
-    let (mut heads, mut rest) = (Vec::new(), &mut g[..D * n]);
-    for _ in 0..D {
-        let (head, tail) = rest.split_at_mut(n);
-        heads.push(head);
-        rest = tail;
-    }
+    let mut columns = g[..D * n].chunks_exact_mut(n);
+    let heads: [&mut [f64]; D] =
+        std::array::from_fn(|_| columns.next().expect("D columns of n values"));
+    let heads = heads.map(|h| &mut h[..n]);
+    let evidence = evidence.map(|e| &e[..n]);
     for i in 0..n {
-        let e = evidence.map_or(1.0, |e| e[i]);
         let mut prefix = [0.0; D];
-        let mut running = e;
+        let mut running = evidence.map_or(1.0, |e| e[i]);
         for k in 0..D {
             prefix[k] = running;
             running *= ys[k][i];
@@ -344,6 +344,9 @@ pub(super) fn mix_with_change(
     damping: f64,
 ) -> Option<(f64, f64)> {
     let n = update.len();
+    // Cut to n, so that the sums below have no bounds checks and are vectorised.
+    let (old, orientation) = (&old[..n], &orientation[..n]);
+    let projection = projection.map(|w| &w[..n]);
     let [uu, uo, ua, aa] = lane_sums(n, |i| {
         let (u, a) = (update[i], old[i]);
         [u * u, u * orientation[i], u * a, a * a]
