@@ -4,6 +4,8 @@
 //! run there. Building them costs one model evidence table per copy; memory is one engine per
 //! copy (on the window's pixels when there is a window).
 
+use rayon::prelude::*;
+
 use super::*;
 
 /// The copies of an algorithm that Monte-Carlo SURE needs (`sure_stop.rs`), one per probe.
@@ -31,8 +33,10 @@ impl SureProbe {
         &mut self,
         estimate: crate::inference::EstimateKind,
     ) -> Result<Vec<Vec<f64>>> {
+        // The copies are independent: stepped side by side, so small images keep both cores
+        // busy between the steps' own parallel parts.
         self.engines
-            .iter_mut()
+            .par_iter_mut()
             .map(|e| {
                 e.inference_mut().step()?;
                 Ok(e.inference().estimates(estimate).values)
