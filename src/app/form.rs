@@ -33,6 +33,27 @@ pub fn param_label(ui: &mut egui::Ui, table: &[Param], key: &str) -> egui::Id {
     }
 }
 
+/// The table's entry `key`, for a widget that takes its label or help (an entry without label
+/// or help where the table has no such key).
+pub fn entry<'a>(table: &'a [Param], key: &str) -> &'a Param {
+    const MISSING: Param = Param::value("", "");
+    table.iter().find(|p| p.key == key).unwrap_or(&MISSING)
+}
+
+/// A checkbox for the table switch `key`, with the table's label and help (the key itself
+/// where the table has no such entry).
+pub fn param_checkbox(
+    ui: &mut egui::Ui,
+    value: &mut bool,
+    table: &[Param],
+    key: &str,
+) -> egui::Response {
+    match table.iter().find(|p| p.key == key) {
+        Some(p) => ui.checkbox(value, p.label).on_hover_text(p.help),
+        None => ui.checkbox(value, key),
+    }
+}
+
 /// Width a panel's label column takes beside its sliders.
 const LABEL_COLUMN_WIDTH: f32 = 150.0;
 
@@ -45,16 +66,16 @@ pub fn default_slider_width(ui: &mut egui::Ui) {
 /// Width kept for a slider's value box (enough for "1.0e-5" or "10000").
 const VALUE_BOX_WIDTH: f32 = 72.0;
 
-/// One row of a `Grid`: the parameter's label and a slider over `lo..=hi` (the comfortable
-/// range; typed values may go anywhere in the parameter's valid range). Returns the slider's
-/// response. Call `ui.end_row()` after it.
+/// One row of a `Grid` for a number of the table (`None` for another kind): its label and a
+/// slider over `lo..=hi` (the comfortable range; typed values may go anywhere in the
+/// parameter's valid range). Returns the slider's response. Call `ui.end_row()` after it.
 pub fn param_row<C: Serialize + DeserializeOwned>(
     ui: &mut egui::Ui,
     config: &mut C,
     table: &[Param],
     key: &str,
 ) -> Option<egui::Response> {
-    let param = table.iter().find(|p| p.key == key)?;
+    let param = table.iter().find(|p| p.key == key && p.is_number())?;
     let (lo, hi) = param.slider_range();
     let mut value = params::get_number(config, key)?;
     let label = if param.unit.is_empty() {

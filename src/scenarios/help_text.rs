@@ -13,12 +13,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::run::budget::{budget, format_bytes};
-use crate::scenarios::params::{Param, lookup};
+use crate::scenarios::params::{Kind, Param, lookup};
 use crate::scenarios::registry::ScenarioParams;
 
-/// The flag `--long` as a results.json key of the config: `--samples-per-edge` is
-/// `samples_per_edge`, and a table key `kbp.lambda` answers to `--lambda`.
-fn param_for<'a>(table: &'a [Param], long: &str) -> Option<&'a Param> {
+/// The table entry of the flag `--long`: the one naming it as its flag, or the one whose key is
+/// `--samples-per-edge` as `samples_per_edge`, or whose key's last part it is (`kbp.lambda`
+/// answers to `--lambda`) where only one key ends so.
+pub fn param_for<'a>(table: &'a [Param], long: &str) -> Option<&'a Param> {
     if let Some(p) = table.iter().find(|p| p.flag == Some(long)) {
         return Some(p);
     }
@@ -186,47 +187,21 @@ where
         .collect();
     for (id, long, help) in args {
         let param = param_for(C::PARAMS, &long);
-        // A flag of the table is described by the table; a doc comment on its field would be
-        // a second description.
+        // A flag of the table is described by the table alone.
+        let from_table = param.is_some() && help.is_empty();
         let help = match param {
-            Some(p) if help.is_empty() => p.help.to_string(),
+            Some(p) if from_table => p.help.to_string(),
             _ => help,
         };
         let key = param.map_or_else(|| long.replace('-', "_"), |p| p.key.to_string());
         let default = lookup(&defaults, &key).and_then(show_value);
-        let mut extra = Vec::new();
-        if let Some(d) = &default {
-            extra.push(format!("[default: {d}]"));
-        }
-        if let Some(p) = param {
-            let unit = if p.unit.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", p.unit)
-            };
-            let range = match largest_fitting::<C>(p, budget) {
-                Some(hi) => format!(
-                    "[range: {}..{}{unit}{} within the {} memory budget; up to {} with a larger \
-                     --max-memory]",
-                    show_number(p.min, p.integer),
-                    show_number(hi, p.integer),
-                    if square_twin(p.key, &defaults).is_some() {
-                        " for a square image"
-                    } else {
-                        ""
-                    },
-                    format_bytes(budget),
-                    show_number(p.max, p.integer),
-                ),
-                None => format!(
-                    "[range: {}..{}{unit}]",
-                    show_number(p.min, p.integer),
-                    show_number(p.max, p.integer)
-                ),
-            };
-            extra.push(range);
-        }
-        if extra.is_empty() {
+        let extra = match param {
+            Some(p) => generated::<C>(p, &long, default.as_deref(), &defaults, budget),
+            None => default
+                .map(|d| vec![format!("[default: {d}]")])
+                .unwrap_or_default(),
+        };
+        if extra.is_empty() && !from_table {
             continue;
         }
         let text = format!("{} {}", without_written_default(&help), extra.join(" "));
@@ -235,20 +210,66 @@ where
     command
 }
 
-/// `command` with every flag that has no help of its own and is a parameter of `table`
-/// described by the table (for verbs that reuse a run's flags).
-pub fn fill_table_help(command: clap::Command, table: &[Param]) -> clap::Command {
-    let empty: Vec<(clap::Id, String)> = command
-        .get_arguments()
-        .filter(|a| a.get_help().is_none_or(|h| h.to_string().is_empty()))
-        .filter_map(|a| {
-            let p = param_for(table, a.get_long()?)?;
-            (!p.help.is_empty()).then(|| (a.get_id().clone(), p.help.to_string()))
-        })
-        .collect();
-    empty
-        .into_iter()
-        .fold(command, |c, (id, help)| c.mut_arg(id, |a| a.help(help)))
+/// What `--help` adds to the table's help of `p` (flag `--long`): the default read from the
+/// config's `Default`, and by the entry's kind the range (with the memory budget's limit), the
+/// names a choice accepts, or what a bare switch sets.
+fn generated<C>(
+    p: &Param,
+    long: &str,
+    default: Option<&str>,
+    defaults: &Value,
+    budget: u64,
+) -> Vec<String>
+where
+    C: ScenarioParams + Default + Serialize + DeserializeOwned,
+{
+    let mut extra = Vec::new();
+    match p.kind {
+        Kind::Switch(Some(value)) => {
+            let field = p.key.rsplit('.').next().unwrap_or(p.key).replace('_', "-");
+            match default {
+                Some(d) if field == long && value => extra.push(format!("[default: {d}]")),
+                Some(d) => extra.push(format!("[sets {} to {value}; default: {d}]", p.key)),
+                None => {}
+            }
+            return extra;
+        }
+        _ => extra.extend(default.map(|d| format!("[default: {d}]"))),
+    }
+    match p.kind {
+        Kind::Number => {}
+        Kind::Choice(_) | Kind::Switch(None) => {
+            extra.push(format!("[possible values: {}]", p.names().join(", ")));
+            return extra;
+        }
+        _ => return extra,
+    }
+    let unit = if p.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", p.unit)
+    };
+    extra.push(match largest_fitting::<C>(p, budget) {
+        Some(hi) => format!(
+            "[range: {}..{}{unit}{} within the {} memory budget; up to {} with a larger \
+             --max-memory]",
+            show_number(p.min, p.integer),
+            show_number(hi, p.integer),
+            if square_twin(p.key, defaults).is_some() {
+                " for a square image"
+            } else {
+                ""
+            },
+            format_bytes(budget),
+            show_number(p.max, p.integer),
+        ),
+        None => format!(
+            "[range: {}..{}{unit}]",
+            show_number(p.min, p.integer),
+            show_number(p.max, p.integer)
+        ),
+    });
+    extra
 }
 
 /// The flags a table's parameters get without a field of their own in the scenario's flags:
@@ -263,7 +284,10 @@ pub fn add_table_flags(command: clap::Command, table: &'static [Param]) -> clap:
         .iter()
         .filter(|p| {
             let flag = p.flag_name();
-            !taken.contains(&flag) && table.iter().filter(|q| q.flag_name() == flag).count() == 1
+            // Only numbers get a flag of the table's: a choice or a switch has its own.
+            p.is_number()
+                && !taken.contains(&flag)
+                && table.iter().filter(|q| q.flag_name() == flag).count() == 1
         })
         .fold(command, |c, p| {
             c.arg(

@@ -42,9 +42,18 @@ impl OutputArgs {
     ) -> Result<C> {
         self.set.iter().try_fold(config, |c, assignment| {
             let (key, value) = params::split_assignment(assignment)?;
+            #[cfg(test)]
+            SETS_APPLIED.with(|n| n.set(n.get() + 1));
             params::set(&c, key, value, table)
         })
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many `--set` assignments [`OutputArgs::apply_sets`] applied on this thread (tests
+    /// count that a run applies each once).
+    pub static SETS_APPLIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Draws `panels` (see [`crate::viz::figures`]) and writes them as a PNG, atomically.

@@ -1,8 +1,15 @@
-//! Parameter tables: each scenario's tunable numbers described once (key, label, unit, range,
-//! scale, help). The table is read by the config's `check()` (ranges), by the command line
-//! (`--set key=value` reaches every field of a config by its results.json name) and by the
-//! window's form helper (slider rows). Defaults are never repeated here: they are the config's
-//! `Default`. Keys are dotted paths into the config's JSON, e.g. `kbp.lambda`.
+//! Parameter tables: each scenario's parameters described once (key, label, help, and for a
+//! number its unit, range and scale; for a choice the names it accepts). The table is read by
+//! the config's `check()` (ranges), by the command line (a flag's help, `--help`'s default and
+//! range, and `--set key=value`, which reaches every field of a config by its results.json
+//! name) and by the window (slider rows, and the label and tooltip of a room's own widgets).
+//! Defaults are never repeated here: they are the config's `Default`. Keys are dotted paths into
+//! the config's JSON, e.g. `kbp.lambda`.
+//!
+//! An entry is of one [`Kind`]: a number ([`Param::real`], [`Param::int`]), a choice among
+//! named values ([`Param::choice`], the names from the enum's strum derive via [`names_of`]),
+//! a switch ([`Param::switch`]) or any other value the config checks itself ([`Param::value`]:
+//! a seed, a path, a list).
 //!
 //! Cost: a check or a `--set` serialises the config once (O(fields)).
 
@@ -10,9 +17,42 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::error::labels::Labelled;
 use crate::error::{Error, Result};
 
-/// One tunable number of a config.
+/// What an entry of a table describes.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// A number in `min..=max`: a slider in the window, a range in `--help`, checked.
+    Number,
+    /// One of named values; the function lists the names the field accepts (see [`names_of`]).
+    Choice(fn() -> Vec<&'static str>),
+    /// On or off. `Some(v)`: its flag is bare and sets the field to `v` (`--no-sure-stop` sets
+    /// `sure_stop` to false); `None`: the flag takes true or false.
+    Switch(Option<bool>),
+    /// Any other value, checked by the config itself: a seed, a path, a list, "auto" or a
+    /// number.
+    Value,
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        match (self, other) {
+            (Kind::Number, Kind::Number) | (Kind::Value, Kind::Value) => true,
+            (Kind::Choice(a), Kind::Choice(b)) => a() == b(),
+            (Kind::Switch(a), Kind::Switch(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// The names of every variant of a named enum, in declaration order: what a [`Kind::Choice`]
+/// of that enum accepts (`Param::choice("algorithm", "Algorithm", names_of::<Algorithm>)`).
+pub fn names_of<E: Labelled>() -> Vec<&'static str> {
+    E::names().collect()
+}
+
+/// One parameter of a config.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Param {
     /// The field's path in the config's JSON (results.json), e.g. `kbp.lambda`.
@@ -34,6 +74,8 @@ pub struct Param {
     pub flag: Option<&'static str>,
     /// The window slider's range, where it is narrower than the valid range.
     pub slider: Option<(f64, f64)>,
+    /// A number, a choice, a switch or another value.
+    pub kind: Kind,
 }
 
 impl Param {
@@ -50,6 +92,7 @@ impl Param {
             help: "",
             flag: None,
             slider: None,
+            kind: Kind::Number,
         }
     }
 
@@ -58,6 +101,57 @@ impl Param {
         Param {
             integer: true,
             ..Param::real(key, label, min, max)
+        }
+    }
+
+    /// One of named values (`names` lists them, e.g. `names_of::<Schedule>`).
+    pub const fn choice(
+        key: &'static str,
+        label: &'static str,
+        names: fn() -> Vec<&'static str>,
+    ) -> Param {
+        Param {
+            kind: Kind::Choice(names),
+            ..Param::real(key, label, 0.0, 0.0)
+        }
+    }
+
+    /// On or off; its flag takes true or false unless [`Param::sets`] makes it bare.
+    pub const fn switch(key: &'static str, label: &'static str) -> Param {
+        Param {
+            kind: Kind::Switch(None),
+            ..Param::real(key, label, 0.0, 0.0)
+        }
+    }
+
+    /// A switch whose flag is bare and sets the field to `value` (with [`Param::flag`]:
+    /// `Param::switch("sure_stop", "SURE").sets(false).flag("no-sure-stop")`).
+    pub const fn sets(self, value: bool) -> Param {
+        Param {
+            kind: Kind::Switch(Some(value)),
+            ..self
+        }
+    }
+
+    /// Any other value the config checks itself (a seed, a path, a list).
+    pub const fn value(key: &'static str, label: &'static str) -> Param {
+        Param {
+            kind: Kind::Value,
+            ..Param::real(key, label, 0.0, 0.0)
+        }
+    }
+
+    /// Whether it is a number with a range (a slider, a range check).
+    pub fn is_number(&self) -> bool {
+        matches!(self.kind, Kind::Number)
+    }
+
+    /// The names a choice accepts (empty for other kinds).
+    pub fn names(&self) -> Vec<&'static str> {
+        match self.kind {
+            Kind::Choice(names) => names(),
+            Kind::Switch(None) => vec!["true", "false"],
+            _ => Vec::new(),
         }
     }
 
@@ -180,7 +274,7 @@ pub fn keys(json: &Value) -> Vec<String> {
 /// Checks every number of `config` that `table` describes.
 pub fn check_table<C: Serialize>(config: &C, table: &[Param]) -> Result<()> {
     let json = serde_json::to_value(config).map_err(|e| Error::Other(e.to_string()))?;
-    for p in table {
+    for p in table.iter().filter(|p| p.is_number()) {
         if let Some(v) = lookup(&json, p.key).and_then(Value::as_f64) {
             p.check(v)?;
         }
@@ -264,7 +358,8 @@ pub fn set<C: Serialize + DeserializeOwned>(
     };
     let value = parse_like(slot, text)
         .map_err(|e| Error::Other(format!("cannot set {key}={text}: {e}")))?;
-    if let (Some(p), Some(v)) = (table.iter().find(|p| p.key == key), value.as_f64()) {
+    let number = table.iter().find(|p| p.key == key && p.is_number());
+    if let (Some(p), Some(v)) = (number, value.as_f64()) {
         p.check(v)?;
     }
     *slot = value;

@@ -106,9 +106,24 @@ pub trait ScenarioParams {
 
 /// The flags of `run NAME`: a `clap::Args` struct with `#[command(flatten)] output: OutputArgs`.
 pub trait RunFlags: clap::Args + FromArgMatches {
-    type Config;
-    /// The defaults overridden by the flags given (and `--set`), checked.
+    type Config: ScenarioParams + Serialize + DeserializeOwned;
+    /// The defaults overridden by the flags given (not `--set`, which the caller applies once,
+    /// after every flag; not yet checked).
     fn into_config(self) -> Result<Self::Config>;
+    /// The flags' `--out`, `--json`, `--set` and `--max-memory`.
+    fn output(&self) -> &OutputArgs;
+
+    /// [`into_config`](Self::into_config), then `--set`, checked: the config of a verb that
+    /// reuses a run's flags (`tune denoise`, `sweep tree`).
+    fn into_checked_config(self) -> Result<Self::Config>
+    where
+        Self: Sized,
+    {
+        let output = self.output().clone();
+        let config = output.apply_sets(self.into_config()?, Self::Config::PARAMS)?;
+        config.check()?;
+        Ok(config)
+    }
 }
 
 /// A command-line verb a scenario adds, e.g. `sweep denoise`.
@@ -129,14 +144,14 @@ impl Verb {
         A::augment_args(scenario_command(name, about))
     }
 
-    /// The same, where `A` reuses a run's flags: those without help of their own are described
-    /// by `table`.
-    pub fn command_with_table<A: clap::Args>(
-        name: &'static str,
-        about: &'static str,
-        table: &[Param],
-    ) -> clap::Command {
-        help_text::fill_table_help(Self::command::<A>(name, about), table)
+    /// The same, where `A` reuses a run's flags of config `C`: as in `run NAME --help`, a
+    /// flag of `C`'s table is described by the table, with the default from `C::default()`.
+    pub fn command_with_table<A, C>(name: &'static str, about: &'static str) -> clap::Command
+    where
+        A: clap::Args,
+        C: ScenarioParams + Default + Serialize + DeserializeOwned,
+    {
+        help_text::annotate::<C>(Self::command::<A>(name, about))
     }
 
     /// The parsed flags of `A`.
@@ -193,6 +208,9 @@ pub struct Kind {
     pub params: fn() -> &'static [Param],
     /// The `run NAME` subcommand with its flags.
     pub run_command: fn() -> clap::Command,
+    /// The scenario's own flags as written in its `cli.rs`, before the table describes them
+    /// and adds its own (for tests of where a flag's help is written).
+    pub run_flags: fn() -> clap::Command,
     /// Its parsed flags as a config and an output folder.
     pub run_config: fn(&ArgMatches) -> Result<(ScenarioConfig, OutputArgs)>,
     pub verbs: fn() -> &'static [Verb],
@@ -213,13 +231,16 @@ fn run_command<S: ScenarioDef>() -> clap::Command {
             )
         })
         .unwrap_or_default();
-    let command = <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY));
-    let command = help_text::add_table_flags(command, S::Config::PARAMS);
+    let command = help_text::add_table_flags(run_flags::<S>(), S::Config::PARAMS);
     help_text::annotate::<S::Config>(command).after_help(format!(
         "Memory: a run whose estimated peak memory is above the budget is refused \
              before it starts; the budget here is {budget} \
              (half of physical memory unless --max-memory sets it).{default_need}"
     ))
+}
+
+fn run_flags<S: ScenarioDef>() -> clap::Command {
+    <S::RunArgs as clap::Args>::augment_args(scenario_command(S::NAME, S::SUMMARY))
 }
 
 /// A scenario subcommand. Negative numbers are values, so that `--bandwidth -5` reaches the
@@ -240,7 +261,7 @@ where
     let config = S::RunArgs::from_arg_matches(matches)
         .map_err(parse)?
         .into_config()?;
-    // The table's own flags, then `--set` again: it is applied after every other flag.
+    // The table's own flags, then `--set`, once, after every other flag.
     let config = help_text::apply_table_flags(config, matches, S::Config::PARAMS)?;
     let config = output.apply_sets(config, S::Config::PARAMS)?;
     config.check_with_budget()?;
@@ -301,6 +322,7 @@ macro_rules! registry {
                 default_config: || ScenarioConfig::$variant(Default::default()),
                 params: || <<$ty as ScenarioDef>::Config as ScenarioParams>::PARAMS,
                 run_command: run_command::<$ty>,
+                run_flags: run_flags::<$ty>,
                 run_config: run_config::<$ty>,
                 verbs: <$ty as ScenarioDef>::verbs,
                 seed_keys: <$ty as ScenarioDef>::SEED_KEYS,
@@ -464,4 +486,38 @@ registry! {
     Kjit => super::kjit::KjitScenario,
     Pbp => super::pbp::PbpScenario,
     Teach => super::teach::TeachScenario,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenarios::output::SETS_APPLIED;
+
+    /// `run NAME --set key=value` applies the assignment once: the flags' config does not, the
+    /// run's config does, after every flag.
+    #[test]
+    fn a_set_is_applied_once() {
+        for kind in KINDS {
+            let table = (kind.params)();
+            let key = table.iter().find(|p| p.is_number()).expect("a number").key;
+            let json = (kind.default_config)().to_json();
+            let value = params::lookup(&json, key).expect("the field").to_string();
+            let mut args = vec![kind.name.to_string()];
+            if kind.name == "tree" {
+                args.extend(["--builtin".to_string(), "gauss-tree".to_string()]);
+            }
+            args.extend(["--set".to_string(), format!("{key}={value}")]);
+            let matches = (kind.run_command)().try_get_matches_from(&args).unwrap();
+            SETS_APPLIED.with(|n| n.set(0));
+            let (config, _) =
+                (kind.run_config)(&matches).unwrap_or_else(|e| panic!("{}: {e}", kind.name));
+            assert_eq!(config.name(), kind.name);
+            assert_eq!(
+                SETS_APPLIED.with(|n| n.get()),
+                1,
+                "{}: --set {key}={value} applied more than once",
+                kind.name
+            );
+        }
+    }
 }

@@ -11,9 +11,9 @@ use crate::inference::schedule::ScheduleChange;
 use crate::inference::{Damping, EstimateKind, Schedule};
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::denoise::schedule_choice::ScheduleChoice;
+use crate::scenarios::denoise::schedule_choice::{self, ScheduleChoice};
 use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
-use crate::scenarios::params::{Param, check_table};
+use crate::scenarios::params::{Param, check_table, names_of};
 
 /// The range of a typed SURE probe count (`sure_probes` may also be `auto`, so it is not a row
 /// of [`PARAMS`]).
@@ -72,7 +72,123 @@ pub const PARAMS: &[Param] = &[
     Param::real("kbp.multiplier", "Bandwidth ×", 1e-6, 1e6)
         .flag("bandwidth-multiplier")
         .log()
-        .help("Multiplier of the median-heuristic bandwidths."),
+        .help("Multiplier of the median-heuristic bandwidths (used where a bandwidth is auto)."),
+    Param::value("seed", "Seed")
+        .help("Seed of the test image's noise (the training pair uses a different one)."),
+    Param::value("image", "Image").help(
+        "Use this image (any common format, converted to gray) as the clean image instead of \
+         the built-in sunset.",
+    ),
+    Param::value("noisy_image", "Noisy image").help(
+        "Denoise this image (any common format, converted to gray) as it is: it already is the \
+         noisy observation, with no clean version (no RMSE is reported).",
+    ),
+    Param::switch("quantize", "Quantise to the C levels")
+        .sets(false)
+        .flag("no-quantize")
+        .help(
+            "Round a loaded image to the C gray levels, so the discrete states can represent it \
+             exactly; off keeps its gray values.",
+        ),
+    Param::value("train_image", "Training image").help(
+        "Learn the potentials from this clean image (converted to gray, quantised like the test \
+         image). None: a loaded image trains on the built-in image train_builtin names, the \
+         sunset on its own generator.",
+    ),
+    Param::choice(
+        "train_builtin",
+        "Built-in training",
+        names_of::<BuiltinTraining>,
+    )
+    .help(
+        "The built-in image a loaded image learns from when no training image is given: the \
+         synthetic sunset, or four dead-leaves draws side by side (occluding disks with \
+         power-law radii, Lee, Mumford & Huang 2001, whose edges at every scale resemble a \
+         photograph's), flat or with each leaf a linear ramp (shaded).",
+    ),
+    Param::switch("oracle", "oracle: train on the test image's clean version")
+        .sets(true)
+        .flag("oracle-training")
+        .help(
+            "Learn the potentials from the test image's own clean version: not a user's \
+             situation (nobody has the clean test image), an upper reference only.",
+        ),
+    Param::switch(
+        "kbp_expected_observations",
+        "kernel BP: likelihood expected over the noise",
+    )
+    .sets(false)
+    .flag("one-noise-draw")
+    .help(
+        "On: kernel BP learns its likelihood from the training pixels' expected noisy \
+         observations, in closed form for the known Gaussian noise (the limit of infinitely \
+         many noise draws). Off: from one noise draw per training pixel, as Song et al. 2011, \
+         Sec. 6.1.",
+    ),
+    Param::choice("algorithm", "Algorithm", names_of::<DenoiseAlgorithm>).help(
+        "discrete: sum-product BP over the C levels with the true likelihood; kbp: kernel BP \
+         learned from the training pair, with the full (eq. 12), linear-time or constant-time \
+         update (kbp.update).",
+    ),
+    Param::choice("kbp.update", "Kernel-BP update", names_of::<KbpUpdate>)
+        .flag("update")
+        .help("Kernel-BP update: full (eq. 12), linear-time or constant-time."),
+    Param::value("compare", "Compare with").help(
+        "A second algorithm run on the same noisy image, shown beside the first: discrete, \
+         kbp-full, kbp-linear or kbp-constant.",
+    ),
+    Param::value("kbp.bandwidth", "σ hidden").help(
+        "RBF bandwidth of the clean values in gray levels, or auto (median heuristic times the \
+         multiplier).",
+    ),
+    Param::value("kbp.observation_bandwidth", "σ observed")
+        .help("RBF bandwidth of the noisy values in gray levels, or auto."),
+    Param::choice("candidates", "Candidates", names_of::<Candidates>).help(
+        "Where kernel BP looks for its estimate: training (the distinct training levels) or all \
+         (every level 0..255).",
+    ),
+    Param::value("template_shifts", "Template shifts").help(
+        "Kernel BP: also train on the training pairs shifted by ± each of these gray levels \
+         (comma separated; 0: the paper's templates), so the learned coupling depends mostly on \
+         gray-level differences. None: 20,40,...,120 for a loaded image trained on another \
+         image, 0 for the sunset and the oracle.",
+    ),
+    Param::choice("schedule", "Schedule", schedule_choice::names).help(
+        "auto: sweeps for kernel BP on a loaded image (its guarded result is nearer TV there), \
+         synchronous for the sunset and for discrete BP; synchronous: every message from the \
+         previous iteration's messages; sweep: nodes in order and back with the freshest \
+         messages; random; residual (residual BP, Elidan et al. 2006).",
+    ),
+    Param::switch("discrepancy_stop", "Discrepancy stop")
+        .sets(true)
+        .help(
+            "Stop each algorithm at the discrepancy principle: the first iterate whose RMS \
+             distance to the noisy image reaches the noise sigma (no clean image needed).",
+        ),
+    Param::switch("sure_stop", "SURE")
+        .sets(false)
+        .flag("no-sure-stop")
+        .help(
+            "Monte-Carlo SURE estimates each iterate's error without the clean image (a second \
+             copy runs on the noisy image plus a tiny random probe) and guards every step or \
+             stops the run (sure_rule); off runs every algorithm to its iteration limit or \
+             tolerance.",
+        ),
+    Param::choice("sure_rule", "SURE rule", names_of::<SureRule>).help(
+        "What SURE does when an iteration raises it: guard (take the step back and halve the \
+         step, so the messages settle at low SURE) or stop (keep the lowest-SURE iterate and stop \
+         after two iterations without a lower one).",
+    ),
+    Param::value("sure_probes", "SURE probes").help(
+        "Probe directions SURE averages its divergence over (1..16), or auto: enough that pixels \
+         × probes reaches 65,536, at most 8 (7 on the 100 × 100 sunset, 1 from 256 × 256 on); \
+         each runs another copy of the algorithm, and K probes divide the divergence's noise \
+         variance by K.",
+    ),
+    Param::choice("estimate", "Estimate", names_of::<EstimateKind>).help(
+        "How a belief becomes a gray value: map (the most probable level) or mean (the \
+         posterior mean).",
+    ),
 ];
 
 /// Kernel-BP template shifts (gray levels, each used as +s and -s) when the training image is

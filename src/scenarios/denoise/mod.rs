@@ -936,10 +936,9 @@ impl ScenarioDef for Denoise {
             Verb {
                 group: "tune",
                 command: || {
-                    Verb::command_with_table::<tune_cli::DenoiseTuneArgs>(
+                    Verb::command_with_table::<tune_cli::DenoiseTuneArgs, DenoiseConfig>(
                         "denoise",
                         "Grid search of kernel-BP lambda x bandwidth multiplier on a held-out noisy copy of the training image.",
-                        PARAMS,
                     )
                 },
                 run: |m| tune_cli::run(Verb::args(m)?),

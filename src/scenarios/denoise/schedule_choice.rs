@@ -45,6 +45,11 @@ impl ScheduleChoice {
     }
 }
 
+/// The names `schedule` accepts: `auto`, then every schedule's.
+pub fn names() -> Vec<&'static str> {
+    std::iter::once("auto").chain(Schedule::names()).collect()
+}
+
 impl std::str::FromStr for ScheduleChoice {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {

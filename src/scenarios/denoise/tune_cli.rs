@@ -43,7 +43,7 @@ pub fn run(args: DenoiseTuneArgs) -> Result<()> {
         iterations: args.tune_iters.unwrap_or(d.iterations),
     };
     let output = args.denoise.output.clone();
-    let config = args.denoise.into_config()?;
+    let config = args.denoise.into_checked_config()?;
     let result = autotune(&config, &spec, &CancelFlag::default(), &|done, total| {
         eprintln!("auto-tune: {done}/{total}");
     })?;

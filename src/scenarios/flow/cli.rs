@@ -6,70 +6,53 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::inference::EstimateKind;
-use crate::scenarios::ScenarioParams;
 use crate::scenarios::flow::config::BuiltinPair;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig};
 use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct FlowArgs {
-    /// Frame 1 (any image format; converted to gray). Without frames: the built-in synthetic
-    /// pair (a texture rotated and translated), with its ground truth.
     #[arg(long, value_name = "A.png")]
     pub frame1: Option<PathBuf>,
-    /// Frame 2.
     #[arg(long, value_name = "B.png")]
     pub frame2: Option<PathBuf>,
-    /// Ground-truth flow, Middlebury .flo (frame 1 -> frame 2): EPE and AAE per iteration.
     #[arg(long, value_name = "FLOW.flo")]
     pub gt: Option<PathBuf>,
-    /// The built-in pair without frames: rotation (a texture rotated and translated, at most
-    /// about 3 px) or layers (three layers moving 20-30 px over a background, textured and
-    /// textureless, with occlusions) [default: rotation].
     #[arg(long)]
     pub pair: Option<BuiltinPair>,
     #[arg(long)]
     pub width: Option<usize>,
     #[arg(long)]
     pub height: Option<usize>,
-    /// sosmp or discrete [default: sosmp].
     #[arg(long)]
     pub algorithm: Option<FlowAlgorithm>,
-    /// Also run this algorithm on the same frames and MRF (compare mode).
     #[arg(long)]
     pub compare: Option<FlowAlgorithm>,
-    /// SOSMP coefficients r, a square: 9 (3 x 3), 25, 49, ... [default: 9].
     #[arg(long)]
     pub coefficients: Option<usize>,
     #[arg(long)]
     pub samples: Option<usize>,
     #[arg(long)]
     pub iters: Option<usize>,
-    /// At most this many SOSMP iterations per pyramid level (never more than --iters); 0 =
-    /// --iters [default: 12; presets best and paper: 0].
     #[arg(long)]
     pub sosmp_iters: Option<usize>,
     #[arg(long)]
     pub stop_change: Option<f64>,
     #[arg(long)]
     pub max_displacement: Option<f64>,
-    /// Half-width d_r of the window at the fine levels of a pyramid (--fine-levels; the two
-    /// finest hold 15/16 of the pixels: they set time and memory), around the upsampled
-    /// coarse flow; 0 = d [default: 1; preset best: 1.5].
     #[arg(long)]
     pub refine_displacement: Option<f64>,
     #[arg(long)]
     pub fine_levels: Option<usize>,
     #[arg(long)]
     pub max_mp_pixels: Option<usize>,
-    /// Label lattice nodes per pixel (step 1/N px) [default: 2].
     #[arg(long)]
     pub subpixel: Option<usize>,
     #[arg(long)]
     pub levels: Option<usize>,
     /// Start from a preset: paper (one level, step 1/(t+1), Gaussian smoothness), default, or
     /// best (robust smoothness, census data term, d_r 1.5, every iteration of every level);
-    /// the other flags then override it [default: default].
+    /// the other flags then override it. Without it: default.
     #[arg(long)]
     pub preset: Option<String>,
     #[arg(long)]
@@ -78,7 +61,7 @@ pub struct FlowArgs {
     pub gradient_weight: Option<f64>,
     /// Data term: brightness (the paper's brightness constancy) or census (5 x 5 ternary
     /// census Hamming distance, robust to a brightness change; sets --census-weight to its
-    /// default 8 unless given) [default: brightness].
+    /// default 8 unless given). Without it: the preset's (brightness for default and paper).
     #[arg(long, value_name = "brightness|census")]
     pub data_term: Option<String>,
     #[arg(long)]
@@ -93,12 +76,8 @@ pub struct FlowArgs {
     pub variational_stop_change: Option<f64>,
     #[arg(long)]
     pub variational_gamma: Option<f64>,
-    /// Refine every pyramid level's flow before it centres the next level's windows (as DIS
-    /// does at every scale); false refines only the finest level's [default: true].
     #[arg(long)]
     pub refine_every_level: Option<bool>,
-    /// 3 x 3 median of each level's flow before it centres the next level's windows
-    /// [default: true].
     #[arg(long)]
     pub median_handoff: Option<bool>,
     #[arg(long)]
@@ -107,18 +86,14 @@ pub struct FlowArgs {
     pub sigma_smooth: Option<f64>,
     #[arg(long)]
     pub presmooth: Option<f64>,
-    /// Flow read-out: mean or map [default: mean].
     #[arg(long)]
     pub estimate: Option<EstimateKind>,
     #[arg(long)]
     pub step_gamma: Option<f64>,
     #[arg(long)]
     pub damping: Option<f64>,
-    /// Message schedule: synchronous, sweep, random or residual (residual BP, Elidan et al.
-    /// 2006) [default: synchronous; discrete BP's is the checkerboard]. SOSMP runs only synchronous (refused otherwise).
     #[arg(long)]
     pub schedule: Option<crate::inference::Schedule>,
-    /// Seed of the built-in texture and of SOSMP's samples [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
     #[command(flatten)]
@@ -130,7 +105,10 @@ impl FlowArgs {}
 impl RunFlags for FlowArgs {
     type Config = FlowConfig;
 
-    /// Defaults overridden by the flags given, checked.
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
+
     fn into_config(self) -> Result<FlowConfig> {
         let d = match &self.preset {
             Some(name) => FlowConfig::default().with_preset(name)?,
@@ -191,8 +169,6 @@ impl RunFlags for FlowArgs {
             estimate: self.estimate.unwrap_or(d.estimate),
             snapshots: d.snapshots,
         };
-        let c = self.output.apply_sets(c, crate::scenarios::flow::PARAMS)?;
-        c.check()?;
         Ok(c)
     }
 }

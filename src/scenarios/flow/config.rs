@@ -13,7 +13,7 @@ use crate::inference::{EstimateKind, Schedule};
 use crate::io::MAX_IMAGE_SIDE;
 use crate::model::flow::FlowLabels;
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::params::{Param, check_table};
+use crate::scenarios::params::{Param, check_table, names_of};
 
 /// The tunable numbers of a flow run, described once.
 pub const PARAMS: &[Param] = &[
@@ -44,7 +44,7 @@ pub const PARAMS: &[Param] = &[
         .help("Iterations at each pyramid level."),
     Param::int("sosmp_iters", "SOSMP iterations", 0.0, 100_000.0)
         .slider(0.0, 200.0)
-        .help("At most this many iterations at each pyramid level for SOSMP (and never more than Iterations), whose flow keeps moving by its Monte Carlo noise so the level stop never ends a level; 0 = Iterations. The variational refinement takes the finest level's flow from there."),
+        .help("At most this many iterations at each pyramid level for SOSMP (and never more than Iterations), whose flow keeps moving by its Monte Carlo noise so the level stop never ends a level; 0 = Iterations (the presets best and paper set 0). The variational refinement takes the finest level's flow from there."),
     Param::real("stop_change", "Level stop Δflow", 0.0, 10.0)
         .slider(0.0, 0.05)
         .unit("px")
@@ -58,7 +58,7 @@ pub const PARAMS: &[Param] = &[
         .help("Displacements x in [−d, d]² around the base flow at the coarsest level (the only level with one level)."),
     Param::real("refine_displacement", "Fine window d_r", 0.0, 64.0)
         .unit("px")
-        .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest levels of a pyramid (Fine levels), which hold 15/16 of the pixels and set time and memory (the coarser levels give the reach; 0 = d)."),
+        .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest levels of a pyramid (Fine levels), which hold 15/16 of the pixels and set time and memory (the coarser levels give the reach; 0 = d; the preset best sets 1.5)."),
     Param::int("fine_levels", "Fine levels", 0.0, MAX_LEVELS as f64)
         .help("The finest this many levels of a pyramid that pass messages search the window d_r (never the coarsest level, which searches d); each starts from the refined flow of the level above, so it only corrects it."),
     Param::int("max_mp_pixels", "Message-passing pixels", 0.0, 1e9)
@@ -107,6 +107,44 @@ pub const PARAMS: &[Param] = &[
         .slider(0.0, 3.0)
         .unit("px")
         .help("Gaussian blur of both frames before matching (0: none)."),
+    Param::value("frame1", "Frame 1").help(
+        "Frame 1 (any image format; converted to gray). Without frames: the built-in pair, with \
+         its ground truth.",
+    ),
+    Param::value("frame2", "Frame 2").help("Frame 2 (any image format; converted to gray)."),
+    Param::value("ground_truth", "Ground truth")
+        .flag("gt")
+        .help("Ground-truth flow, Middlebury .flo (frame 1 -> frame 2): EPE and AAE per iteration."),
+    Param::choice("pair", "Built-in pair", names_of::<BuiltinPair>).help(
+        "The built-in pair without frames: rotation (a texture rotated and translated, at most \
+         about 3 px) or layers (three layers moving 20-30 px over a background, textured and \
+         textureless, with occlusions).",
+    ),
+    Param::value("seed", "Seed").help("Seed of the built-in texture and of SOSMP's samples."),
+    Param::choice("algorithm", "Algorithm", names_of::<FlowAlgorithm>).help(
+        "sosmp: stochastic orthogonal-series message passing with the 2-D Fourier basis; \
+         discrete: sum-product BP over the displacement labels.",
+    ),
+    Param::choice("compare", "Compare with", names_of::<FlowAlgorithm>)
+        .help("Also run the other algorithm on the same frames and MRF (compare mode)."),
+    Param::value("coefficients", "Coefficients r").help(
+        "SOSMP coefficients per message, r = m × m tensor Fourier functions, a square: 9 \
+         (3 × 3, the paper's), 25, 49, ...",
+    ),
+    Param::value("subpixel", "Labels per px")
+        .help("Label lattice nodes per pixel (the step is 1/N px)."),
+    Param::switch("refine_every_level", "Refine every level").help(
+        "Refine every pyramid level's flow before it centres the next level's windows (as DIS \
+         does at every scale); false refines only the finest level's.",
+    ),
+    Param::switch("median_handoff", "Median hand-off")
+        .help("3 × 3 median of each level's flow before it centres the next level's windows."),
+    Param::choice("estimate", "Flow read-out", names_of::<EstimateKind>)
+        .help("The belief's mean or its most probable label (map)."),
+    Param::choice("schedule", "Schedule", names_of::<Schedule>).help(
+        "Message schedule (residual: residual BP, Elidan et al. 2006); discrete BP's synchronous \
+         schedule is the checkerboard. SOSMP runs only synchronous (refused otherwise).",
+    ),
 ];
 
 /// The built-in pair run without frames.

@@ -5,46 +5,36 @@ use clap::Args;
 use crate::error::{Error, Result};
 use crate::inference::Schedule;
 use crate::scenarios::kjit::sites::SiteOperator;
-use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
-use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
+use crate::scenarios::kjit::{Experiment, KjitConfig};
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct KjitArgs {
-    /// Which experiment of Jitkrittum et al. 2015 [default: logistic (Exp. 3)].
     #[arg(long, value_enum)]
     pub experiment: Option<Experiment>,
-    /// Seed of w, data, test points, particles and features [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Problems in sequence [default: 30; compound-gamma 1500; ignored by batch, uncertainty, uci].
     #[arg(long)]
     pub problems: Option<usize>,
-    /// Oracle threshold τ on the log predictive variance [default: -8.5; compound-gamma -6; uci -8.95].
     #[arg(long, allow_hyphen_values = true)]
     pub tau: Option<f64>,
     #[arg(long)]
     pub particles: Option<usize>,
-    /// First-stage random features [default: 300; compound-gamma, uci 400; batch 500].
     #[arg(long)]
     pub din: Option<usize>,
-    /// Second-stage random features [default: 500; compound-gamma, uci 800; batch 1000].
     #[arg(long)]
     pub dout: Option<usize>,
     #[arg(long)]
     pub median_factor: Option<f64>,
-    /// Folder of the four UCI files of Exp. 5 [default: ../shared/data/uci].
     #[arg(long)]
     pub uci_dir: Option<std::path::PathBuf>,
     /// Use the paper's particle count (M = 5e5) unless --particles is given.
     #[arg(long)]
     pub paper: bool,
-    /// EP site schedule of --experiment sites: sequential (alias sweep), synchronous, random or
-    /// residual [default: sequential].
     #[arg(long)]
     pub schedule: Option<Schedule>,
     #[arg(long)]
     pub damping: Option<f64>,
-    /// Projection hosting the logistic factor in --experiment sites [default: quadrature].
     #[arg(long, value_enum)]
     pub operator: Option<SiteOperator>,
     #[command(flatten)]
@@ -55,6 +45,10 @@ impl KjitArgs {}
 
 impl RunFlags for KjitArgs {
     type Config = KjitConfig;
+
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
 
     fn into_config(self) -> Result<KjitConfig> {
         let d = KjitConfig::default();
@@ -127,8 +121,6 @@ impl RunFlags for KjitArgs {
         if let Some(dir) = self.uci_dir {
             config.uci.dir = dir;
         }
-        let config = self.output.apply_sets(config, PARAMS)?;
-        config.check()?;
         Ok(config)
     }
 }

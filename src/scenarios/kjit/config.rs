@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::inference::kjit::JitSettings;
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::params::{Param, check_table};
+use crate::scenarios::params::{Param, check_table, names_of};
 
 /// Which experiment of Jitkrittum et al. 2015 runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -163,7 +163,10 @@ impl Default for KjitConfig {
 
 /// The tunable numbers, described once.
 pub const PARAMS: &[Param] = &[
-    Param::int("problems", "Problems", 1.0, 10_000.0).help("Logistic problems in sequence."),
+    Param::int("problems", "Problems", 1.0, 10_000.0).help(
+        "Logistic problems in sequence (--problems sets the selected experiment's own: \
+         compound_gamma.problems, teaching.problems; batch, uncertainty and uci ignore it).",
+    ),
     Param::int("examples", "Examples n", 2.0, 100_000.0)
         .log()
         .help("Examples per problem."),
@@ -179,17 +182,27 @@ pub const PARAMS: &[Param] = &[
         .help("Importance-sampling particles (paper: 5e5)."),
     Param::int("quadrature_nodes", "Gauss-Hermite nodes", 100.0, 400.0)
         .help("Nodes of the reference projection."),
-    Param::real("tau", "Threshold τ", -9.2, 10.0)
-        .help("Oracle when log predictive variance ≥ τ (must exceed log σ_y²)."),
+    Param::real("tau", "Threshold τ", -9.2, 10.0).help(
+        "Oracle when log predictive variance ≥ τ (must exceed log σ_y²); --tau sets the \
+             selected experiment's own (compound_gamma.tau, uci.tau).",
+    ),
     Param::int("minibatch", "Minibatch B", 2.0, 100_000.0)
         .log()
         .help("Oracle calls before the first fit."),
     Param::int("d_in", "D_in", 1.0, 10_000.0)
         .log()
-        .help("First-stage random features."),
+        .flag("din")
+        .help(
+            "First-stage random features; --din sets the selected experiment's own \
+             (compound_gamma.d_in, uci.d_in, batch.d_in).",
+        ),
     Param::int("d_out", "D_out", 1.0, 10_000.0)
         .log()
-        .help("Second-stage random features."),
+        .flag("dout")
+        .help(
+            "Second-stage random features; --dout sets the selected experiment's own \
+             (compound_gamma.d_out, uci.d_out, batch.d_out).",
+        ),
     Param::real("median_factor", "Median factor", 1e-3, 1e3)
         .log()
         .help("γ² = factor × median (code 0.5; Supp A text 1)."),
@@ -324,6 +337,24 @@ pub const PARAMS: &[Param] = &[
     Param::real("sites.weight_scale", "Weight scale (EP sites)", 0.01, 100.0)
         .log()
         .help("Scale of the true w: large values make the classes nearly separable."),
+    Param::value("experiment", "Experiment")
+        .help("Which experiment of Jitkrittum et al. 2015 runs."),
+    Param::value("seed", "Seed").help("Seed of w, data, test points, particles and features."),
+    Param::value("uci.dir", "UCI folder")
+        .flag("uci-dir")
+        .help("Folder of the four UCI files of Exp. 5."),
+    Param::choice(
+        "sites.schedule",
+        "Site schedule",
+        names_of::<crate::inference::Schedule>,
+    )
+    .flag("schedule")
+    .help(
+        "The order of EP's site updates in a sweep of the sites experiment (sequential is sweep).",
+    ),
+    Param::value("sites.operator", "Projection")
+        .flag("operator")
+        .help("What hosts the logistic factor in the sites experiment."),
 ];
 
 impl KjitConfig {

@@ -2,44 +2,34 @@
 
 use clap::Args;
 
-use super::config::{PARAMS, PENDIGITS_LAMBDA1, PENDIGITS_SAMPLES, PbpConfig};
+use super::config::{PENDIGITS_LAMBDA1, PENDIGITS_SAMPLES, PbpConfig};
 use crate::error::Result;
-use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct PbpArgs {
-    /// synthetic (our stand-in for the model of Wang & Gordon's Fig. 4), synthetic-tree
-    /// (loop-free variant), pendigits, or a JSON model file [default: synthetic].
     #[arg(long)]
     pub model: Option<String>,
-    /// Training samples N [default: 20000; pendigits 7000].
     #[arg(long)]
     pub samples: Option<usize>,
     #[arg(long)]
     pub seed: Option<u64>,
     #[arg(long)]
     pub rank: Option<usize>,
-    /// λ₁ of the stage-1 ridge regressions [default: 1e-3; pendigits 0.1].
     #[arg(long)]
     pub lambda: Option<f64>,
     #[arg(long)]
     pub ridge2: Option<f64>,
     #[arg(long)]
     pub restarts: Option<usize>,
-    /// Skip EM.
     #[arg(long)]
     pub no_em: bool,
-    /// Skip online EM.
     #[arg(long)]
     pub no_online_em: bool,
-    /// The query variable [default: D on the stand-ins, else the first observed].
     #[arg(long)]
     pub query: Option<String>,
-    /// Evidence variables the KL averages over, e.g. G,H,E.
     #[arg(long, value_delimiter = ',')]
     pub evidence_vars: Option<Vec<String>>,
-    /// Root clique by its variables, e.g. ABC [default: the non-leaf clique with the smallest
-    /// root tensor].
     #[arg(long)]
     pub root: Option<String>,
     #[arg(long)]
@@ -50,7 +40,6 @@ pub struct PbpArgs {
     pub dim: Option<usize>,
     #[arg(long)]
     pub digit: Option<usize>,
-    /// Pendigits: folder with pendigits.tra and pendigits.tes [default: ../shared/data/pendigits].
     #[arg(long)]
     pub data: Option<String>,
     #[command(flatten)]
@@ -59,6 +48,10 @@ pub struct PbpArgs {
 
 impl RunFlags for PbpArgs {
     type Config = PbpConfig;
+
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
 
     fn into_config(self) -> Result<PbpConfig> {
         let d = PbpConfig::default();
@@ -98,8 +91,6 @@ impl RunFlags for PbpArgs {
             data_dir: self.data.unwrap_or(d.data_dir),
             ..d
         };
-        let config = self.output.apply_sets(config, PARAMS)?;
-        config.check()?;
         Ok(config)
     }
 }

@@ -89,7 +89,7 @@ pub const PARAMS: &[Param] = &[
     Param::int("samples", "Samples N", 10.0, 10_000_000.0)
         .slider(100.0, 200_000.0)
         .log()
-        .help("Training samples of the observed variables."),
+        .help("Training samples of the observed variables (a pendigits model: 7000 unless given)."),
     Param::int("seed", "Seed", 0.0, 1e15)
         .slider(0.0, 100.0)
         .help("True CPTs, samples and EM restarts."),
@@ -99,7 +99,10 @@ pub const PARAMS: &[Param] = &[
     Param::real("lambda1", "λ₁ (S1)", 0.0, 1e6)
         .flag("lambda")
         .slider(0.0, 10.0)
-        .help("Ridge of stage-1 regressions, sklearn convention (no N scaling)."),
+        .help(
+            "Ridge of stage-1 regressions, sklearn convention (no N scaling; a pendigits model: \
+             0.1 unless given).",
+        ),
     Param::real("ridge2", "λ₂ (S2 ridge)", 0.0, 1e6)
         .slider(0.0, 10.0)
         .help("Ridge in stage 2 instead of rank truncation (0 = truncation)."),
@@ -119,6 +122,28 @@ pub const PARAMS: &[Param] = &[
         .slider(4.0, 36.0)
         .help("Pendigits: principal directions of the 36 Nystrom features kept."),
     Param::int("digit", "Test digit", 0.0, 1e6).help("Pendigits: the test digit shown."),
+    Param::value("model", "Model").help(
+        "synthetic (our stand-in for the model of Wang & Gordon's Fig. 4), synthetic-tree \
+         (its loop-free variant), pendigits, or the path of a JSON model file.",
+    ),
+    Param::switch("run_em", "EM").sets(false).flag("no-em").help("Run EM as a baseline."),
+    Param::switch("run_online_em", "Online EM")
+        .sets(false)
+        .flag("no-online-em")
+        .help("Run online EM as a baseline (never for the continuous pendigits chains)."),
+    Param::value("query", "Query")
+        .help("The query variable (empty: D on the stand-ins, else the first observed)."),
+    Param::value("evidence_vars", "Evidence variables").help(
+        "Evidence variables the KL averages over, e.g. G,H,E (empty: G, H, E on the stand-ins, \
+         else every other observed variable).",
+    ),
+    Param::value("root", "Root clique").help(
+        "Root clique by its variables, e.g. ABC (empty: the non-leaf clique with the smallest \
+         root tensor).",
+    ),
+    Param::value("data_dir", "Pendigits folder")
+        .flag("data")
+        .help("Pendigits: folder with pendigits.tra and pendigits.tes (empty: ../shared/data/pendigits)."),
 ];
 
 impl ScenarioParams for PbpConfig {

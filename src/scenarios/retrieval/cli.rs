@@ -3,13 +3,11 @@
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::scenarios::ScenarioParams;
 use crate::scenarios::retrieval::RetrievalConfig;
 use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct RetrievalArgs {
-    /// Chain lengths: a range "2..9" (inclusive) or a list "2,5,9" [default: 2..9].
     #[arg(long)]
     pub lengths: Option<String>,
     #[arg(long)]
@@ -20,13 +18,10 @@ pub struct RetrievalArgs {
     pub samples_per_edge: Option<usize>,
     #[arg(long)]
     pub max_k: Option<usize>,
-    /// Seed of the first repeat [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Kernel-BP lambda, Gram-diagonal form K + lambda I [default: 0.3].
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// Multiplier of the median-heuristic RBF bandwidth [default: 0.5].
     #[arg(long)]
     pub multiplier: Option<f64>,
     #[command(flatten)]
@@ -63,6 +58,10 @@ impl RetrievalArgs {}
 impl RunFlags for RetrievalArgs {
     type Config = RetrievalConfig;
 
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
+
     fn into_config(self) -> Result<RetrievalConfig> {
         let d = RetrievalConfig::default();
         let config = RetrievalConfig {
@@ -81,10 +80,6 @@ impl RunFlags for RetrievalArgs {
                 ..d.kernel
             },
         };
-        let config = self
-            .output
-            .apply_sets(config, crate::scenarios::retrieval::PARAMS)?;
-        config.check()?;
         Ok(config)
     }
 }

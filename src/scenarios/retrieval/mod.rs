@@ -61,6 +61,15 @@ pub const PARAMS: &[Param] = &[
         .log()
         .help("Training pairs per edge (at most the pool)."),
     Param::int("max_k", "Largest k", 1.0, 100_000.0).help("recall@k for k up to this."),
+    Param::value("lengths", "Chain lengths")
+        .help("Chain lengths L (2..=9): a range \"2..9\" (inclusive) or a list \"2,5,9\"."),
+    Param::value("seed", "Seed").help("Seed of the first repeat."),
+    Param::value("kernel.lambda", "λ")
+        .flag("lambda")
+        .help("Kernel-BP lambda, Gram-diagonal form K + lambda I."),
+    Param::value("kernel.multiplier", "Bandwidth ×")
+        .flag("multiplier")
+        .help("Multiplier of the median-heuristic RBF bandwidth."),
 ];
 
 /// The three methods, in output order.

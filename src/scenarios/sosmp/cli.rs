@@ -19,21 +19,14 @@ use crate::scenarios::{OutputArgs, RunFlags};
 /// The model and run flags shared by `run sosmp` and `sweep sosmp`.
 #[derive(Debug, Clone, Args)]
 pub struct SosmpModelArgs {
-    /// chain, tree (random, from the seed), grid (square) [default: chain].
     #[arg(long)]
     pub graph: Option<GraphKind>,
-    /// Number of nodes (a square for grid) [default: 100]; `sweep sosmp` takes several,
-    /// e.g. 2,5,10,20,50,100 (the depth sweep).
     #[arg(long, value_delimiter = ',')]
     pub nodes: Vec<usize>,
-    /// mixture (eq. 37) or kernel (eq. 39) [default: mixture].
     #[arg(long)]
     pub potentials: Option<PotentialKind>,
-    /// eq37 (unnormalised bumps of height pi, as the paper writes eq. 37) or normalised
-    /// (pi N(x; mu, sigma^2)) mixture components [default: eq37].
     #[arg(long)]
     pub mixture_form: Option<MixtureForm>,
-    /// fourier, cosine, legendre or mercer [default: fourier for mixtures, mercer for kernels].
     #[arg(long)]
     pub basis: Option<BasisKind>,
     #[arg(long)]
@@ -42,10 +35,8 @@ pub struct SosmpModelArgs {
     pub paths: Option<usize>,
     #[arg(long)]
     pub step_gamma: Option<f64>,
-    /// Seed of the potentials and of the samples [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Domain a,b, e.g. --domain=-5,5 [default: -5,5].
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub domain: Option<Vec<f64>>,
     #[arg(long)]
@@ -104,8 +95,6 @@ pub struct SosmpArgs {
     pub coefficients: Option<usize>,
     #[arg(long)]
     pub samples: Option<usize>,
-    /// Message schedule: synchronous, sweep, random or residual (residual BP, Elidan et al.
-    /// 2006) [default: synchronous]. SOSMP runs only synchronous (refused otherwise).
     #[arg(long)]
     pub schedule: Option<crate::inference::Schedule>,
     #[command(flatten)]
@@ -297,7 +286,11 @@ impl SosmpSweepArgs {
 impl RunFlags for SosmpArgs {
     type Config = SosmpConfig;
 
-    /// Defaults overridden by the flags given, checked.
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
+
+    /// Defaults overridden by the flags given.
     fn into_config(self) -> Result<SosmpConfig> {
         let d = SosmpConfig::default();
         let mut c = SosmpConfig::default();
@@ -306,8 +299,6 @@ impl RunFlags for SosmpArgs {
         c.coefficients = self.coefficients.unwrap_or(d.coefficients);
         c.samples = self.samples.unwrap_or(d.samples);
         c.schedule = self.schedule.unwrap_or(d.schedule);
-        let c = self.output.apply_sets(c, crate::scenarios::sosmp::PARAMS)?;
-        c.check()?;
         Ok(c)
     }
 }

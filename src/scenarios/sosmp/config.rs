@@ -22,13 +22,16 @@ use crate::model::Graph;
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::CancelFlag;
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::params::{Param, check_table};
+use crate::scenarios::params::{Param, check_table, names_of};
 
 /// The tunable numbers of an SOSMP run, described once.
 pub const PARAMS: &[Param] = &[
     Param::int("nodes", "Nodes", 2.0, 100_000.0)
         .log()
-        .help("Nodes of the chain or tree (a square number for a grid)."),
+        .help(
+            "Nodes of the chain or tree (a square number for a grid); `sweep sosmp` takes \
+             several, e.g. 2,5,10,20,50,100 (the depth sweep).",
+        ),
     Param::real("alpha", "α", 0.0, 10.0)
         .slider(0.05, 3.0).log().help(
             "Kernel eigenvalues j^-α (eq. 39): α = 1 is smooth, α = 0.1 nearly a delta function (not positive between grid nodes).",
@@ -57,6 +60,29 @@ pub const PARAMS: &[Param] = &[
         .slider(10.0, 200.0)
         .log()
         .help("Quadrature points per unit length of the domain (the paper's reference uses 100)."),
+    Param::choice("graph", "Graph", names_of::<GraphKind>).help(
+        "chain: the paper's experiment; tree: a random recursive tree from the seed; grid: a \
+         square 4-connected grid (loopy: set the step γ); custom: drawn in the explorer or read \
+         from a config file, not the command line.",
+    ),
+    Param::choice("potentials", "Potentials", names_of::<PotentialKind>).help(
+        "mixture: Gaussian mixtures (eq. 37); kernel: mixture node potentials with the \
+         Mercer-kernel edge potential of eq. 39.",
+    ),
+    Param::choice("mixture_form", "Mixture form", names_of::<MixtureForm>).help(
+        "eq37: the paper's unnormalised bumps π exp(−(x − μ)² / 2σ²), each of height π; \
+         normalised: the densities π N(x; μ, σ²), taller and peakier for small σ².",
+    ),
+    Param::choice("basis", "Basis", names_of::<BasisKind>).help(
+        "The orthogonal basis of the messages; none (auto): Fourier for mixtures, the Mercer \
+         eigenbasis for kernels.",
+    ),
+    Param::value("seed", "Seed").help("Seed of the potentials and of the samples."),
+    Param::value("domain", "Domain").help("Domain a,b, e.g. --domain=-5,5."),
+    Param::choice("schedule", "Schedule", names_of::<crate::inference::Schedule>).help(
+        "Message schedule (residual: residual BP, Elidan et al. 2006). SOSMP runs only \
+         synchronous (refused otherwise).",
+    ),
 ];
 
 /// The graph an SOSMP run uses.

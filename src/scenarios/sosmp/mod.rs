@@ -465,10 +465,9 @@ impl ScenarioDef for SosmpScenario {
         &[Verb {
             group: "sweep",
             command: || {
-                Verb::command_with_table::<cli::SosmpSweepArgs>(
+                Verb::command_with_table::<cli::SosmpSweepArgs, SosmpConfig>(
                     "sosmp",
                     "SOSMP error curves over r (--coefficients 2,3,5,10), k (--samples 1,2,5,10) or alpha (--alpha 0.1,1).",
-                    PARAMS,
                 )
             },
             run: |m| Verb::args::<cli::SosmpSweepArgs>(m)?.execute(),

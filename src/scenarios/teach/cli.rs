@@ -2,26 +2,22 @@
 
 use clap::Args;
 
-use super::config::{MessageKind, PARAMS, TeachConfig, TeachGraph};
+use super::config::{MessageKind, TeachConfig, TeachGraph};
 use crate::error::{Error, Result};
 use crate::inference::Schedule;
-use crate::scenarios::{OutputArgs, RunFlags, ScenarioParams};
+use crate::scenarios::{OutputArgs, RunFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct TeachArgs {
-    /// chain, tree, grid (3 x 3) or pbp (the predictive-BP stand-in) [default: chain].
     #[arg(long)]
     pub graph: Option<String>,
-    /// What a message is: discrete (bars over labels), gaussian (Gaussian BP) or series
-    /// (SOSMP's orthogonal-series coefficients) [default: discrete].
     #[arg(long)]
     pub messages: Option<String>,
-    /// sweep, synchronous, random or residual (not for series) [default: sweep].
     #[arg(long)]
     pub schedule: Option<String>,
     #[arg(long)]
     pub damping: Option<f64>,
-    /// Messages to send at most (the run stops earlier at a fixed point) [default: 200].
+    /// The same as --max-messages.
     #[arg(long)]
     pub steps: Option<usize>,
     #[arg(long)]
@@ -32,7 +28,6 @@ pub struct TeachArgs {
     pub samples: Option<usize>,
     #[arg(long)]
     pub coefficients: Option<usize>,
-    /// Seed of the potentials (and of the stand-in's CPTs and evidence) [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
     #[command(flatten)]
@@ -41,6 +36,10 @@ pub struct TeachArgs {
 
 impl RunFlags for TeachArgs {
     type Config = TeachConfig;
+
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
 
     fn into_config(self) -> Result<TeachConfig> {
         let d = TeachConfig::default();
@@ -69,8 +68,6 @@ impl RunFlags for TeachArgs {
             coefficients: self.coefficients.unwrap_or(d.coefficients),
             ..d
         };
-        let config = self.output.apply_sets(config, PARAMS)?;
-        config.check()?;
         Ok(config)
     }
 }

@@ -7,7 +7,7 @@ use crate::error::labels::{Labelled, unknown};
 use crate::error::{Error, Result};
 use crate::inference::{Damping, Schedule};
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::params::{Param, check_table};
+use crate::scenarios::params::{Param, check_table, names_of};
 
 /// The tunable numbers, described once.
 pub const PARAMS: &[Param] = &[
@@ -35,6 +35,18 @@ pub const PARAMS: &[Param] = &[
         .slider(1.0, 2000.0)
         .log()
         .help("Messages a run sends at most (Play stops earlier at a fixed point)."),
+    Param::choice("graph", "Graph", names_of::<TeachGraph>).help(
+        "The small model to pass messages on: chain, tree, grid (3 × 3) or pbp (the \
+         predictive-BP stand-in).",
+    ),
+    Param::choice("messages", "Messages", names_of::<MessageKind>).help(
+        "What a message is: discrete (bars over labels), gaussian (Gaussian BP) or series \
+         (SOSMP's orthogonal-series coefficients).",
+    ),
+    Param::choice("schedule", "Schedule", names_of::<Schedule>)
+        .help("The order in which messages are sent (residual not for series)."),
+    Param::value("seed", "Seed")
+        .help("Seed of the potentials (and of the stand-in's CPTs and evidence)."),
 ];
 
 /// The small graphs teaching mode offers.

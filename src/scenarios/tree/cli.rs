@@ -11,7 +11,6 @@ use crate::inference::kbp::Bandwidth;
 use crate::inference::tree_kbp::{BandwidthRule, KernelKind, NodeKernelSettings};
 use crate::io::csv::{read_edge_list, write_csv};
 use crate::io::write_atomic;
-use crate::scenarios::ScenarioParams;
 use crate::scenarios::tree::{
     BuiltinData, DataSource, NodeSpec, Topology, TreeConfig, TreeScenario, builtin,
 };
@@ -24,62 +23,45 @@ pub struct TreeArgs {
     /// A CSV file: a header row of names, one joint sample per row, numeric columns.
     #[arg(long, value_name = "FILE.csv")]
     pub data: Option<PathBuf>,
-    /// The CSV file has no header row (e.g. UCI files): the first row is data and the columns
-    /// are named c1, c2, ...
     #[arg(long)]
     pub no_header: bool,
     /// A built-in dataset: gauss-tree, nongauss-chain or retrieval.
     #[arg(long, value_name = "NAME")]
     pub builtin: Option<BuiltinData>,
-    /// Rows of a built-in dataset [default: 1000].
+    /// Rows of a built-in dataset (1000 without it).
     #[arg(long)]
     pub rows: Option<usize>,
-    /// Variables of a built-in dataset [default: 8 gauss-tree, 5 nongauss-chain, 9 retrieval].
+    /// Variables of a built-in dataset (without it: the dataset's own, 8 for gauss-tree, 5
+    /// for nongauss-chain, 9 for retrieval).
     #[arg(long)]
     pub size: Option<usize>,
-    /// Seed of a built-in dataset's rows [default: 0].
+    /// Seed of a built-in dataset's rows (0 without it).
     #[arg(long)]
     pub data_seed: Option<u64>,
-    /// The tree: chain, star, binary, chowliu (HSIC Chow-Liu) or an edge-list file
-    /// [default: chain].
     #[arg(long, value_name = "chain|star|binary|chowliu|EDGEFILE")]
     pub tree: Option<String>,
-    /// Nodes as column groups, e.g. "pos=px,py;x3=x3" [default: one node per column].
     #[arg(long, value_name = "NAME=COL[,COL..];...")]
     pub nodes: Option<String>,
-    /// Evidence, e.g. "x1=0.5,pos=1.0:2.0" (':' joins the values of a multi-column node).
     #[arg(long, value_name = "NAME=VALUE,...")]
     pub evidence: Option<String>,
-    /// Nodes to report in results.json [default: every hidden node].
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub query: Option<Vec<String>>,
-    /// Root of the message schedule [default: the first node].
     #[arg(long)]
     pub root: Option<String>,
     #[arg(long)]
     pub samples_per_edge: Option<usize>,
-    /// All edges use the same rows (else each edge draws its own, as in the paper).
     #[arg(long)]
     pub shared_samples: bool,
-    /// Seed of the per-edge sample draws [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Kernel of every node: rbf, laplacian, linear or delta [default: rbf].
     #[arg(long)]
     pub kernel: Option<KernelKind>,
-    /// Regulariser lambda, Gram-diagonal form K + lambda I [default: see `list`].
     #[arg(long)]
     pub lambda: Option<f64>,
-    /// Bandwidth: auto (chosen by --bandwidth-rule) or a value [default: auto].
     #[arg(long)]
     pub bandwidth: Option<Bandwidth>,
-    /// Rule of an auto bandwidth: loo-cv (leave-one-out likelihood, per node) or median
-    /// (median distance times --multiplier) [default: loo-cv; median when --multiplier is
-    /// given].
     #[arg(long)]
     pub bandwidth_rule: Option<BandwidthRule>,
-    /// Multiplier of the median-heuristic bandwidth (selects the median rule unless
-    /// --bandwidth-rule says otherwise) [default: 0.35].
     #[arg(long)]
     pub multiplier: Option<f64>,
     #[arg(long)]
@@ -158,16 +140,16 @@ pub fn parse_evidence(text: &str) -> Result<BTreeMap<String, Vec<f64>>> {
 pub struct DatasetArgs {
     /// gauss-tree, nongauss-chain or retrieval.
     pub name: BuiltinData,
-    /// Rows [default: 300].
-    #[arg(long)]
-    pub rows: Option<usize>,
-    /// Variables [default: the dataset's].
+    /// Rows.
+    #[arg(long, default_value_t = 300)]
+    pub rows: usize,
+    /// Variables (without it: the dataset's own).
     #[arg(long)]
     pub size: Option<usize>,
-    /// Seed [default: 0].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Output file [default: stdout].
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output file (without it: stdout).
     #[arg(long, value_name = "FILE.csv")]
     pub out: Option<PathBuf>,
     /// Also write the generating tree as an edge-list file.
@@ -182,8 +164,8 @@ pub fn run_dataset(args: DatasetArgs) -> Result<()> {
     let b = builtin::generate(
         args.name,
         args.size.unwrap_or(args.name.default_size()),
-        args.rows.unwrap_or(300),
-        args.seed.unwrap_or(0),
+        args.rows,
+        args.seed,
     )?;
     match &args.out {
         Some(path) => {
@@ -217,20 +199,20 @@ pub struct TreeSweepArgs {
     /// Samples per edge to try, e.g. 100,200,400,800.
     #[arg(long, value_delimiter = ',', default_value = "100,200,400,800")]
     pub samples: Vec<usize>,
-    /// Lambdas to try (Gram-diagonal form) [default: the run's].
+    /// Lambdas to try (Gram-diagonal form; without it: the run's).
     #[arg(long, value_delimiter = ',')]
     pub lambdas: Option<Vec<f64>>,
-    /// Bandwidth multipliers to try (selects the median rule) [default: the run's].
+    /// Bandwidth multipliers to try (selects the median rule; without it: the run's).
     #[arg(long, value_delimiter = ',')]
     pub multipliers: Option<Vec<f64>>,
-    /// Repeats (different sample and data seeds) per setting [default: 5].
+    /// Repeats (different sample and data seeds) per setting.
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
 }
 
 pub fn run_sweep(args: TreeSweepArgs) -> Result<()> {
     let out_dir = args.run.output.out.clone();
-    let base = args.run.clone().into_config()?;
+    let base = args.run.clone().into_checked_config()?;
     let lambdas = args.lambdas.clone().unwrap_or(vec![base.kernel.lambda]);
     let multipliers = args
         .multipliers
@@ -320,7 +302,11 @@ pub fn run_sweep(args: TreeSweepArgs) -> Result<()> {
 impl RunFlags for TreeArgs {
     type Config = TreeConfig;
 
-    /// Defaults overridden by the flags given, checked.
+    fn output(&self) -> &OutputArgs {
+        &self.output
+    }
+
+    /// Defaults overridden by the flags given.
     fn into_config(self) -> Result<TreeConfig> {
         if self.no_header && self.data.is_none() {
             return Err(Error::param(
@@ -440,10 +426,6 @@ impl RunFlags for TreeArgs {
         };
         config.grid = self.grid.unwrap_or(config.grid);
         config.chow_liu_rows = self.chow_liu_rows.unwrap_or(config.chow_liu_rows);
-        let config = self
-            .output
-            .apply_sets(config, crate::scenarios::tree::PARAMS)?;
-        config.check()?;
         Ok(config)
     }
 }

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::inference::tree_kbp::NodeKernelSettings;
 use crate::run::budget::MemoryNeed;
 use crate::scenarios::ScenarioParams;
-use crate::scenarios::params::{Param, check_table};
+use crate::scenarios::params::{Param, check_table, names_of};
 
 /// The tunable numbers of a tree run, described once.
 pub const PARAMS: &[Param] = &[
@@ -20,6 +20,60 @@ pub const PARAMS: &[Param] = &[
     Param::int("grid", "Grid points", 3.0, 100_000.0).help("Points of the belief grid."),
     Param::int("chow_liu_rows", "Chow-Liu rows", 10.0, 1e9)
         .help("Rows used to learn a Chow-Liu tree."),
+    Param::switch("csv_no_header", "No header row (first row is data)")
+        .sets(true)
+        .flag("no-header")
+        .help(
+            "The CSV file has no header row (e.g. UCI files): the first row is data and the \
+             columns are named c1, c2, ...",
+        ),
+    Param::value("topology", "Tree")
+        .flag("tree")
+        .help("The tree: chain, star, binary, chowliu (HSIC Chow-Liu) or an edge-list file."),
+    Param::value("nodes", "Nodes")
+        .help("Nodes as column groups, e.g. \"pos=px,py;x3=x3\" (empty: one node per column)."),
+    Param::value("evidence", "Evidence").help(
+        "Evidence, e.g. \"x1=0.5,pos=1.0:2.0\" (':' joins the values of a multi-column node).",
+    ),
+    Param::value("queries", "Queries")
+        .flag("query")
+        .help("Nodes to report in results.json (empty: every hidden node)."),
+    Param::value("root", "Root").help(
+        "Root of the message schedule (any root gives the same beliefs; none: the first node).",
+    ),
+    Param::switch("shared_samples", "Shared")
+        .sets(true)
+        .help("All edges use the same rows (else each edge draws its own, as in the paper)."),
+    Param::value("sample_seed", "Sample seed")
+        .flag("seed")
+        .help("Seed of the per-edge sample draws."),
+    Param::choice(
+        "kernel.kernel",
+        "Kernel",
+        names_of::<crate::inference::tree_kbp::KernelKind>,
+    )
+    .flag("kernel")
+    .help("Kernel of every node."),
+    Param::value("kernel.lambda", "λ")
+        .flag("lambda")
+        .help("Regulariser lambda, Gram-diagonal form K + lambda I."),
+    Param::value("kernel.bandwidth", "Bandwidth")
+        .flag("bandwidth")
+        .help("Bandwidth: auto (chosen by the bandwidth rule) or a value."),
+    Param::choice(
+        "kernel.rule",
+        "Bandwidth rule",
+        names_of::<crate::inference::tree_kbp::BandwidthRule>,
+    )
+    .flag("bandwidth-rule")
+    .help(
+        "Rule of an auto bandwidth: loo-cv (leave-one-out likelihood, per node) or median \
+         (median distance times the multiplier); on the command line --multiplier alone \
+         selects median.",
+    ),
+    Param::value("kernel.multiplier", "Bandwidth ×")
+        .flag("multiplier")
+        .help("Multiplier of the median-heuristic bandwidth (the median rule's)."),
 ];
 
 /// Where the rows come from.

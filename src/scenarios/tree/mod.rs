@@ -104,10 +104,9 @@ impl ScenarioDef for TreeScenario {
         &[Verb {
             group: "sweep",
             command: || {
-                Verb::command_with_table::<cli::TreeSweepArgs>(
+                Verb::command_with_table::<cli::TreeSweepArgs, TreeConfig>(
                     "tree",
                     "Errors of tree kernel BP against the reference over samples per edge, lambda and the bandwidth multiplier (built-in datasets).",
-                    PARAMS,
                 )
             },
             run: |m| cli::run_sweep(Verb::args(m)?),

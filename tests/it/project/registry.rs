@@ -3,7 +3,8 @@
 
 use beliefscope::cli::{Cli, Command};
 use beliefscope::runner::{HistoryLog, Snapshot};
-use beliefscope::scenarios::params::{self, lookup};
+use beliefscope::scenarios::help_text::param_for;
+use beliefscope::scenarios::params::{self, Kind, lookup};
 use beliefscope::scenarios::{KINDS, ScenarioConfig, catalogue};
 use clap::{CommandFactory, Parser};
 
@@ -21,11 +22,22 @@ fn every_entry_names_itself_consistently_and_its_defaults_pass_their_checks() {
         // The table describes fields that exist, with defaults inside their ranges.
         let json = config.to_json();
         for p in (kind.params)() {
+            assert!(!p.label.is_empty(), "{}: {} has no label", kind.name, p.key);
+            if !p.is_number() {
+                // A switch that is off may be left out of the JSON (`csv_no_header`).
+                assert!(
+                    lookup(&json, p.key).is_some() || matches!(p.kind, Kind::Switch(_)),
+                    "{}: no field at {}",
+                    kind.name,
+                    p.key
+                );
+                continue;
+            }
             let v = lookup(&json, p.key)
                 .and_then(|v| v.as_f64())
                 .unwrap_or_else(|| panic!("{}: no number at {}", kind.name, p.key));
             p.check(v).unwrap();
-            assert!(p.min <= p.max && !p.label.is_empty());
+            assert!(p.min <= p.max);
         }
     }
     let names: Vec<&str> = catalogue().iter().map(|(n, _, _)| *n).collect();
@@ -146,27 +158,22 @@ fn every_table_parameter_has_a_flag_described_by_the_table() {
             );
             let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
             assert!(
-                help.contains("[default: ") && help.contains("[range: "),
-                "{}: --{flag}: {help}",
+                help.starts_with(p.help),
+                "{}: --{flag} is described apart from the table: {help}",
                 kind.name
             );
-            // These flags' own text names defaults that depend on a mode or preset, which a
-            // table's single default cannot say; every other flag says what the table says.
-            let mode_defaults = [
-                ("kjit", "problems"),
-                ("kjit", "tau"),
-                ("pbp", "samples"),
-                ("pbp", "lambda"),
-                ("flow", "sosmp-iters"),
-                ("flow", "refine-displacement"),
-                ("sosmp", "nodes"),
-            ];
-            if !mode_defaults.contains(&(kind.name, flag.as_str())) {
-                assert!(
-                    help.starts_with(p.help),
-                    "{}: --{flag} is described apart from the table: {help}",
+            match p.kind {
+                Kind::Number => assert!(
+                    help.contains("[default: ") && help.contains("[range: "),
+                    "{}: --{flag}: {help}",
                     kind.name
-                );
+                ),
+                Kind::Choice(_) => assert!(
+                    help.contains("[default: ") && help.contains("[possible values: "),
+                    "{}: --{flag}: {help}",
+                    kind.name
+                ),
+                Kind::Switch(_) | Kind::Value => {}
             }
         }
         assert!(flagged > 0 || table.is_empty(), "{}", kind.name);
@@ -198,6 +205,132 @@ fn every_table_parameter_has_a_flag_described_by_the_table() {
     assert_eq!(c.field, 0.5, "--set is applied after every flag");
     let e = parse(&["beliefscope", "run", "teach", "--field", "9"]).unwrap_err();
     assert!(e.to_string().contains("field"), "{e}");
+}
+
+/// Every flag of `run NAME` that reaches a field of the config is described in one place, the
+/// scenario's table: its field in `cli.rs` has no doc comment, and `--help` shows the table's
+/// help. A flag that is not a field (`--out`, `--set`, `--preset`) has help of its own, with no
+/// hand-written default.
+#[test]
+fn every_flag_of_a_config_field_has_its_help_in_the_table_alone() {
+    // Flags of an input that is not one field of the config (tree's data source).
+    let inputs = [("tree", "data")];
+    let mut described = 0;
+    for kind in KINDS {
+        let table = (kind.params)();
+        let json = (kind.default_config)().to_json();
+        let written = (kind.run_flags)();
+        let shown = (kind.run_command)();
+        for arg in written.get_arguments() {
+            let Some(long) = arg.get_long() else {
+                continue;
+            };
+            let own = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            match param_for(table, long) {
+                Some(p) => {
+                    described += 1;
+                    assert!(
+                        own.is_empty(),
+                        "{}: --{long} ({}) is described in cli.rs as well as in the table: {own}",
+                        kind.name,
+                        p.key
+                    );
+                    let help = shown
+                        .get_arguments()
+                        .find(|a| a.get_long() == Some(long))
+                        .and_then(|a| a.get_help())
+                        .map(|h| h.to_string())
+                        .unwrap_or_default();
+                    assert!(
+                        !p.help.is_empty() && help.starts_with(p.help),
+                        "{}: --{long}: {help}",
+                        kind.name
+                    );
+                }
+                None => {
+                    assert!(
+                        !own.is_empty() && !own.contains("[default:"),
+                        "{}: --{long} needs help of its own, without a written default: {own}",
+                        kind.name
+                    );
+                    let key = long.replace('-', "_");
+                    assert!(
+                        lookup(&json, &key).is_none() || inputs.contains(&(kind.name, long)),
+                        "{}: --{long} sets the field {key}, which the table does not describe",
+                        kind.name
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        described > 60,
+        "only {described} flags described by the tables"
+    );
+}
+
+/// `run NAME --help` shows a choice's default as the config's `Default` has it, and the names
+/// the choice accepts from its enum.
+#[test]
+fn help_shows_the_real_default_of_every_choice() {
+    let mut choices = 0;
+    for kind in KINDS {
+        let json = (kind.default_config)().to_json();
+        let mut command = (kind.run_command)();
+        let text = command.render_long_help().to_string();
+        for p in (kind.params)() {
+            let Kind::Choice(names) = p.kind else {
+                continue;
+            };
+            let Some(arg) = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(p.flag_name().as_str()))
+            else {
+                continue;
+            };
+            choices += 1;
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let default = match lookup(&json, p.key) {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Null) => "none".to_string(),
+                other => panic!("{}: {} is not a name: {other:?}", kind.name, p.key),
+            };
+            assert!(
+                default == "none" || names().contains(&default.as_str()),
+                "{}: {}'s default {default} is not one of {:?}",
+                kind.name,
+                p.key,
+                names()
+            );
+            let expected = format!("[default: {default}]");
+            assert!(
+                help.contains(&expected),
+                "{}: --{}: {help}",
+                kind.name,
+                p.flag_name()
+            );
+            assert!(
+                help.contains(&format!("[possible values: {}]", names().join(", "))),
+                "{}: --{}: {help}",
+                kind.name,
+                p.flag_name()
+            );
+            assert!(
+                text.contains(&expected),
+                "{}: --help lacks {expected}",
+                kind.name
+            );
+        }
+    }
+    assert!(choices >= 15, "only {choices} choices");
+    // Denoise's algorithm, from its Default.
+    let algorithm = beliefscope::scenarios::denoise::DenoiseConfig::default().algorithm;
+    let denoise = KINDS.iter().find(|k| k.name == "denoise").unwrap();
+    let help = (denoise.run_command)().render_long_help().to_string();
+    assert!(
+        help.contains(&format!("[default: {}]", algorithm.label())),
+        "{help}"
+    );
 }
 
 /// The keys a room names in `param_row(ui, c, PARAMS, "key")`, `param_label(ui, PARAMS,
@@ -325,9 +458,9 @@ fn the_generic_room_draws_the_parameter_table_as_a_form() {
         ScenarioConfig::default(),
     );
     harness.run();
-    // Every row of the table is there, labelled with its unit.
+    // Every number of the table is there, labelled with its unit.
     for kind in KINDS.iter().filter(|k| k.name == "denoise") {
-        for p in (kind.params)() {
+        for p in (kind.params)().iter().filter(|p| p.is_number()) {
             let label = if p.unit.is_empty() {
                 p.label.to_string()
             } else {

@@ -8,7 +8,8 @@ use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{
-    bounded_count, default_slider_width, fitted_slider, param_label, param_row, row_label, section,
+    bounded_count, default_slider_width, entry, fitted_slider, param_checkbox, param_label,
+    param_row, row_label, section,
 };
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
@@ -91,8 +92,7 @@ pub fn ui(
                 ui.end_row();
             } else {
                 ui.label("");
-                ui.checkbox(&mut c.quantize, "Quantise to the C levels")
-                    .on_hover_text("Round the loaded image to the C gray levels, so the discrete states can represent it exactly");
+                param_checkbox(ui, &mut c.quantize, PARAMS, "quantize");
                 ui.end_row();
             }
         });
@@ -127,7 +127,7 @@ pub fn ui(
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        let id = ui.label("Training image").id;
+        let id = param_label(ui, PARAMS, "train_image");
         let edit = ui
             .add_enabled(
                 !c.oracle,
@@ -140,39 +140,28 @@ pub fn ui(
                     })
                     .desired_width(160.0),
             )
-            .labelled_by(id)
-            .on_hover_text(
-                "Path of a clean image to learn from (empty: the built-in training image below; \
-                 the sunset trains on its own generator)",
-            );
+            .labelled_by(id);
         if edit.lost_focus() {
             let path = path.trim();
             c.train_image = (!path.is_empty()).then(|| std::path::PathBuf::from(path));
         }
     });
     builtin_training_row(ui, c);
+    let oracle = entry(PARAMS, "oracle");
     ui.add_enabled(
         c.noisy_image.is_none(),
-        egui::Checkbox::new(
-            &mut c.oracle,
-            "oracle: train on the test image's clean version",
-        ),
+        egui::Checkbox::new(&mut c.oracle, oracle.label),
     )
-    .on_hover_text(
-        "Not a user's situation (nobody has the clean test image): an upper reference only",
-    )
+    .on_hover_text(oracle.help)
     .on_disabled_hover_text("A noisy image has no clean version to train on");
     if c.oracle {
         c.train_image = None;
     }
-    ui.checkbox(
+    param_checkbox(
+        ui,
         &mut c.kbp_expected_observations,
-        "kernel BP: likelihood expected over the noise",
-    )
-    .on_hover_text(
-        "On: kernel BP learns its likelihood from the training pixels' expected noisy \
-         observations, in closed form for the known Gaussian noise (the limit of infinitely many \
-         noise draws). Off: one noise draw per training pixel, as Song et al. 2011, Sec. 6.1.",
+        PARAMS,
+        "kbp_expected_observations",
     );
 
     section(ui, "Model");
@@ -187,11 +176,7 @@ pub fn ui(
                 param_row(ui, c, PARAMS, "noise");
                 ui.end_row();
             }
-            let id = row_label(
-                ui,
-                "Seed",
-                "Seed of the noise (the training pair uses a different one)",
-            );
+            let id = param_label(ui, PARAMS, "seed");
             ui.add(egui::DragValue::new(&mut c.seed).speed(0.2))
                 .labelled_by(id);
             ui.end_row();
@@ -202,11 +187,7 @@ pub fn ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "Algorithm",
-                "discrete: sum-product BP over the C levels with the true likelihood; kbp: kernel BP with the full (eq. 12), linear-time or constant-time update",
-            );
+            let id = param_label(ui, PARAMS, "algorithm");
             let primary = c.primary();
             egui::ComboBox::from_id_salt("denoise_algorithm")
                 .selected_text(primary.label())
@@ -223,7 +204,7 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Compare with", "A second algorithm run on the same noisy image, shown beside the first");
+            let id = param_label(ui, PARAMS, "compare");
             let compare_text = c.compare.map_or("nothing".to_string(), |a| a.label());
             egui::ComboBox::from_id_salt("denoise_compare")
                 .selected_text(compare_text)
@@ -236,7 +217,7 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Schedule", "auto: sweeps for kernel BP on a loaded image (its guarded result is nearer TV there), synchronous for the sunset and for discrete BP; synchronous: every message from the previous iteration's messages; sweep: nodes in order and back with the freshest messages");
+            let id = param_label(ui, PARAMS, "schedule");
             let auto_text = format!("auto ({})", c.schedule_for(c.algorithm).label());
             let selected = match c.schedule {
                 ScheduleChoice::Auto => auto_text.clone(),
@@ -268,12 +249,18 @@ pub fn ui(
                 egui::Slider::new(&mut c.tolerance, 0.0..=1.0)
                     .logarithmic(true)
                     .smallest_positive(1e-10)
-                    .custom_formatter(|v, _| if v == 0.0 { "0".into() } else { format!("{v:.0e}") })
+                    .custom_formatter(|v, _| {
+                        if v == 0.0 {
+                            "0".into()
+                        } else {
+                            format!("{v:.0e}")
+                        }
+                    })
                     .custom_parser(|s| s.trim().parse::<f64>().ok()),
             )
             .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "SURE", "Monte-Carlo SURE estimates each iterate's error without the clean image (a second copy runs on the noisy image plus a tiny random probe). Guard: a step that raises SURE is taken back and the steps halve, so the messages settle at low SURE. Stop: keep the lowest-SURE iterate and stop after two iterations without a lower one");
+            let id = param_label(ui, PARAMS, "sure_stop");
             ui.horizontal(|ui| {
                 ui.checkbox(&mut c.sure_stop, "on").labelled_by(id);
                 ui.add_enabled_ui(c.sure_stop, |ui| {
@@ -290,7 +277,7 @@ pub fn ui(
                 });
             });
             ui.end_row();
-            let id = row_label(ui, "Estimate", "How a belief becomes a gray value");
+            let id = param_label(ui, PARAMS, "estimate");
             egui::ComboBox::from_id_salt("denoise_estimate")
                 .selected_text(estimate_label(c.estimate))
                 .show_ui(ui, |ui| {
@@ -335,12 +322,7 @@ fn sure_probes_row(
     };
     let toggled = ui
         .checkbox(&mut auto, text)
-        .on_hover_text(
-            "Probe directions SURE averages its divergence over: each runs another copy of the \
-             algorithm, and K probes divide the divergence's noise variance by K. Auto: enough \
-             that pixels × probes reaches 65,536, at most 8 (7 on the 100 × 100 sunset, 1 from \
-             256 × 256 on)",
-        )
+        .on_hover_text(entry(PARAMS, "sure_probes").help)
         .changed();
     if toggled {
         c.sure_probes = if auto {
@@ -427,7 +409,7 @@ fn builtin_training_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
     let loaded = c.loads_image();
     let enabled = loaded && c.train_image.is_none() && !c.oracle;
     ui.horizontal(|ui| {
-        let id = ui.label("Built-in training").id;
+        let id = param_label(ui, PARAMS, "train_builtin");
         ui.add_enabled_ui(enabled, |ui| {
             egui::ComboBox::from_id_salt("denoise_train_builtin")
                 .selected_text(c.train_builtin.title())
@@ -438,12 +420,6 @@ fn builtin_training_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
                 })
                 .response
                 .labelled_by(id)
-                .on_hover_text(
-                    "The image a loaded image learns from when no training image is given: the \
-                     synthetic sunset, or dead leaves (occluding disks with power-law radii, \
-                     Lee, Mumford & Huang 2001), whose edges at every scale resemble a \
-                     photograph's",
-                )
                 .on_disabled_hover_text(if loaded {
                     "A training image or the oracle is chosen"
                 } else {
@@ -542,47 +518,33 @@ fn kbp_section(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "λ",
-                "Regularisation in Gram form: L + λ·m·I (m training pairs)",
-            );
+            let id = param_label(ui, PARAMS, "kbp.lambda");
             fitted_slider(ui, log_slider(&mut k.lambda, 1e-6, 10.0)).labelled_by(id);
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Bandwidth ×",
-                "Multiplier of the median-heuristic bandwidths (used where a bandwidth is auto)",
-            );
+            let id = param_label(ui, PARAMS, "kbp.multiplier");
             fitted_slider(ui, log_slider(&mut k.multiplier, 1e-3, 100.0)).labelled_by(id);
             ui.end_row();
             bandwidth_row(
                 ui,
-                "σ hidden",
-                "RBF bandwidth of the clean values, in gray levels",
+                "kbp.bandwidth",
                 &mut k.bandwidth,
                 running.and_then(|v| v.kbp.as_ref()).map(|i| i.sigma_hidden),
             );
             bandwidth_row(
                 ui,
-                "σ observed",
-                "RBF bandwidth of the noisy values, in gray levels",
+                "kbp.observation_bandwidth",
                 &mut k.observation_bandwidth,
                 running
                     .and_then(|v| v.kbp.as_ref())
                     .map(|i| i.sigma_observed),
             );
-            let id = row_label(
-                ui,
-                "ε",
-                "Incomplete-Cholesky tolerance of the low-rank features",
-            );
+            let id = param_label(ui, PARAMS, "kbp.epsilon");
             fitted_slider(ui, log_slider(&mut k.epsilon, 1e-8, 0.5)).labelled_by(id);
             ui.end_row();
             let id = param_label(ui, PARAMS, "kbp.max_rank");
             bounded_count(ui, &mut k.max_rank, 1, 2000, "", id, "");
             ui.end_row();
-            let id = row_label(ui, "Candidates", "Where kernel BP looks for its estimate");
+            let id = param_label(ui, PARAMS, "candidates");
             egui::ComboBox::from_id_salt("denoise_candidates")
                 .selected_text(candidates_label(*candidates))
                 .show_ui(ui, |ui| {
@@ -620,15 +582,9 @@ fn kbp_section(
     }
 }
 
-/// "auto" or a value, with the value in use shown beside "auto".
-fn bandwidth_row(
-    ui: &mut egui::Ui,
-    label: &str,
-    hint: &str,
-    b: &mut Bandwidth,
-    in_use: Option<f64>,
-) {
-    let id = row_label(ui, label, hint);
+/// "auto" or a value of the table's bandwidth `key`, with the value in use shown beside "auto".
+fn bandwidth_row(ui: &mut egui::Ui, key: &str, b: &mut Bandwidth, in_use: Option<f64>) {
+    let id = param_label(ui, PARAMS, key);
     ui.horizontal(|ui| {
         let mut auto = matches!(b, Bandwidth::Auto);
         if ui

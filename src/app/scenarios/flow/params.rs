@@ -8,7 +8,8 @@ use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{
-    default_slider_width, fitted_slider, fitted_slider_reserving, param_row, row_label, section,
+    default_slider_width, fitted_slider, fitted_slider_reserving, param_label, param_row,
+    row_label, section,
 };
 use crate::inference::EstimateKind;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView, PARAMS};
@@ -65,7 +66,7 @@ pub fn ui(
                         param_row(ui, c, PARAMS, key);
                         ui.end_row();
                     }
-                    let id = row_label(ui, "Seed", "Seed of the texture and of SOSMP's samples");
+                    let id = param_label(ui, PARAMS, "seed");
                     ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
                     ui.end_row();
                 });
@@ -112,11 +113,7 @@ pub fn ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "Algorithm",
-                "sosmp: stochastic orthogonal-series message passing with the 2-D Fourier basis; discrete: sum-product BP over the displacement labels",
-            );
+            let id = param_label(ui, PARAMS, "algorithm");
             egui::ComboBox::from_id_salt("flow_algorithm")
                 .selected_text(c.algorithm.label())
                 .show_ui(ui, |ui| {
@@ -127,7 +124,7 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Compare with", "Run the other algorithm on the same MRF");
+            let id = param_label(ui, PARAMS, "compare");
             let other = match c.algorithm {
                 FlowAlgorithm::Sosmp => FlowAlgorithm::Discrete,
                 FlowAlgorithm::Discrete => FlowAlgorithm::Sosmp,
@@ -144,14 +141,10 @@ pub fn ui(
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let uses_sosmp = c.algorithm == FlowAlgorithm::Sosmp
-                || c.compare == Some(FlowAlgorithm::Sosmp);
+            let uses_sosmp =
+                c.algorithm == FlowAlgorithm::Sosmp || c.compare == Some(FlowAlgorithm::Sosmp);
             if uses_sosmp {
-                let id = row_label(
-                    ui,
-                    "Coefficients r",
-                    "r = m × m tensor Fourier functions per message (the paper: 3 × 3 = 9)",
-                );
+                let id = param_label(ui, PARAMS, "coefficients");
                 let mut m = (c.coefficients as f64).sqrt().round() as usize;
                 if fitted_slider_reserving(
                     ui,
@@ -160,7 +153,7 @@ pub fn ui(
                     100.0,
                 )
                 .labelled_by(id)
-                    .changed()
+                .changed()
                 {
                     c.coefficients = m * m;
                 }
@@ -170,7 +163,8 @@ pub fn ui(
                 param_row(ui, c, PARAMS, "step_gamma");
                 ui.end_row();
             }
-            if c.algorithm == FlowAlgorithm::Discrete || c.compare == Some(FlowAlgorithm::Discrete) {
+            if c.algorithm == FlowAlgorithm::Discrete || c.compare == Some(FlowAlgorithm::Discrete)
+            {
                 param_row(ui, c, PARAMS, "damping");
                 ui.end_row();
             }
@@ -180,7 +174,7 @@ pub fn ui(
             ui.end_row();
             param_row(ui, c, PARAMS, "stop_change");
             ui.end_row();
-            let id = row_label(ui, "Flow read-out", "The belief's mean or its most probable label");
+            let id = param_label(ui, PARAMS, "estimate");
             egui::ComboBox::from_id_salt("flow_estimate")
                 .selected_text(match c.estimate {
                     EstimateKind::Mean => "mean",
@@ -229,7 +223,7 @@ pub fn ui(
                 c.refine_displacement = (c.refine_displacement / step).round() * step;
             }
             ui.end_row();
-            let id = row_label(ui, "Labels per px", "Lattice nodes per pixel (step 1/N px)");
+            let id = param_label(ui, PARAMS, "subpixel");
             if fitted_slider(ui, egui::Slider::new(&mut c.subpixel, 1..=4))
                 .labelled_by(id)
                 .changed()

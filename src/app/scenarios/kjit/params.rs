@@ -6,7 +6,7 @@
 use eframe::egui::{self, RichText};
 use strum::VariantArray;
 
-use crate::app::form::{default_slider_width, param_grid, row_label, section};
+use crate::app::form::{default_slider_width, param_grid, param_label, section};
 use crate::scenarios::kjit::{Experiment, KjitConfig, PARAMS};
 use crate::scenarios::params::Param;
 
@@ -84,7 +84,7 @@ fn used_by(experiment: Experiment, key: &str) -> bool {
 pub fn kjit_ui(ui: &mut egui::Ui, c: &mut KjitConfig) {
     section(ui, "Experiment");
     let current = EXPERIMENTS.iter().find(|e| e.0 == c.experiment);
-    let id = row_label(ui, "Experiment", "Which experiment of the paper runs");
+    let id = param_label(ui, PARAMS, "experiment");
     egui::ComboBox::from_id_salt("kjit_experiment")
         .selected_text(current.map(|e| e.1).unwrap_or("?"))
         .width(ui.available_width() - 8.0)
@@ -100,7 +100,7 @@ pub fn kjit_ui(ui: &mut egui::Ui, c: &mut KjitConfig) {
         ui.label(RichText::new(*help).small().weak());
     }
     ui.horizontal(|ui| {
-        let id = row_label(ui, "Seed", "Seed of the data, particles and features");
+        let id = param_label(ui, PARAMS, "seed");
         ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
     });
     if matches!(c.experiment, Experiment::Logistic | Experiment::Uci) {
@@ -149,11 +149,7 @@ pub fn kjit_ui(ui: &mut egui::Ui, c: &mut KjitConfig) {
 fn sites_choices(ui: &mut egui::Ui, c: &mut KjitConfig) {
     use crate::inference::Schedule;
     use crate::scenarios::kjit::sites::SiteOperator;
-    let id = row_label(
-        ui,
-        "Site schedule",
-        "The order of EP's site updates in a sweep",
-    );
+    let id = param_label(ui, PARAMS, "sites.schedule");
     egui::ComboBox::from_id_salt("kjit_sites_schedule")
         .selected_text(c.sites.schedule.label())
         .show_ui(ui, |ui| {
@@ -163,7 +159,7 @@ fn sites_choices(ui: &mut egui::Ui, c: &mut KjitConfig) {
         })
         .response
         .labelled_by(id);
-    let id = row_label(ui, "Projection", "What hosts the logistic factor");
+    let id = param_label(ui, PARAMS, "sites.operator");
     egui::ComboBox::from_id_salt("kjit_sites_operator")
         .selected_text(match c.sites.operator {
             SiteOperator::Quadrature => "quadrature",

@@ -3,7 +3,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::form::{bounded_count, default_slider_width, param_label, row_label, section};
+use crate::app::form::{bounded_count, default_slider_width, param_label, section};
 use crate::app::views::kernel_rows::kernel_rows;
 use crate::scenarios::retrieval::{PARAMS, RetrievalConfig};
 
@@ -56,7 +56,7 @@ pub fn retrieval_ui(ui: &mut egui::Ui, c: &mut RetrievalConfig) {
                 " (at most the pool)",
             );
             ui.end_row();
-            let id = row_label(ui, "Seed", "Seed of the first repeat");
+            let id = param_label(ui, PARAMS, "seed");
             ui.add(egui::DragValue::new(&mut c.seed)).labelled_by(id);
             ui.end_row();
         });

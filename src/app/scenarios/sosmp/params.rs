@@ -27,11 +27,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "Graph",
-                "chain: the paper's experiment; tree: a random recursive tree from the seed; grid: a square 4-connected grid (loopy: set the step γ)",
-            );
+            let id = param_label(ui, PARAMS, "graph");
             egui::ComboBox::from_id_salt("sosmp_graph")
                 .selected_text(c.graph.label())
                 .show_ui(ui, |ui| {
@@ -65,11 +61,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                     .labelled_by(id);
                 ui.end_row();
             }
-            let id = row_label(
-                ui,
-                "Potentials",
-                "mixture: Gaussian mixtures (eq. 37); kernel: mixture node potentials with the Mercer-kernel edge potential of eq. 39",
-            );
+            let id = param_label(ui, PARAMS, "potentials");
             egui::ComboBox::from_id_salt("sosmp_potentials")
                 .selected_text(c.potentials.label())
                 .show_ui(ui, |ui| {
@@ -80,12 +72,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 .response
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Mixture form",
-                "eq37: the paper's unnormalised bumps π exp(−(x − μ)² / 2σ²), each of height π; \
-                 normalised: the densities π N(x; μ, σ²), taller and peakier for small σ²",
-            );
+            let id = param_label(ui, PARAMS, "mixture_form");
             egui::ComboBox::from_id_salt("sosmp_mixture_form")
                 .selected_text(c.mixture_form.label())
                 .show_ui(ui, |ui| {
@@ -100,7 +87,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
                 param_row(ui, c, PARAMS, "alpha");
                 ui.end_row();
             }
-            let id = row_label(ui, "Seed", "Seed of the potentials (and of the samples)");
+            let id = param_label(ui, PARAMS, "seed");
             ui.add(egui::DragValue::new(&mut c.seed).speed(0.2))
                 .labelled_by(id);
             ui.end_row();
@@ -113,11 +100,7 @@ pub fn ui(ui: &mut egui::Ui, c: &mut SosmpConfig, running: Option<&SosmpView>) {
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "Basis",
-                "auto: Fourier for mixtures, the Mercer eigenbasis for kernels",
-            );
+            let id = param_label(ui, PARAMS, "basis");
             egui::ComboBox::from_id_salt("sosmp_basis")
                 .selected_text(basis_label(c.basis))
                 .show_ui(ui, |ui| {

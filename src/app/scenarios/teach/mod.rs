@@ -116,7 +116,7 @@ impl ScenarioUi for TeachRoom {
         egui::Grid::new("teach_params")
             .num_columns(2)
             .show(ui, |ui| {
-                let id = form::row_label(ui, "Graph", "The small model to pass messages on");
+                let id = form::param_label(ui, PARAMS, "graph");
                 egui::ComboBox::from_id_salt("teach_graph")
                     .selected_text(c.graph.label())
                     .show_ui(ui, |ui| {
@@ -127,11 +127,7 @@ impl ScenarioUi for TeachRoom {
                     .response
                     .labelled_by(id);
                 ui.end_row();
-                let id = form::row_label(
-                    ui,
-                    "Messages",
-                    "What a message is: bars over labels, a Gaussian, or SOSMP's orthogonal series",
-                );
+                let id = form::param_label(ui, PARAMS, "messages");
                 let before = c.messages;
                 egui::ComboBox::from_id_salt("teach_messages")
                     .selected_text(c.messages.label())
@@ -150,7 +146,7 @@ impl ScenarioUi for TeachRoom {
                     }
                 }
                 ui.end_row();
-                let id = form::row_label(ui, "Schedule", "The order in which messages are sent");
+                let id = form::param_label(ui, PARAMS, "schedule");
                 let series = c.messages == MessageKind::Series;
                 egui::ComboBox::from_id_salt("teach_schedule")
                     .selected_text(c.schedule.label())

@@ -8,7 +8,9 @@ use eframe::egui::{self, RichText};
 use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
-use crate::app::form::{bounded_count, default_slider_width, param_label, row_label, section};
+use crate::app::form::{
+    bounded_count, default_slider_width, param_checkbox, param_label, row_label, section,
+};
 use crate::app::views::kernel_rows::kernel_rows;
 use crate::scenarios::tree::{BuiltinData, DataSource, PARAMS, Topology, TreeConfig, TreeView};
 use crate::scenarios::{Probe, ScenarioControl};
@@ -63,11 +65,7 @@ pub fn tree_ui(
             );
             ui.label(RichText::new(name).monospace())
                 .on_hover_text(path.display().to_string());
-            ui.checkbox(&mut c.csv_no_header, "No header row (first row is data)")
-                .on_hover_text(
-                    "For files without a row of column names (e.g. UCI files): the columns \
-                     are named c1, c2, ... (on the command line: --no-header)",
-                );
+            param_checkbox(ui, &mut c.csv_no_header, PARAMS, "csv_no_header");
         }
         DataSource::Builtin {
             rows, size, seed, ..
@@ -159,15 +157,11 @@ pub fn tree_ui(
                 " here (more with --samples-per-edge, within the memory budget)",
             );
             ui.end_row();
-            let id = row_label(
-                ui,
-                "Shared",
-                "Every edge uses the same rows (else each edge draws its own, as in the paper)",
-            );
+            let id = param_label(ui, PARAMS, "shared_samples");
             ui.checkbox(&mut c.shared_samples, "same rows on every edge")
                 .labelled_by(id);
             ui.end_row();
-            let id = row_label(ui, "Sample seed", "Seed of the per-edge draws");
+            let id = param_label(ui, PARAMS, "sample_seed");
             ui.add(egui::DragValue::new(&mut c.sample_seed))
                 .labelled_by(id);
             ui.end_row();
