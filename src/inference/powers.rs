@@ -64,7 +64,7 @@ pub fn scaled_power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) -
         exponent > 0.0 && exponent <= 1.0,
         "exponent {exponent} outside (0, 1]"
     );
-    if !(lane_min(values) >= UNDERFLOW_GUARD) {
+    if lane_min(values) < UNDERFLOW_GUARD {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
