@@ -25,6 +25,7 @@ impl KbpEngine {
     /// The unnormalised belief of pixel `t` at the candidates (may be negative) into `out`,
     /// from its incoming messages' values at the candidates (`values`, `nc` per message in
     /// direction order).
+    #[inline(always)]
     fn belief_from_values(&self, t: usize, values: &[f64], out: &mut [f64]) {
         let nc = self.candidates.len();
         match &self.evidence {
@@ -223,6 +224,7 @@ impl KbpEngine {
 }
 
 /// MAP or positive-part mean of one belief over the candidates.
+#[inline(always)]
 fn point_estimate(candidates: &[f64], belief: &[f64], kind: EstimateKind) -> f64 {
     let argmax = || {
         let mut best = 0;
