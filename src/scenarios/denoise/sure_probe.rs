@@ -47,18 +47,27 @@ impl SureProbe {
     /// Applies the tracker's verdict on `run_engine` (the run on y) and the probes: saves every
     /// copy's messages at a new best iterate, or takes the step back and shrinks the step.
     pub(super) fn follow(&mut self, verdict: SureVerdict, run_engine: &mut Engine) -> Result<()> {
-        let copies = std::iter::once(run_engine).chain(self.engines.iter_mut());
+        // Each copy's messages are megabytes on a large image: copied side by side.
+        let mut copies: Vec<&mut Engine> = std::iter::once(run_engine)
+            .chain(self.engines.iter_mut())
+            .collect();
         match verdict {
             SureVerdict::Improved if self.tracker.rule() == SureRule::Guard => {
-                for (engine, saved) in copies.zip(&mut self.best_messages) {
-                    engine.save_messages_into(saved);
-                }
+                copies
+                    .par_iter_mut()
+                    .zip(self.best_messages.par_iter_mut())
+                    .for_each(|(engine, saved)| engine.save_messages_into(saved));
             }
             SureVerdict::Revert => {
-                for (engine, saved) in copies.zip(&self.best_messages) {
-                    engine.restore_messages(saved)?;
-                    engine.set_step_scale(self.tracker.step_scale);
-                }
+                let scale = self.tracker.step_scale;
+                copies
+                    .par_iter_mut()
+                    .zip(self.best_messages.par_iter())
+                    .try_for_each(|(engine, saved)| {
+                        engine.restore_messages(saved)?;
+                        engine.set_step_scale(scale);
+                        Ok::<(), crate::error::Error>(())
+                    })?;
             }
             _ => {}
         }
