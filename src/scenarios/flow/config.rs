@@ -55,7 +55,7 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
         .unit("px")
-        .help("Displacements x in [−d, d]² around the base flow at the coarsest level (the only level with one level)."),
+        .help("Displacements x in [−d, d]² around the base flow at the coarsest level (the only level without a pyramid), in pixels of that level."),
     Param::real("refine_displacement", "Fine window d_r", 0.0, 64.0)
         .unit("px")
         .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest levels of a pyramid (Fine levels), which hold 15/16 of the pixels and set time and memory (the coarser levels give the reach; 0 = d; the preset best sets 1.5)."),

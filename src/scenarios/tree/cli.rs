@@ -28,15 +28,11 @@ pub struct TreeArgs {
     /// A built-in dataset: gauss-tree, nongauss-chain or retrieval.
     #[arg(long, value_name = "NAME")]
     pub builtin: Option<BuiltinData>,
-    /// Rows of a built-in dataset (1000 without it).
-    #[arg(long)]
+    #[arg(long, help = super::config::ROWS_HELP)]
     pub rows: Option<usize>,
-    /// Variables of a built-in dataset (without it: the dataset's own, 8 for gauss-tree, 5
-    /// for nongauss-chain, 9 for retrieval).
-    #[arg(long)]
+    #[arg(long, help = super::config::SIZE_HELP)]
     pub size: Option<usize>,
-    /// Seed of a built-in dataset's rows (0 without it).
-    #[arg(long)]
+    #[arg(long, help = super::config::DATA_SEED_HELP)]
     pub data_seed: Option<u64>,
     #[arg(long, value_name = "chain|star|binary|chowliu|EDGEFILE")]
     pub tree: Option<String>,

@@ -76,6 +76,15 @@ pub const PARAMS: &[Param] = &[
         .help("Multiplier of the median-heuristic bandwidth (the median rule's)."),
 ];
 
+/// Help of a built-in dataset's rows (`--rows` and the room's row), written once here: the
+/// data source is an enum, outside the parameter table.
+pub const ROWS_HELP: &str = "Rows of a built-in dataset (1000 without it).";
+/// Help of a built-in dataset's variables (`--size` and the room's row).
+pub const SIZE_HELP: &str = "Variables of a built-in dataset (without it: the dataset's own, 8 \
+                             for gauss-tree, 5 for nongauss-chain, 9 for retrieval).";
+/// Help of a built-in dataset's seed (`--data-seed` and the room's row).
+pub const DATA_SEED_HELP: &str = "Seed of a built-in dataset's rows (0 without it).";
+
 /// Where the rows come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]

@@ -8,8 +8,7 @@ use strum::VariantArray;
 
 use crate::app::commands::UiCommand;
 use crate::app::form::{
-    default_slider_width, fitted_slider, fitted_slider_reserving, param_label, param_row,
-    row_label, section,
+    default_slider_width, fitted_slider, fitted_slider_reserving, param_label, param_row, section,
 };
 use crate::inference::EstimateKind;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView, PARAMS};
@@ -199,26 +198,24 @@ pub fn ui(
         .show(ui, |ui| {
             ui.spacing_mut().slider_width = model_slider_width;
             let step = 1.0 / c.subpixel as f64;
-            let id = row_label(
+            let id = param_label(ui, PARAMS, "max_displacement");
+            if fitted_slider(
                 ui,
-                "Window d",
-                "Displacements x in [−d, d]² around the base flow at the coarsest level (the only level without a pyramid), pixels of that level",
-            );
-            if fitted_slider(ui, egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step))
-                .labelled_by(id)
-                .changed()
+                egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step),
+            )
+            .labelled_by(id)
+            .changed()
             {
                 c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
             }
             ui.end_row();
-            let id = row_label(
+            let id = param_label(ui, PARAMS, "refine_displacement");
+            if fitted_slider(
                 ui,
-                "Finest window d_r",
-                "Window at the finest level of a pyramid, around the upsampled coarse flow (0 = d): it holds 3/4 of the pixels and sets time and memory; the coarser levels give the reach",
-            );
-            if fitted_slider(ui, egui::Slider::new(&mut c.refine_displacement, 0.0..=8.0).step_by(step))
-                .labelled_by(id)
-                .changed()
+                egui::Slider::new(&mut c.refine_displacement, 0.0..=8.0).step_by(step),
+            )
+            .labelled_by(id)
+            .changed()
             {
                 c.refine_displacement = (c.refine_displacement / step).round() * step;
             }
@@ -233,7 +230,20 @@ pub fn ui(
                 c.refine_displacement = (c.refine_displacement / step).round() * step;
             }
             ui.end_row();
-            for key in ["levels", "sigma_data", "sigma_smooth", "smooth_outlier", "gradient_weight", "census_weight", "presmooth", "variational_iters", "variational_warps", "variational_stop_change", "variational_alpha", "variational_gamma"] {
+            for key in [
+                "levels",
+                "sigma_data",
+                "sigma_smooth",
+                "smooth_outlier",
+                "gradient_weight",
+                "census_weight",
+                "presmooth",
+                "variational_iters",
+                "variational_warps",
+                "variational_stop_change",
+                "variational_alpha",
+                "variational_gamma",
+            ] {
                 param_row(ui, c, PARAMS, key);
                 ui.end_row();
             }

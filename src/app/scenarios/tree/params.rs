@@ -12,6 +12,7 @@ use crate::app::form::{
     bounded_count, default_slider_width, param_checkbox, param_label, row_label, section,
 };
 use crate::app::views::kernel_rows::kernel_rows;
+use crate::scenarios::tree::config as tree_config;
 use crate::scenarios::tree::{BuiltinData, DataSource, PARAMS, Topology, TreeConfig, TreeView};
 use crate::scenarios::{Probe, ScenarioControl};
 
@@ -74,7 +75,7 @@ pub fn tree_ui(
                 .num_columns(2)
                 .spacing([8.0, 6.0])
                 .show(ui, |ui| {
-                    let id = row_label(ui, "Rows", "Rows generated");
+                    let id = row_label(ui, "Rows", tree_config::ROWS_HELP);
                     bounded_count(
                         ui,
                         rows,
@@ -85,7 +86,7 @@ pub fn tree_ui(
                         " here (up to 1000000 with --rows)",
                     );
                     ui.end_row();
-                    let id = row_label(ui, "Variables", "Number of variables of the built-in");
+                    let id = row_label(ui, "Variables", tree_config::SIZE_HELP);
                     let mut n = size.unwrap_or(builtin.map_or(5, |b| b.default_size()));
                     if ui
                         .add(egui::DragValue::new(&mut n).range(2..=40))
@@ -95,7 +96,7 @@ pub fn tree_ui(
                         *size = Some(n);
                     }
                     ui.end_row();
-                    let id = row_label(ui, "Data seed", "Seed of the generated rows");
+                    let id = row_label(ui, "Data seed", tree_config::DATA_SEED_HELP);
                     ui.add(egui::DragValue::new(seed)).labelled_by(id);
                     ui.end_row();
                 });
@@ -142,11 +143,7 @@ pub fn tree_ui(
         .num_columns(2)
         .spacing([8.0, 6.0])
         .show(ui, |ui| {
-            let id = row_label(
-                ui,
-                "Per edge m",
-                "Sample pairs each edge draws from the rows (the m of Algorithm 1)",
-            );
+            let id = param_label(ui, PARAMS, "samples_per_edge");
             bounded_count(
                 ui,
                 &mut c.samples_per_edge,
