@@ -30,9 +30,12 @@ pub struct DenoiseArgs {
     pub image: Option<PathBuf>,
     #[arg(long, value_name = "PATH", conflicts_with = "image")]
     pub noisy_image: Option<PathBuf>,
-    /// Noise sigma of --noisy-image in gray levels; without it, it is estimated from the
-    /// image (the MAD of its finest diagonal db4 wavelet coefficients / 0.6745).
-    #[arg(long, requires = "noisy_image", conflicts_with = "noise")]
+    #[arg(
+        long,
+        requires = "noisy_image",
+        conflicts_with = "noise",
+        help = super::config::NOISY_SIGMA_HELP
+    )]
     pub sigma: Option<f64>,
     #[arg(long, value_name = "PATH")]
     pub train_image: Option<PathBuf>,

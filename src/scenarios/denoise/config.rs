@@ -20,6 +20,12 @@ use crate::scenarios::params::{Param, check_table, names_of};
 pub const SURE_PROBES_RANGE: Param =
     Param::int("sure_probes", "SURE probes", 1.0, MAX_PROBES as f64);
 
+/// Help of a noisy image's sigma (`--sigma` and the room's row), written once here: it sets
+/// `noise` and `estimate_sigma` together, outside the parameter table.
+pub const NOISY_SIGMA_HELP: &str = "Noise sigma of --noisy-image in gray levels; without it, it \
+     is estimated from the image by Donoho & Johnstone's rule (the MAD of its finest diagonal \
+     db4 wavelet coefficients / 0.6745).";
+
 /// The tunable numbers of a denoise run, described once (ranges, units, scales).
 pub const PARAMS: &[Param] = &[
     Param::int("width", "Width", 2.0, 4096.0)

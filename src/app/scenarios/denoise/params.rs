@@ -14,6 +14,7 @@ use crate::app::form::{
 use crate::inference::kbp::{Bandwidth, KbpSettings};
 use crate::inference::{EstimateKind, Schedule};
 use crate::scenarios::Task;
+use crate::scenarios::denoise::config::NOISY_SIGMA_HELP;
 use crate::scenarios::denoise::schedule_choice::ScheduleChoice;
 use crate::scenarios::denoise::sure_stop::{MAX_PROBES, SureProbes, SureRule};
 use crate::scenarios::denoise::{
@@ -369,13 +370,7 @@ pub fn forget_noisy_image(c: &mut DenoiseConfig) {
 /// A noisy image's sigma: estimated from the image (the value the run estimated is shown once
 /// it has run) or typed in.
 fn noisy_sigma_row(ui: &mut egui::Ui, c: &mut DenoiseConfig) {
-    let id = row_label(
-        ui,
-        "Noise σ (gray levels)",
-        "The noise standard deviation of the loaded noisy image: estimated from it by Donoho & \
-         Johnstone's rule (MAD of the finest diagonal db4 wavelet coefficients / 0.6745), or \
-         given if you know it",
-    );
+    let id = row_label(ui, "Noise σ (gray levels)", NOISY_SIGMA_HELP);
     ui.vertical(|ui| {
         let was_estimated = c.estimate_sigma;
         ui.checkbox(&mut c.estimate_sigma, "estimate from the image");
