@@ -3,6 +3,25 @@
 //! independent ones fill a vector register. The hot per-message reductions of discrete and
 //! kernel BP (norms, totals, changes) use them. Cost O(n).
 
+/// Runs `body` compiled for AVX2 (four f64 lanes) when the processor has it, else as it is: the
+/// closure and the `#[inline(always)]` code it calls are inlined into a function with the AVX2
+/// target feature, so one body serves both without a wrapper per hot loop.
+#[inline(always)]
+pub fn with_avx2<R>(body: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        return unsafe { in_avx2(body) };
+    }
+    body()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn in_avx2<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
 /// `Σ_i terms(i)` for `i < n`, each of the K sums in 4 lanes.
 #[inline(always)]
 pub fn lane_sums<const K: usize>(n: usize, terms: impl Fn(usize) -> [f64; K]) -> [f64; K] {

@@ -17,6 +17,8 @@
 //! `e ln v` (the conditioning of a power), tested against `powf`. Cost O(n) per factor, about
 //! 40 flops and one division a value.
 
+use super::lanes::with_avx2;
+
 const MANTISSA: u64 = 0x000f_ffff_ffff_ffff;
 const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
 /// 2^52: `from_bits(TWO52_BITS | n) - 2^52 = n` for integers n < 2^52.
@@ -67,22 +69,11 @@ pub fn scaled_power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) -
     if lane_min(values) < UNDERFLOW_GUARD {
         return false;
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above.
-            unsafe { power_in_place_avx2(values, exponent, scale) };
-            return true;
-        }
-    }
-    power_in_place(values, exponent, scale);
+    with_avx2(
+        #[inline(always)]
+        || power_in_place(values, exponent, scale),
+    );
     true
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn power_in_place_avx2(values: &mut [f64], exponent: f64, scale: &[f64]) {
-    power_in_place(values, exponent, scale);
 }
 
 #[inline(always)]

@@ -18,7 +18,7 @@ use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::inference::lanes::{damp_in_place, lane_max, lane_sums};
+use crate::inference::lanes::{damp_in_place, lane_max, lane_sums, with_avx2};
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
 
@@ -65,43 +65,16 @@ pub(super) fn node_products(mrf: &DiscreteMrf, messages: &[f64], rho: f64, out: 
     out.par_chunks_mut(s * NODES)
         .enumerate()
         .for_each_init(Vec::new, |factors, (c, chunk)| {
-            node_block(mrf, messages, rho, c * NODES, chunk, factors);
+            with_avx2(
+                #[inline(always)]
+                || node_block(mrf, messages, rho, c * NODES, chunk, factors),
+            );
         });
 }
 
-/// [`node_products`] of the nodes `first..` (as many as `out` holds); on AVX2 processors the
-/// same code compiled for four lanes.
-fn node_block<'m>(
-    mrf: &DiscreteMrf,
-    messages: &'m [f64],
-    rho: f64,
-    first: usize,
-    out: &mut [f64],
-    factors: &mut Vec<&'m [f64]>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2, checked just above.
-        return unsafe { node_block_avx2(mrf, messages, rho, first, out, factors) };
-    }
-    node_block_body(mrf, messages, rho, first, out, factors);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn node_block_avx2<'m>(
-    mrf: &DiscreteMrf,
-    messages: &'m [f64],
-    rho: f64,
-    first: usize,
-    out: &mut [f64],
-    factors: &mut Vec<&'m [f64]>,
-) {
-    node_block_body(mrf, messages, rho, first, out, factors);
-}
-
+/// [`node_products`] of the nodes `first..` (as many as `out` holds).
 #[inline(always)]
-fn node_block_body<'m>(
+fn node_block<'m>(
     mrf: &DiscreteMrf,
     messages: &'m [f64],
     rho: f64,

@@ -13,7 +13,7 @@ use super::batch::positive_floor;
 use super::{KbpEngine, store};
 use crate::error::Result;
 use crate::inference::EstimateKind;
-use crate::inference::lanes::lane_sums;
+use crate::inference::lanes::{lane_sums, with_avx2};
 use crate::run::CancelFlag;
 
 /// Pixels per parallel task.
@@ -99,48 +99,20 @@ impl KbpEngine {
                     if c % (NODES_PER_CHECK / CHUNK_NODES) == 0 {
                         interrupt.map_or(Ok(()), CancelFlag::check)?;
                     }
-                    self.estimate_chunk(c * CHUNK_NODES, out, gathered, values, belief, kind);
+                    let first = c * CHUNK_NODES;
+                    with_avx2(
+                        #[inline(always)]
+                        || self.estimate_chunk(first, out, gathered, values, belief, kind),
+                    );
                     Ok(())
                 },
             );
         filled.map(|()| estimates)
     }
 
-    /// The estimates of the pixels `first..first + out.len()` into `out`; on AVX2 processors
-    /// the same code compiled for four lanes.
-    fn estimate_chunk(
-        &self,
-        first: usize,
-        out: &mut [f64],
-        gathered: &mut Vec<f64>,
-        values: &mut Vec<f64>,
-        belief: &mut [f64],
-        kind: EstimateKind,
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above.
-            return unsafe { self.estimate_chunk_avx2(first, out, gathered, values, belief, kind) };
-        }
-        self.estimate_chunk_body(first, out, gathered, values, belief, kind);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn estimate_chunk_avx2(
-        &self,
-        first: usize,
-        out: &mut [f64],
-        gathered: &mut Vec<f64>,
-        values: &mut Vec<f64>,
-        belief: &mut [f64],
-        kind: EstimateKind,
-    ) {
-        self.estimate_chunk_body(first, out, gathered, values, belief, kind);
-    }
-
+    /// The estimates of the pixels `first..first + out.len()` into `out`.
     #[inline(always)]
-    fn estimate_chunk_body(
+    fn estimate_chunk(
         &self,
         first: usize,
         out: &mut [f64],
