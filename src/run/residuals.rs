@@ -21,7 +21,8 @@
 //! map is dropped, so the stored maps span the run evenly. They are f32: drawn only.
 //!
 //! Cost per iteration: O(M) for M messages (quantiles by selection, not sorting); memory
-//! `HISTORY * 4` bytes per message for the detector, plus the stored maps.
+//! `HISTORY * 4 + 2` bytes per message for the detector (the changes in f32 and two sign
+//! bytes), plus the stored maps.
 
 use std::sync::Arc;
 
