@@ -5,7 +5,8 @@
 
 /// Runs `body` compiled for AVX2 (four f64 lanes) when the processor has it, else as it is: the
 /// closure and the `#[inline(always)]` code it calls are inlined into a function with the AVX2
-/// target feature, so one body serves both without a wrapper per hot loop.
+/// target feature, so one body serves both without a wrapper per hot loop. Mark the closure
+/// `#[inline(always)]` too: a large one is otherwise left outside, compiled without AVX2.
 #[inline(always)]
 pub fn with_avx2<R>(body: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
