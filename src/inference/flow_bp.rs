@@ -874,7 +874,9 @@ impl Inference for FlowBp {
         self.slot_change.iter_mut().for_each(|c| *c = 0.0);
         self.slot_signed.iter_mut().for_each(|c| *c = 0.0);
         let (change, updates) = match self.schedule {
-            Schedule::Synchronous => {
+            // The grid's "synchronous" step already sends the even pixels' messages, then the
+            // odd pixels' from the fresh ones: it is the checkerboard.
+            Schedule::Synchronous | Schedule::Checkerboard => {
                 self.interrupt.check()?;
                 let even = self.half_step(0, false)?;
                 self.interrupt.check()?;

@@ -21,6 +21,12 @@ pub enum Schedule {
     /// (serial; one sweep updates every message twice).
     #[strum(to_string = "sweep", serialize = "sequential")]
     Sweep,
+    /// Gauss-Seidel by colour: the nodes of one colour class of a greedy colouring (on a grid
+    /// the two colours of a checkerboard, "red-black") send their messages together from the
+    /// freshest messages, then the next class. Every message once per iteration; parallel
+    /// within a colour where the engine supports it (kernel BP on the grid).
+    #[strum(to_string = "checkerboard", serialize = "red-black")]
+    Checkerboard,
     /// Every message once per iteration, in a fresh seeded random order, each using the
     /// freshest messages (serial).
     Random,

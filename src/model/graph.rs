@@ -159,6 +159,34 @@ impl Graph {
         self.adjacency[node].len()
     }
 
+    /// The colour classes of a greedy colouring in id order (each node takes the smallest
+    /// colour none of its lower-id neighbours has), in colour order, ids ascending within a
+    /// class. No two nodes of a class are neighbours, so a class can send its messages
+    /// together; on a grid numbered in raster order the classes are the two colours of a
+    /// checkerboard. Cost O(n + |E|).
+    pub fn colour_classes(&self) -> Vec<Vec<NodeId>> {
+        let n = self.num_nodes();
+        let mut colour = vec![usize::MAX; n];
+        let mut classes: Vec<Vec<NodeId>> = Vec::new();
+        let mut taken: Vec<usize> = Vec::new();
+        for t in 0..n {
+            taken.clear();
+            taken.extend(
+                self.neighbors(t)
+                    .iter()
+                    .map(|nb| colour[nb.node])
+                    .filter(|&c| c != usize::MAX),
+            );
+            let c = (0..).find(|c| !taken.contains(c)).unwrap_or(0);
+            colour[t] = c;
+            if c == classes.len() {
+                classes.push(Vec::new());
+            }
+            classes[c].push(t);
+        }
+        classes
+    }
+
     /// The node a message leaves.
     pub fn source(&self, msg: MsgId) -> NodeId {
         let (a, b) = self.edges[msg / 2];
@@ -282,6 +310,46 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_classes_on_a_grid_are_the_checkerboard() {
+        let (w, h) = (5, 4);
+        let g = Graph::grid(w, h).unwrap();
+        let classes = g.colour_classes();
+        assert_eq!(classes.len(), 2);
+        for (c, class) in classes.iter().enumerate() {
+            assert_eq!(class.len(), 10);
+            assert!(class.iter().all(|&t| (t % w + t / w) % 2 == c), "{class:?}");
+        }
+    }
+
+    #[test]
+    fn colour_classes_hold_every_node_once_and_no_neighbours() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let edges: Vec<(usize, usize)> = (0..90)
+            .map(|_| {
+                let (a, b) = (rng.random_range(0..40), rng.random_range(0..40));
+                (a.min(b), a.max(b))
+            })
+            .filter(|(a, b)| a != b)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let g = Graph::from_edges(40, &edges).unwrap();
+        let classes = g.colour_classes();
+        assert!(classes.len() > 2, "a random graph with triangles needs 3+ colours");
+        let mut class = vec![usize::MAX; 40];
+        for (c, members) in classes.iter().enumerate() {
+            for &t in members {
+                assert_eq!(class[t], usize::MAX, "node {t} twice");
+                class[t] = c;
+            }
+        }
+        assert!(class.iter().all(|&c| c != usize::MAX));
+        for &(a, b) in g.edges() {
+            assert_ne!(class[a], class[b], "edge ({a}, {b}) inside one class");
+        }
+    }
 
     #[test]
     fn two_pass_schedule_covers_each_hidden_component_in_dependency_order() {

@@ -513,7 +513,7 @@ impl Inference for DiscreteBp {
                 std::mem::swap(&mut self.messages, &mut self.scratch);
                 residual
             }
-            Schedule::Sweep | Schedule::Random => {
+            Schedule::Sweep | Schedule::Checkerboard | Schedule::Random => {
                 // Work on a copy so a failure mid-sweep leaves the last good messages intact.
                 self.scratch.copy_from_slice(&self.messages);
                 let mut product = vec![0.0; s];
@@ -528,6 +528,13 @@ impl Inference for DiscreteBp {
                     (0..n)
                         .chain((0..n).rev())
                         .flat_map(|t| self.mrf.graph.neighbors(t).iter().map(|nb| nb.outgoing))
+                        .collect()
+                } else if self.schedule == Schedule::Checkerboard {
+                    let g = &self.mrf.graph;
+                    g.colour_classes()
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|t| g.neighbors(t).iter().map(|nb| nb.outgoing))
                         .collect()
                 } else {
                     random_order(num_messages, next_iteration)

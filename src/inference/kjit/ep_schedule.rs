@@ -127,7 +127,9 @@ impl ScheduledEp {
             Schedule::Synchronous => {
                 report = self.ep.parallel_sweep(op)?;
             }
-            Schedule::Sweep | Schedule::Random => {
+            // Every site shares the weights, so each colour class of the sites is one site:
+            // the checkerboard is the sequential sweep.
+            Schedule::Sweep | Schedule::Checkerboard | Schedule::Random => {
                 let mut order: Vec<usize> = (0..n).collect();
                 if self.schedule == Schedule::Random {
                     order.shuffle(&mut self.rng);

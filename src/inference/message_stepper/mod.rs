@@ -266,6 +266,7 @@ impl<R: MessageRule> Stepper<R> {
         let g = self.graph();
         match self.schedule {
             Schedule::Sweep => sweep_order(g),
+            Schedule::Checkerboard => colour_order(g),
             Schedule::Random => random_order(g.num_messages(), round),
             Schedule::Synchronous | Schedule::Residual => (0..g.num_messages()).collect(),
         }
@@ -379,6 +380,16 @@ impl<R: MessageRule> Stepper<R> {
             ),
         }
     }
+}
+
+/// The checkerboard schedule's round: the nodes of each colour class (a greedy colouring,
+/// [`Graph::colour_classes`]) send all their messages, class after class.
+pub fn colour_order(g: &Graph) -> Vec<MsgId> {
+    g.colour_classes()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| g.neighbors(t).iter().map(|nb| nb.outgoing))
+        .collect()
 }
 
 /// The sweep schedule's round: breadth-first order from node 0 (then from each node not yet

@@ -163,7 +163,9 @@ pub const PARAMS: &[Param] = &[
         "auto: sweeps for kernel BP on a loaded image (its guarded result is nearer TV there), \
          synchronous for the sunset and for discrete BP; synchronous: every message from the \
          previous iteration's messages; sweep: nodes in order and back with the freshest \
-         messages; random; residual (residual BP, Elidan et al. 2006).",
+         messages; checkerboard: the even pixels, then the odd ones, from the freshest messages \
+         (each message once, half a sweep's work); random; residual (residual BP, Elidan et \
+         al. 2006).",
     ),
     Param::switch("discrepancy_stop", "Discrepancy stop")
         .sets(true)

@@ -9,8 +9,10 @@
 //! measured (the shared pair both ways, below TV), where synchronous updates were up to 13%
 //! above it, while on the smooth built-in sunset (trained on its own generator, Song et al.
 //! 2011 Sec. 6.1) synchronous updates end 22-35% lower (README, "The schedule"). Song et al. ran kernel BP in GraphLab and name no schedule for it; this is a
-//! choice of order, not of the message update. Cost: a sweep is serial (one core) where
-//! synchronous updates use every core.
+//! choice of order, not of the message update. Cost: both run on every core (the sweep as a
+//! wavefront); a sweep updates every message twice per iteration. The checkerboard (each
+//! message once, half a sweep's work per iteration) ended 2-4% above the sweep's RMSE on the
+//! shared photographs (docs/denoise.md, "Schedules on a photograph"), so it is not `auto`.
 
 use serde::{Deserialize, Serialize};
 

@@ -80,7 +80,7 @@ fn errors_read_as_before() {
     );
     assert_eq!(
         check::<Schedule>("zigzag"),
-        "unknown schedule 'zigzag' (expected synchronous, sweep, random or residual)"
+        "unknown schedule 'zigzag' (expected synchronous, sweep, checkerboard, random or residual)"
     );
     assert_eq!(
         check::<BuiltinData>("toy"),

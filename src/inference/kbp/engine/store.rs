@@ -4,9 +4,9 @@
 //! the largest array of a photograph's run (4 slots x feature rank per pixel). Memory
 //! `slots · dim · 4` bytes.
 //!
-//! [`SharedStore`] lets the wavefront sweep update pixels of one anti-diagonal in parallel in
-//! place: no two of them are neighbours, so each writes only its own slots and reads only its
-//! neighbours', which nobody writes meanwhile.
+//! [`SharedStore`] and [`SharedRecord`] let the in-place schedules (the wavefront sweep, the
+//! checkerboard) update pixels in parallel: pixels updated at once are never neighbours, so
+//! each writes only its own slots and reads only its neighbours', which nobody writes meanwhile.
 
 /// Reads slot `s` of a store into `out` as f64.
 #[inline]
@@ -71,5 +71,34 @@ impl SharedStore {
         for (o, v) in slot.iter_mut().zip(values) {
             *o = *v as f32;
         }
+    }
+}
+
+/// A per-slot f32 record that parallel tasks add to through disjoint slots.
+pub(super) struct SharedRecord {
+    ptr: *mut f32,
+    len: usize,
+}
+
+// SAFETY: reached only through `add`, whose callers touch disjoint slots concurrently.
+unsafe impl Send for SharedRecord {}
+unsafe impl Sync for SharedRecord {}
+
+impl SharedRecord {
+    pub(super) fn new(record: &mut [f32]) -> Self {
+        SharedRecord {
+            ptr: record.as_mut_ptr(),
+            len: record.len(),
+        }
+    }
+
+    /// Adds `value` to slot `s`.
+    ///
+    /// # Safety
+    /// No other task touches slot `s` while this runs.
+    pub(super) unsafe fn add(&self, s: usize, value: f64) {
+        assert!(s < self.len, "slot {s} out of range");
+        // SAFETY: in bounds (checked); exclusive for the call (the caller's contract).
+        unsafe { *self.ptr.add(s) += value as f32 };
     }
 }

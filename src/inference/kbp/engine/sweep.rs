@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::batch::with_scratch;
-use super::store::SharedStore;
+use super::store::{SharedRecord, SharedStore};
 use super::{Halt, KbpEngine, degree_groups};
 
 /// Side of a block: at most 64 pixels, at least 16, and about an eighth of the image's shorter
@@ -115,34 +115,5 @@ impl KbpEngine {
         self.signed = signed;
         self.serial.reset_queue();
         outcome
-    }
-}
-
-/// A per-slot f32 record that the tasks of one diagonal add to through disjoint slots.
-struct SharedRecord {
-    ptr: *mut f32,
-    len: usize,
-}
-
-// SAFETY: reached only through `add`, whose callers touch disjoint slots concurrently.
-unsafe impl Send for SharedRecord {}
-unsafe impl Sync for SharedRecord {}
-
-impl SharedRecord {
-    fn new(record: &mut [f32]) -> Self {
-        SharedRecord {
-            ptr: record.as_mut_ptr(),
-            len: record.len(),
-        }
-    }
-
-    /// Adds `value` to slot `s`.
-    ///
-    /// # Safety
-    /// No other task touches slot `s` while this runs.
-    unsafe fn add(&self, s: usize, value: f64) {
-        assert!(s < self.len, "slot {s} out of range");
-        // SAFETY: in bounds (checked); exclusive for the call (the caller's contract).
-        unsafe { *self.ptr.add(s) += value as f32 };
     }
 }
