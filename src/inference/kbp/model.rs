@@ -7,13 +7,22 @@
 //! `c_new = U_p g`,
 //!
 //! with, per update mode:
-//! * **full** (eq. 12, collapsed exactly onto the U distinct values): `A = K_u`,
-//!   `U = (N_b K_u + λ m I)^{-1} N_abᵀ` (see `collapse.rs`); cost O(U²) per message;
+//! * **full** (eq. 12, collapsed exactly onto the U distinct values): the kernel expansion
+//!   `β_new = (N_b K_u + λ m I)^{-1} N_abᵀ g` (see `collapse.rs`), carried in orthonormal
+//!   coordinates `c = R_u β` of an exact pivoted Cholesky factor `K_u = R_uᵀ R_u` (to
+//!   [`FULL_FACTOR_EPSILON`]): `A = R_uᵀ`, `U = R_u (N_b K_u + λ m I)^{-1} N_abᵀ`; cost O(U²)
+//!   per message;
 //! * **linear** (Sec. 5.1): `A = F_b(a)ᵀ` (m x l: the b-basis features of every a-point),
 //!   `U = (R_b R_bᵀ + λ m I)^{-1} R_b`; cost O(l m) per message;
 //! * **constant** (Sec. 5.3): tensor incomplete Cholesky of the a-points under `k^p` with pivots
 //!   `I'`, `A = E_p` (l' x l, rows `f_b(a_I')`), `U = P_p = (R_b R_bᵀ + λ m I)^{-1} R_b W_pᵀ`,
 //!   `W_p = R_{I'}^{-1} R_tensor`; cost O(l l') per message, independent of m and C.
+//!
+//! Every form's coefficients are coordinates in an orthonormal basis of the RKHS, so a
+//! coefficient vector's Euclidean norm is the message's RKHS norm and the engine normalises and
+//! damps the same functions whatever the form. (Normalising the kernel-expansion weights β
+//! instead weighs directions that barely change the function: `K_u` is near singular at the
+//! default bandwidth, and the full form ended 16% above the low-rank ones in Appendix 3's study.)
 //!
 //! λ is in Gram form throughout (`L + λ·m·I`, m = number of template pairs; the evidence solve
 //! uses n = number of observation pairs). Set-up cost: full O(U³ + m), linear O(m l²),
@@ -45,7 +54,7 @@ use super::{Bandwidth, KbpSettings, KbpUpdate};
 use crate::error::{Error, KernelError, Result};
 use crate::kernel::{
     IncompleteCholesky, IncompleteCholeskyOptions, Kernel, Lambda, MedianHeuristic, Points,
-    RegularizedCholesky, cross_gram, gram, median_heuristic,
+    RegularizedCholesky, gram, median_heuristic,
 };
 
 /// Training samples: the edge template and the observation template (1-D values).
@@ -66,33 +75,24 @@ pub struct KbpTraining<'a> {
     pub observation_noise: Option<f64>,
 }
 
-/// How a message's coefficients become a function.
+/// Residual tolerance of the full form's factor of `K_u`: its residual diagonal ends below
+/// 1e-16 of `k(x, x)`, so the factor reproduces the Gram matrix to rounding.
+pub const FULL_FACTOR_EPSILON: f64 = 1e-8;
+
+/// How a message's coefficients become a function: `m(x) = c · f(x)`, with `f` the
+/// incomplete-Cholesky features of the b-points (low-rank updates) or of every distinct value,
+/// to full numerical rank (full update).
 #[derive(Debug, Clone)]
-pub enum MessageBasis {
-    /// `m(x) = Σ_j c_j k(u_j, x)` over the distinct training values (full update).
-    Kernel { centers: Vec<f64>, kernel: Kernel },
-    /// `m(x) = c · f_b(x)`, incomplete-Cholesky features of the b-points (low-rank updates).
-    LowRank(Box<IncompleteCholesky>),
-}
+pub struct MessageBasis(Box<IncompleteCholesky>);
 
 impl MessageBasis {
     pub fn dim(&self) -> usize {
-        match self {
-            MessageBasis::Kernel { centers, .. } => centers.len(),
-            MessageBasis::LowRank(ic) => ic.rank(),
-        }
+        self.0.rank()
     }
 
     /// `len(xs) x dim`: row i evaluates every basis function at `xs[i]`.
     pub fn eval_matrix(&self, xs: &[f64]) -> Result<DMatrix<f64>> {
-        Ok(match self {
-            MessageBasis::Kernel { centers, kernel } => cross_gram(
-                kernel,
-                &Points::from_slice(xs),
-                &Points::from_slice(centers),
-            )?,
-            MessageBasis::LowRank(ic) => ic.features_of(&Points::from_slice(xs))?.transpose(),
-        })
+        Ok(self.0.features_of(&Points::from_slice(xs))?.transpose())
     }
 }
 
@@ -221,8 +221,9 @@ pub struct KbpModel {
     observation_noise: Option<f64>,
     /// `N_h K_u + λ n I` for the evidence messages.
     evidence_solver: CountWeightedSolver,
-    /// b-basis features of the distinct values (low-rank bases): `dim x U`.
-    features_of_values: Option<DMatrix<f64>>,
+    /// Basis features of the distinct values, `dim x U`: maps kernel-expansion weights over
+    /// them to coefficients.
+    features_of_values: DMatrix<f64>,
 }
 
 fn bandwidth(
@@ -366,17 +367,24 @@ impl KbpModel {
                 diagnostics
                     .condition_numbers
                     .insert("message".into(), system.condition_estimate());
-                let update = system.solve(&n_ab_t)?;
+                let update_weights = system.solve(&n_ab_t)?;
+                // Orthonormal coordinates c = R_u β (module doc): values at u are K_u β = R_uᵀ c.
+                let factor = IncompleteCholesky::new(
+                    &hidden_kernel,
+                    &u_pts,
+                    &IncompleteCholeskyOptions {
+                        epsilon: FULL_FACTOR_EPSILON,
+                        max_rank: u,
+                    },
+                )?;
+                diagnostics.feature_rank = Some(factor.rank());
+                let r_u = factor.features_of(&u_pts)?;
                 let class = FactorClass {
-                    eval: k_u.clone(),
-                    update,
+                    eval: r_u.transpose(),
+                    update: &r_u * update_weights,
                 };
                 let classes = factor_counts.iter().map(|&p| (p, class.clone())).collect();
-                let basis = MessageBasis::Kernel {
-                    centers: values.clone(),
-                    kernel: hidden_kernel.clone(),
-                };
-                (basis, classes, None)
+                (MessageBasis(Box::new(factor)), classes, r_u)
             }
             KbpUpdate::Linear | KbpUpdate::Constant => {
                 // Incomplete Cholesky picks pivots by residual diagonal, which is the same for
@@ -458,7 +466,7 @@ impl KbpModel {
                     }
                 }
                 let fv = ic_b.features_of(&u_pts)?;
-                (MessageBasis::LowRank(Box::new(ic_b)), classes, Some(fv))
+                (MessageBasis(Box::new(ic_b)), classes, fv)
             }
         };
         let mut observed_sorted: Vec<(f64, usize)> = match training.observation_noise {
@@ -556,10 +564,7 @@ impl KbpModel {
             None => self.drawn_kernel_sums(y),
         };
         let beta = self.evidence_solver.solve(&s)?;
-        Ok(match &self.features_of_values {
-            None => beta,
-            Some(f) => f * beta,
-        })
+        Ok(&self.features_of_values * beta)
     }
 
     /// `s_j(y) = N_j σ_o / √(σ_o² + σ²) exp(−(y − u_j)² / (2 (σ_o² + σ²)))`: the kernel sums of
