@@ -17,6 +17,7 @@ pub mod gauss_hermite;
 pub mod learner;
 pub mod loo_ridge;
 pub mod messages;
+pub mod mixture_sampler;
 pub mod operator;
 pub mod oracle;
 pub mod quadrature;

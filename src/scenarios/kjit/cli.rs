@@ -37,6 +37,8 @@ pub struct KjitArgs {
     pub damping: Option<f64>,
     #[arg(long, value_enum)]
     pub operator: Option<SiteOperator>,
+    #[arg(long)]
+    pub bias: Option<bool>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -84,6 +86,7 @@ impl RunFlags for KjitArgs {
                 let b = &mut config.batch;
                 b.d_in = self.din.unwrap_or(b.d_in);
                 b.d_out = self.dout.unwrap_or(b.d_out);
+                b.bias = self.bias.unwrap_or(b.bias);
             }
             Experiment::Teaching => {
                 let t = &mut config.teaching;
@@ -107,6 +110,13 @@ impl RunFlags for KjitArgs {
                 config.d_in = self.din.unwrap_or(config.d_in);
                 config.d_out = self.dout.unwrap_or(config.d_out);
             }
+        }
+        if self.bias.is_some() && !matches!(experiment, Experiment::Batch | Experiment::Uncertainty)
+        {
+            return Err(Error::Other(format!(
+                "--bias applies to --experiment batch and uncertainty, not {}",
+                experiment.name()
+            )));
         }
         if experiment != Experiment::Sites
             && (self.schedule.is_some() || self.damping.is_some() || self.operator.is_some())

@@ -242,7 +242,7 @@ pub const PARAMS: &[Param] = &[
         .log()
         .help("Examples per data set (paper: 300)."),
     Param::int("batch.dim", "Dimension d (Exp. 1)", 1.0, 1000.0)
-        .help("Input dimension of the batch problems (no bias)."),
+        .help("Input dimension of the batch problems (without the intercept)."),
     Param::int("batch.ep_iterations", "EP sweeps (Exp. 1)", 1.0, 1000.0)
         .help("EP sweeps per batch problem."),
     Param::int(
@@ -280,6 +280,18 @@ pub const PARAMS: &[Param] = &[
     Param::int("batch.d_out", "D_out (Exp. 1)", 4.0, 10_000.0)
         .log()
         .help("Final second-stage features (paper: 1000)."),
+    Param::switch("batch.bias", "Intercept (Exp. 1)").help(
+        "Adds a constant input with weight b ~ N(0, 1), as the authors' message collection did.",
+    ),
+    Param::int(
+        "batch.truth_particles",
+        "Sampled targets (Exp. 1)",
+        0.0,
+        10_000_000.0,
+    )
+    .help(
+        "0: the targets are the exact (quadrature) belief. Otherwise they are importance-sampled with this many fresh draws per tuple, as the authors' ground truth (1e5).",
+    ),
     Param::int("uci.train", "Training examples (Exp. 5)", 2.0, 100_000.0)
         .log()
         .help("Stratified training subsample per data set (paper: 200)."),

@@ -3,12 +3,14 @@
 //! results (P(query | evidence) of every method over the query's values as grouped bars, the
 //! exact posterior outlined) and `kl.png` beside `sweep pbp`'s summary (the synthetic model:
 //! average KL to the exact posterior against the training size on log-log axes, Wang & Gordon
-//! 2020, Fig. 5).
+//! 2020, Fig. 5) and `pendigits.png` beside `sweep pbp --model pendigits` (test accuracy
+//! against the training size, Fig. 7: the mean over the seeds with each seed's run behind it).
 //! Cost: O(values x methods) or O(sizes x methods) plus the bitmap.
 
 use std::path::Path;
 
 use super::MethodAnswer;
+use super::pendigits::AccuracyPoint;
 use crate::error::Result;
 use crate::scenarios::output::write_figure;
 use crate::viz::figures::{Curve, Panel};
@@ -87,4 +89,43 @@ pub fn write_posterior(dir: &Path, query: &str, answers: &[MethodAnswer]) -> Res
 
 pub fn write_kl(dir: &Path, curves: &[(&str, Vec<(f64, f64)>)]) -> Result<()> {
     write_figure(&dir.join("kl.png"), &[kl_panel(curves)], 1, 900, 560)
+}
+
+/// Pendigits test accuracy against N (Fig. 7): per method the mean over the seeds and, faint,
+/// each seed's curve.
+pub fn accuracy_panel(pbp: &[AccuracyPoint], em_hmm: &[AccuracyPoint]) -> Panel {
+    let seeds = pbp.first().map_or(0, |p| p.per_seed.len());
+    let mut p = Panel {
+        title: format!("Pendigits test accuracy against training size ({seeds} seeds)"),
+        x_label: "training digits N (stratified)".into(),
+        y_label: "test accuracy".into(),
+        log_x: true,
+        include_y: vec![1.0],
+        ..Panel::default()
+    };
+    for (name, points) in [("pbp", pbp), ("em", em_hmm)] {
+        let (color, legend) = method_style(name);
+        let legend = if name == "em" { "EM-HMM" } else { legend };
+        for s in 0..seeds {
+            let seed_points = points
+                .iter()
+                .filter_map(|a| a.per_seed.get(s).map(|&y| (a.n as f64, y)))
+                .collect();
+            p.curves.push(Curve::new("", seed_points, color).faint());
+        }
+        let mean = points.iter().map(|a| (a.n as f64, a.mean)).collect();
+        p.curves
+            .push(Curve::new(format!("{legend} (mean)"), mean, color));
+    }
+    p
+}
+
+pub fn write_accuracy(dir: &Path, pbp: &[AccuracyPoint], em_hmm: &[AccuracyPoint]) -> Result<()> {
+    write_figure(
+        &dir.join("pendigits.png"),
+        &[accuracy_panel(pbp, em_hmm)],
+        1,
+        900,
+        560,
+    )
 }

@@ -126,6 +126,26 @@ impl PenData {
             .cloned()
             .collect()
     }
+
+    /// `n / 10` training digits of each class drawn at random (seeded, without replacement);
+    /// all 7000 rows when `n` reaches them. Each seed of the accuracy curve is one such draw.
+    pub fn stratified_seeded(&self, n: usize, seed: u64) -> Vec<Digit> {
+        use rand::SeedableRng;
+        use rand::seq::SliceRandom;
+        if n >= self.train.len() {
+            return self.train.clone();
+        }
+        let per = (n / 10).max(1);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(n as u64);
+        let mut out = Vec::with_capacity(10 * per);
+        for class in 0..10 {
+            let mut rows: Vec<&Digit> = self.train.iter().filter(|d| d.class == class).collect();
+            rows.shuffle(&mut rng);
+            out.extend(rows.into_iter().take(per).cloned());
+        }
+        out
+    }
 }
 
 /// Nyström RBF features on a landmark grid, compressed by PCA (our realisation of Sec. 5).
@@ -303,22 +323,63 @@ pub struct PendigitsArgs {
     pub dim: usize,
     /// λ₁ of stage 1 (the paper's λ = 0.1).
     pub lambda: f64,
+    /// Seeds: each draws its own stratified training subset and EM initialisation.
+    pub seeds: usize,
+    pub first_seed: u64,
+    /// EM-HMM restarts per class.
+    pub restarts: usize,
     /// Folder with pendigits.tra and pendigits.tes [default: ../shared/data/pendigits].
     pub data: Option<PathBuf>,
-    /// Folder for pendigits.json and pendigits.csv (stdout when absent).
+    /// Folder for pendigits.json, pendigits.csv and pendigits.png (stdout when absent).
     pub out: Option<PathBuf>,
+}
+
+/// One method's test accuracy at one training size over the seeds.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AccuracyPoint {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation over the seeds (0 with one seed).
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+    pub per_seed: Vec<f64>,
+    pub learn_seconds_mean: f64,
+}
+
+impl AccuracyPoint {
+    /// Summary of `(accuracy, seconds)` per seed.
+    pub fn of(n: usize, runs: &[(f64, f64)]) -> AccuracyPoint {
+        let k = runs.len().max(1) as f64;
+        let mean = runs.iter().map(|r| r.0).sum::<f64>() / k;
+        let var = runs.iter().map(|r| (r.0 - mean).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
+        AccuracyPoint {
+            n,
+            mean,
+            sd: var.sqrt(),
+            min: runs.iter().map(|r| r.0).fold(f64::INFINITY, f64::min),
+            max: runs.iter().map(|r| r.0).fold(f64::NEG_INFINITY, f64::max),
+            per_seed: runs.iter().map(|r| r.0).collect(),
+            learn_seconds_mean: runs.iter().map(|r| r.1).sum::<f64>() / k,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PendigitsReport {
     pub sizes: Vec<usize>,
+    pub seeds: Vec<u64>,
+    /// PBP's and EM-HMM's test accuracy per size over the seeds (Fig. 7's curve).
+    pub pbp: Vec<AccuracyPoint>,
+    pub em_hmm: Vec<AccuracyPoint>,
+    /// Mean over the seeds, per size (the same numbers as `pbp` / `em_hmm`).
     pub test_accuracy: Vec<f64>,
     pub test_accuracy_em_hmm: Vec<f64>,
     pub learn_seconds_em_hmm: Vec<f64>,
     pub em_restarts: usize,
     pub validation_accuracy: Vec<f64>,
     pub learn_seconds: Vec<f64>,
-    /// Rows = true class, columns = predicted, at the largest size.
+    /// Rows = true class, columns = predicted, at the largest size (first seed).
     pub confusion: Vec<Vec<usize>>,
     /// Test digits whose every class score was not positive (classified as 0).
     pub unscored: usize,
@@ -329,12 +390,32 @@ pub struct PendigitsReport {
     pub model: &'static str,
 }
 
-pub fn run(args: PendigitsArgs) -> Result<()> {
+/// The training sizes of the accuracy curve (Fig. 7; 7000 is the paper's whole training set).
+pub const DEFAULT_SIZES: [usize; 8] = [50, 100, 200, 500, 1000, 2000, 5000, 7000];
+/// Seeds of the accuracy curve by default.
+pub const DEFAULT_SEEDS: usize = 3;
+
+/// The (size, seed) pairs the curve runs, sizes outer, each size once per seed.
+pub fn plan(sizes: &[usize], seeds: usize, first_seed: u64) -> Vec<(usize, u64)> {
+    sizes
+        .iter()
+        .flat_map(|&n| (0..seeds as u64).map(move |s| (n, first_seed + s)))
+        .collect()
+}
+
+/// Checks the sweep's settings before any data is read.
+pub fn check_args(args: &PendigitsArgs) -> Result<()> {
     if args.sizes.is_empty() || args.sizes.iter().any(|&n| n < 10) || args.states < 2 {
         return Err(Error::param(
             "sizes",
             "need sizes of at least 10 (one digit per class) and at least 2 states",
         ));
+    }
+    if args.seeds == 0 {
+        return Err(Error::param("seeds", "need at least one seed"));
+    }
+    if args.restarts == 0 {
+        return Err(Error::param("restarts", "EM needs at least one restart"));
     }
     if !(args.sigma.is_finite() && args.sigma > 0.0) {
         return Err(Error::param(
@@ -342,11 +423,31 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
             format!("must be positive, got {}", args.sigma),
         ));
     }
+    if !(args.lambda.is_finite() && args.lambda > 0.0) {
+        return Err(Error::param(
+            "lambda",
+            format!("must be positive, got {}", args.lambda),
+        ));
+    }
+    Ok(())
+}
+
+pub fn run(args: PendigitsArgs) -> Result<()> {
+    check_args(&args)?;
     let dir = args.data.clone().unwrap_or_else(pendigits_dir);
     let data = PenData::load(&dir)?;
     let features = PenFeatures::new(&data.train, 6, args.sigma, args.dim)?;
+    let mut sizes = args.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let seeds: Vec<u64> = (0..args.seeds as u64)
+        .map(|s| args.first_seed + s)
+        .collect();
     let mut report = PendigitsReport {
-        sizes: args.sizes.clone(),
+        sizes: sizes.clone(),
+        seeds,
+        pbp: Vec::new(),
+        em_hmm: Vec::new(),
         test_accuracy: Vec::new(),
         validation_accuracy: Vec::new(),
         learn_seconds: Vec::new(),
@@ -354,7 +455,7 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
         unscored: 0,
         test_accuracy_em_hmm: Vec::new(),
         learn_seconds_em_hmm: Vec::new(),
-        em_restarts: EM_RESTARTS,
+        em_restarts: args.restarts,
         states: args.states,
         sigma: args.sigma,
         dim: args.dim,
@@ -362,40 +463,53 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
         model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (Sec. 6 pendigits)",
     };
     let mut csv = String::from(
-        "n,test_accuracy,validation_accuracy,learn_seconds,test_accuracy_em_hmm,learn_seconds_em_hmm\n",
+        "n,seed,test_accuracy,validation_accuracy,learn_seconds,test_accuracy_em_hmm,learn_seconds_em_hmm\n",
     );
-    let largest = *args.sizes.iter().max().unwrap_or(&7000);
-    for &n in &args.sizes {
-        let train = data.stratified(n);
-        let clf = PenClassifier::learn(&train, features.clone(), args.states, args.lambda)?;
-        let accuracy = |set: &[Digit]| {
-            set.iter().filter(|d| clf.classify(d) == d.class).count() as f64 / set.len() as f64
-        };
-        let (test, val) = (accuracy(&data.test), accuracy(&data.validation));
-        if n == largest {
-            for d in &data.test {
-                let s = clf.log_scores(d);
-                if s.iter().all(|x| !x.is_finite()) {
-                    report.unscored += 1;
+    let largest = *sizes.iter().max().unwrap_or(&7000);
+    for &n in &sizes {
+        let (mut pbp_runs, mut em_runs, mut val_sum) = (Vec::new(), Vec::new(), 0.0);
+        for (_, seed) in plan(&[n], args.seeds, args.first_seed) {
+            let train = data.stratified_seeded(n, seed);
+            let clf = PenClassifier::learn(&train, features.clone(), args.states, args.lambda)?;
+            let accuracy = |set: &[Digit]| {
+                set.iter().filter(|d| clf.classify(d) == d.class).count() as f64 / set.len() as f64
+            };
+            let (test, val) = (accuracy(&data.test), accuracy(&data.validation));
+            if n == largest && seed == args.first_seed {
+                for d in &data.test {
+                    let s = clf.log_scores(d);
+                    if s.iter().all(|x| !x.is_finite()) {
+                        report.unscored += 1;
+                    }
+                    report.confusion[d.class][clf.classify(d)] += 1;
                 }
-                report.confusion[d.class][clf.classify(d)] += 1;
             }
+            let (em_accuracy, em_seconds) =
+                em_hmm_accuracy_seeded(&train, &data.test, args.states, args.restarts, seed);
+            eprintln!(
+                "n {n:5}  seed {seed:2}  PBP test accuracy {test:.4}  validation {val:.4}  learning {:.3} s  |  EM-HMM test accuracy {em_accuracy:.4}  learning {em_seconds:.3} s",
+                clf.seconds
+            );
+            let _ = writeln!(
+                csv,
+                "{n},{seed},{test},{val},{},{em_accuracy},{em_seconds}",
+                clf.seconds
+            );
+            pbp_runs.push((test, clf.seconds));
+            em_runs.push((em_accuracy, em_seconds));
+            val_sum += val;
         }
-        let (em_accuracy, em_seconds) = em_hmm_accuracy(&train, &data.test, args.states);
-        eprintln!(
-            "n {n:5}  PBP test accuracy {test:.4}  validation {val:.4}  learning {:.3} s  |  EM-HMM test accuracy {em_accuracy:.4}  learning {em_seconds:.3} s",
-            clf.seconds
+        let (pbp, em) = (
+            AccuracyPoint::of(n, &pbp_runs),
+            AccuracyPoint::of(n, &em_runs),
         );
-        let _ = writeln!(
-            csv,
-            "{n},{test},{val},{},{em_accuracy},{em_seconds}",
-            clf.seconds
-        );
-        report.test_accuracy_em_hmm.push(em_accuracy);
-        report.learn_seconds_em_hmm.push(em_seconds);
-        report.test_accuracy.push(test);
-        report.validation_accuracy.push(val);
-        report.learn_seconds.push(clf.seconds);
+        report.test_accuracy.push(pbp.mean);
+        report.learn_seconds.push(pbp.learn_seconds_mean);
+        report.validation_accuracy.push(val_sum / args.seeds as f64);
+        report.test_accuracy_em_hmm.push(em.mean);
+        report.learn_seconds_em_hmm.push(em.learn_seconds_mean);
+        report.pbp.push(pbp);
+        report.em_hmm.push(em);
     }
     let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?;
     match &args.out {
@@ -404,6 +518,7 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
                 .map_err(|e| Error::Io(format!("cannot create {}: {e}", out.display())))?;
             write_atomic(&out.join("pendigits.json"), json.as_bytes())?;
             write_atomic(&out.join("pendigits.csv"), csv.as_bytes())?;
+            super::figures::write_accuracy(out, &report.pbp, &report.em_hmm)?;
             eprintln!("wrote {}", out.join("pendigits.json").display());
         }
         None => println!("{json}"),
@@ -438,9 +553,20 @@ pub fn fit_em_hmms(
 
 /// Test accuracy and learning seconds of per-class Gaussian HMMs fitted by EM.
 pub fn em_hmm_accuracy(train: &[Digit], test: &[Digit], k: usize) -> (f64, f64) {
+    em_hmm_accuracy_seeded(train, test, k, EM_RESTARTS, 17)
+}
+
+/// [`em_hmm_accuracy`] with `restarts` and the initialisations drawn from `seed`.
+pub fn em_hmm_accuracy_seeded(
+    train: &[Digit],
+    test: &[Digit],
+    k: usize,
+    restarts: usize,
+    seed: u64,
+) -> (f64, f64) {
     use rand::SeedableRng;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
-    let (models, seconds) = fit_em_hmms(train, k, EM_RESTARTS, &mut rng);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let (models, seconds) = fit_em_hmms(train, k, restarts, &mut rng);
     let correct = test
         .iter()
         .filter(|d| {

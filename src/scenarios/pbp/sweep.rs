@@ -1,5 +1,6 @@
 //! `beliefscope sweep pbp`: the learning curve of the synthetic model (Wang & Gordon 2020,
-//! Sec. 6, Fig. 5). For each seed one ground truth and one
+//! Sec. 6, Fig. 5), or with `--model pendigits` the accuracy curve of Fig. 7
+//! ([`super::pendigits::run`]). For each seed one ground truth and one
 //! stream of samples; for each N its first N samples; PBP, EM and online EM learned on them and
 //! scored by KL(true ‖ method) averaged over the query set. Writes `sweep.csv` (one row per
 //! N, seed, method) and `summary.json` (mean and standard deviation per N and method, the
@@ -24,11 +25,12 @@ pub struct PbpSweepArgs {
     #[arg(long, default_value = "synthetic")]
     pub model: String,
     /// Sample sizes N [default: 250,500,1000,2000,5000,10000,20000,50000,100000; pendigits
-    /// 50,100,200,500,1000,2000,7000, stratified].
+    /// 50,100,200,500,1000,2000,5000,7000, stratified].
     #[arg(long, value_delimiter = ',')]
     pub samples: Option<Vec<usize>>,
-    /// Seeds (each a new ground truth and sample stream): first-seed .. first-seed + seeds − 1.
-    /// [default: 20]
+    /// Seeds (each a new ground truth and sample stream; for pendigits a new stratified
+    /// training draw and EM initialisation): first-seed .. first-seed + seeds − 1.
+    /// [default: 20; pendigits 3]
     #[arg(long)]
     pub seeds: Option<usize>,
     #[arg(long, default_value_t = 1)]
@@ -85,20 +87,29 @@ pub struct CurvePoint {
     pub seconds_mean: f64,
 }
 
+/// The pendigits curve's settings from the sweep's flags (defaults: the sizes of
+/// [`super::pendigits::DEFAULT_SIZES`], [`super::pendigits::DEFAULT_SEEDS`] seeds, λ = 0.1).
+pub fn pendigits_args(args: &PbpSweepArgs) -> super::pendigits::PendigitsArgs {
+    super::pendigits::PendigitsArgs {
+        sizes: args
+            .samples
+            .clone()
+            .unwrap_or_else(|| super::pendigits::DEFAULT_SIZES.to_vec()),
+        states: args.states,
+        sigma: args.sigma,
+        dim: args.dim,
+        lambda: args.lambda.unwrap_or(0.1),
+        seeds: args.seeds.unwrap_or(super::pendigits::DEFAULT_SEEDS),
+        first_seed: args.first_seed,
+        restarts: args.restarts,
+        data: None,
+        out: args.out.clone(),
+    }
+}
+
 pub fn run_sweep(args: PbpSweepArgs) -> Result<()> {
     if args.model == "pendigits" {
-        return super::pendigits::run(super::pendigits::PendigitsArgs {
-            sizes: args
-                .samples
-                .clone()
-                .unwrap_or_else(|| vec![50, 100, 200, 500, 1000, 2000, 7000]),
-            states: args.states,
-            sigma: args.sigma,
-            dim: args.dim,
-            lambda: args.lambda.unwrap_or(0.1),
-            data: None,
-            out: args.out.clone(),
-        });
+        return super::pendigits::run(pendigits_args(&args));
     }
     let seeds = args.seeds.unwrap_or(20);
     let mut samples = args
