@@ -20,6 +20,7 @@ pub mod config;
 pub mod figures;
 pub mod inspect;
 pub mod logistic;
+pub mod paper_oracle;
 pub mod report;
 pub mod rff;
 pub mod sites;
@@ -120,6 +121,8 @@ pub struct KjitScenario {
     last: Option<ProblemRun>,
     sampling_seconds: f64,
     sampling_calls: usize,
+    /// One call of the paper-scale oracle ([`paper_oracle`]), timed after the last problem.
+    paper_oracle_seconds: Option<f64>,
     /// The trace index of each problem's first KJIT call.
     problem_starts: Vec<usize>,
     /// Exp. 4, when it is the selected experiment (the logistic fields then stay empty).
@@ -237,6 +240,7 @@ impl KjitScenario {
             last: None,
             sampling_seconds: 0.0,
             sampling_calls: 0,
+            paper_oracle_seconds: None,
             problem_starts: Vec::new(),
             gamma,
             rff,
@@ -287,6 +291,11 @@ impl KjitScenario {
                 .zip(oracle_ms)
                 .filter(|&(us, _)| us > 0.0)
                 .map(|(us, ms)| 1e3 * ms / us),
+            paper_oracle_ms: self.paper_oracle_seconds.map(|s| 1e3 * s),
+            speedup_against_paper_oracle: predict_us
+                .zip(self.paper_oracle_seconds)
+                .filter(|&(us, _)| us > 0.0)
+                .map(|(us, s)| 1e6 * s / us),
             oracle_particles: self.config.particles,
             confident_call_us: (c.predict_count > 0)
                 .then(|| 1e6 * c.predict_seconds / c.predict_count as f64),
@@ -561,6 +570,12 @@ impl Scenario for KjitScenario {
         self.problems.push(report);
         self.problem_starts.push(run.first_call);
         self.last = Some(run);
+        // Timed once, after the last problem, so it slows no problem's own timings.
+        if self.problems.len() == self.config.iterations()
+            && !self.operators.kjit.times.message_seconds.is_empty()
+        {
+            self.paper_oracle_seconds = Some(paper_oracle::paper_oracle_seconds(self.config.seed)?);
+        }
         let record = IterationRecord {
             iter: k + 1,
             seconds: start.elapsed().as_secs_f64(),
@@ -793,6 +808,9 @@ impl Scenario for KjitScenario {
         }
         if let Some(v) = t.speedup_against_this_runs_oracle {
             m.insert("speedup_against_this_runs_oracle".into(), v);
+        }
+        if let Some(v) = t.speedup_against_paper_oracle {
+            m.insert("speedup_against_paper_oracle".into(), v);
         }
         m
     }

@@ -87,6 +87,11 @@ pub struct Timings {
     /// it). The bench's figure (`cargo bench --bench engine -- kjit_message`) is against a
     /// 5e5-particle oracle over every particle, a different and slower oracle.
     pub speedup_against_this_runs_oracle: Option<f64>,
+    /// Milliseconds of one call of the oracle the paper's speed-ups are quoted against (5e5
+    /// particles, every particle, one thread; the bench's), timed after the last problem.
+    pub paper_oracle_ms: Option<f64>,
+    /// `paper_oracle_ms` over `predict_us`: the bench's kind of figure, measured in this run.
+    pub speedup_against_paper_oracle: Option<f64>,
     /// Particles of the oracle this run calls.
     pub oracle_particles: usize,
 }
@@ -100,11 +105,20 @@ impl Timings {
             self.oracle_ms?,
             self.speedup_against_this_runs_oracle?,
         );
-        Some(format!(
+        let mut line = format!(
             "a KJIT message takes {us:.0} µs, this run's oracle ({} particles, windowed) {ms:.2} ms: \
              {ratio:.0}x faster",
             self.oracle_particles
-        ))
+        );
+        if let (Some(paper_ms), Some(paper_ratio)) =
+            (self.paper_oracle_ms, self.speedup_against_paper_oracle)
+        {
+            line.push_str(&format!(
+                "; the paper's oracle (5e5 particles, every particle, one thread) {paper_ms:.1} ms: \
+                 {paper_ratio:.0}x"
+            ));
+        }
+        Some(line)
     }
 }
 

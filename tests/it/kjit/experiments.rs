@@ -418,6 +418,17 @@ fn kjit_runs_are_reproducible_from_the_seed() {
         let mut json = read_json(&out.join("results.json"));
         assert_eq!(json["problems"].as_array().unwrap().len(), 2);
         assert!(json["config"]["seed"] == 7);
+        // Both speed-ups, each against the oracle it names.
+        let t = &json["timings"];
+        let paper_ms = t["paper_oracle_ms"]
+            .as_f64()
+            .expect("the paper's oracle is timed");
+        assert!(paper_ms > 0.0, "{t}");
+        assert!(t["speedup_against_paper_oracle"].as_f64().is_some(), "{t}");
+        assert!(
+            t["speedup_against_this_runs_oracle"].as_f64().is_some(),
+            "{t}"
+        );
         without_timings(&mut json);
         results.push(serde_json::to_string(&json).unwrap());
         traces.push(std::fs::read_to_string(out.join("kjit_trace.csv")).unwrap());
