@@ -569,9 +569,10 @@ impl FlowConfig {
     /// The refinement's settings at `level` of `levels` (0 = finest). A level that passes no
     /// messages has `2^k` times smaller pixels than the finest level that does (`k` levels
     /// below it), so the same flow error is `2^k` times more of its pixels: its normalised
-    /// data terms grow `2^k` times against the smoothness, whose flow gradient is the same at
-    /// every scale. Its `α` is scaled by `2^k` to keep the balance of the level it refines
-    /// from (a refined-only level adds sub-pixel detail instead of fitting the frames' noise).
+    /// data terms grow against the smoothness, whose flow gradient is the same at every
+    /// scale, and with the same `α` it fitted the frames' noise (Dimetrodon at 2x: 0.225 ->
+    /// 0.280 px). Its `α` is scaled by `√2^k`: the full ratio `2^k` smoothed RubberWhale's
+    /// motion boundaries at 3x (docs/flow.md).
     pub fn variational_at(
         &self,
         level: usize,
@@ -580,7 +581,7 @@ impl FlowConfig {
         let mut p = self.variational();
         let skipped = self.refine_only_levels(self.width, self.height, levels);
         if level < skipped {
-            p.alpha *= (1usize << (skipped - level)) as f64;
+            p.alpha *= std::f64::consts::SQRT_2.powi((skipped - level) as i32);
         }
         p
     }
