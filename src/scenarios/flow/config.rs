@@ -103,10 +103,9 @@ pub const PARAMS: &[Param] = &[
         .slider(0.0, 50.0).help(
         "Gradient-constancy weight γ of the variational refinement (robust to brightness change; 0 = brightness constancy only).",
     ),
-    Param::real("variational_zeta", "Refinement noise ζ", 1e-4, 100.0)
+    Param::real("variational_zeta", "Refinement ζ", 1e-4, 100.0)
         .slider(0.01, 4.0)
-        .unit("gray levels / px")
-        .help("ζ of the refinement's data-term normalisation 1 / (‖∇I‖² + ζ²): where a frame's derivatives are below it (their noise), its data terms weigh less and the smoothness fills in."),
+        .help("ζ of the refinement's data-term normalisation 1 / (‖∇I‖² + ζ²), in gray levels per pixel: where a frame's derivatives are below it (their noise), its data terms weigh less and the smoothness fills in."),
     Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
         .slider(0.0, 3.0)
         .unit("px")
