@@ -77,6 +77,8 @@ pub struct FlowArgs {
     #[arg(long)]
     pub variational_gamma: Option<f64>,
     #[arg(long)]
+    pub variational_zeta: Option<f64>,
+    #[arg(long)]
     pub refine_every_level: Option<bool>,
     #[arg(long)]
     pub median_handoff: Option<bool>,
@@ -163,6 +165,7 @@ impl RunFlags for FlowArgs {
             variational_stop_change: self
                 .variational_stop_change
                 .unwrap_or(d.variational_stop_change),
+            variational_zeta: self.variational_zeta.unwrap_or(d.variational_zeta),
             refine_every_level: self.refine_every_level.unwrap_or(d.refine_every_level),
             median_handoff: self.median_handoff.unwrap_or(d.median_handoff),
             presmooth: self.presmooth.unwrap_or(d.presmooth),

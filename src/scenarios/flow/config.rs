@@ -103,6 +103,9 @@ pub const PARAMS: &[Param] = &[
         .slider(0.0, 50.0).help(
         "Gradient-constancy weight γ of the variational refinement (robust to brightness change; 0 = brightness constancy only).",
     ),
+    Param::real("variational_zeta", "Refinement ζ", 1e-4, 100.0)
+        .slider(0.01, 4.0)
+        .help("ζ of the refinement's data-term normalisation 1 / (‖∇I‖² + ζ²), in gray levels per pixel: where a frame's derivatives are below it (their noise), its data terms weigh less and the smoothness fills in."),
     Param::real("presmooth", "Pre-smoothing", 0.0, 20.0)
         .slider(0.0, 3.0)
         .unit("px")
@@ -291,6 +294,8 @@ pub struct FlowConfig {
     pub variational_gamma: f64,
     /// Its warps end once one moves the flow by less than this (mean, pixels of the level).
     pub variational_stop_change: f64,
+    /// ζ of its data-term normalisation `1 / (‖∇I‖² + ζ²)`, gray levels per pixel.
+    pub variational_zeta: f64,
     /// Refine every level's flow before it centres the next level's windows (as DIS refines
     /// at every scale), not only the finest level's.
     pub refine_every_level: bool,
@@ -342,6 +347,7 @@ impl Default for FlowConfig {
             variational_alpha: 20.0,
             variational_gamma: 10.0,
             variational_stop_change: DEFAULT_VARIATIONAL_STOP_CHANGE,
+            variational_zeta: DEFAULT_VARIATIONAL_ZETA,
             refine_every_level: true,
             median_handoff: true,
             presmooth: 0.0,
@@ -391,6 +397,9 @@ pub const DEFAULT_FINE_LEVELS: usize = 2;
 /// 0.01 px on average ends it (at most [`DEFAULT_VARIATIONAL_WARPS`]). Measured on RubberWhale
 /// at 1x and 2x: 25 % less time for 0.004 and 0.009 px of EPE (docs/flow.md).
 pub const DEFAULT_VARIATIONAL_STOP_CHANGE: f64 = 0.01;
+
+/// The refinement's ζ by default, gray levels per pixel.
+pub const DEFAULT_VARIATIONAL_ZETA: f64 = 0.05;
 
 /// The most pixels of a level that passes messages by default, 2^18 (a 512 x 512 level): the
 /// Middlebury frames (584 x 388) pass messages at every level, a 1 MP frame at all but the
@@ -544,6 +553,7 @@ impl FlowConfig {
             alpha: self.variational_alpha,
             gamma: self.variational_gamma,
             warp_tolerance: self.variational_stop_change,
+            zeta: self.variational_zeta,
             // With the census data term the frames may differ in brightness: the refinement
             // keeps only its gradient-constancy term then.
             delta: if self.census_weight > 0.0 {
@@ -553,6 +563,26 @@ impl FlowConfig {
             },
             ..Default::default()
         }
+    }
+
+    /// The refinement's settings at `level` of `levels` (0 = finest). A level that passes no
+    /// messages has `2^k` times smaller pixels than the finest level that does (`k` levels
+    /// below it), so the same flow error is `2^k` times more of its pixels: its normalised
+    /// data terms grow against the smoothness, whose flow gradient is the same at every
+    /// scale, and with the same `α` it fitted the frames' noise (Dimetrodon at 2x: 0.225 ->
+    /// 0.280 px). Its `α` is scaled by `√2^k`: the full ratio `2^k` smoothed RubberWhale's
+    /// motion boundaries at 3x (docs/flow.md).
+    pub fn variational_at(
+        &self,
+        level: usize,
+        levels: usize,
+    ) -> crate::inference::flow_variational::VariationalParams {
+        let mut p = self.variational();
+        let skipped = self.refine_only_levels(self.width, self.height, levels);
+        if level < skipped {
+            p.alpha *= std::f64::consts::SQRT_2.powi((skipped - level) as i32);
+        }
+        p
     }
 
     /// True when the flow of `level` (0 = finest) is refined at the end of the level: the

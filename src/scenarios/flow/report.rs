@@ -270,7 +270,7 @@ impl RunReport {
                 })
                 .collect(),
             variational_refinement: r.refinement().map(|info| {
-                let p = c.variational();
+                let p = c.variational_at(0, c.levels_for(c.width, c.height));
                 RefinementReport {
                     method: "Charbonnier brightness + gradient constancy (normalised) and Charbonnier smoothness, linearised at the message-passing flow, lagged non-linearity with red-black SOR (Brox et al. 2004; DIS, Kroeger et al. 2016)",
                     warps: p.warps,

@@ -420,7 +420,7 @@ impl FlowRun {
             f2,
             &mut flow.u,
             &mut flow.v,
-            &config.variational(),
+            &config.variational_at(self.level, pyramid.levels.len()),
             cancel,
         )?;
         let errors_before = self.errors;

@@ -531,3 +531,43 @@ mod shared_data {
         assert!(capped < 0.1 * uncapped);
     }
 }
+
+#[test]
+fn a_refined_only_level_scales_the_refinement_smoothness_by_root_two_per_level() {
+    // 1168 x 776 frames: 5 levels, the finest (906 k px) passes no messages.
+    let c = FlowConfig {
+        width: 1168,
+        height: 776,
+        ..FlowConfig::default()
+    };
+    let levels = c.levels_for(c.width, c.height);
+    assert_eq!(
+        (levels, c.refine_only_levels(c.width, c.height, levels)),
+        (5, 1)
+    );
+    let alpha = c.variational().alpha;
+    let r2 = std::f64::consts::SQRT_2;
+    assert!((c.variational_at(0, levels).alpha - r2 * alpha).abs() < 1e-12);
+    for level in 1..levels {
+        assert_eq!(c.variational_at(level, levels).alpha, alpha);
+    }
+    // 1752 x 1164: the two finest pass none, 2 and 4 times smaller pixels than level 2's.
+    let c3 = FlowConfig {
+        width: 1752,
+        height: 1164,
+        ..FlowConfig::default()
+    };
+    let l3 = c3.levels_for(c3.width, c3.height);
+    assert_eq!(c3.refine_only_levels(c3.width, c3.height, l3), 2);
+    assert!((c3.variational_at(0, l3).alpha - 2.0 * alpha).abs() < 1e-12);
+    assert!((c3.variational_at(1, l3).alpha - r2 * alpha).abs() < 1e-12);
+    assert_eq!(c3.variational_at(2, l3).alpha, alpha);
+    // Message passing at every level: no level is scaled.
+    let every = FlowConfig {
+        max_mp_pixels: 0,
+        ..c3.clone()
+    };
+    for level in 0..l3 {
+        assert_eq!(every.variational_at(level, l3).alpha, alpha);
+    }
+}

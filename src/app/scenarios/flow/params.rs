@@ -243,6 +243,7 @@ pub fn ui(
                 "variational_stop_change",
                 "variational_alpha",
                 "variational_gamma",
+                "variational_zeta",
             ] {
                 param_row(ui, c, PARAMS, key);
                 ui.end_row();
