@@ -337,7 +337,10 @@ mod tests {
             .collect();
         let g = Graph::from_edges(40, &edges).unwrap();
         let classes = g.colour_classes();
-        assert!(classes.len() > 2, "a random graph with triangles needs 3+ colours");
+        assert!(
+            classes.len() > 2,
+            "a random graph with triangles needs 3+ colours"
+        );
         let mut class = vec![usize::MAX; 40];
         for (c, members) in classes.iter().enumerate() {
             for &t in members {
