@@ -179,3 +179,48 @@ fn without_a_pendigits_run_the_button_is_off() {
     h.run();
     assert!(h.state().commands.is_empty());
 }
+
+/// File > Open of a sweep's pendigits.json in the pbp room shows the curve instead of taking it
+/// as a model or a session (the running model stays); a JSON file that is neither a session nor
+/// anything the room opens (sosmp opens no file) is refused, saying both.
+#[test]
+fn opening_a_pendigits_json_keeps_the_run_and_says_where_the_curve_is() {
+    use crate::common::{wait_for, window_on};
+    use beliefscope::scenarios::ScenarioConfig;
+    use beliefscope::scenarios::sosmp::SosmpConfig;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pendigits.json");
+    std::fs::write(&path, serde_json::to_string(&small_curve()).unwrap()).unwrap();
+    let config = PbpConfig {
+        samples: 500,
+        em_restarts: 1,
+        run_online_em: false,
+        ..PbpConfig::default()
+    };
+    let mut h = window_on(ScenarioConfig::Pbp(config.clone()));
+    h.state_mut().open_image(path.clone());
+    wait_for(&mut h, "the curve's notice", |h| {
+        h.state()
+            .notices()
+            .iter()
+            .any(|n| n.contains("accuracy over N read from") && n.contains("model pendigits"))
+    });
+    assert!(
+        !h.state().notices().iter().any(|n| n.contains("session")),
+        "{:?}",
+        h.state().notices()
+    );
+    assert_eq!(h.state().edited_config(), &ScenarioConfig::Pbp(config));
+
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, r#"{"x": 1}"#).unwrap();
+    let mut h = window_on(ScenarioConfig::Sosmp(SosmpConfig::default()));
+    h.state_mut().open_image(other);
+    wait_for(&mut h, "the refusal", |h| {
+        h.state()
+            .notices()
+            .iter()
+            .any(|n| n.contains("not a beliefscope session") && n.contains(", and "))
+    });
+}
