@@ -224,3 +224,47 @@ fn opening_a_pendigits_json_keeps_the_run_and_says_where_the_curve_is() {
             .any(|n| n.contains("not a beliefscope session") && n.contains(", and "))
     });
 }
+
+/// In a pendigits run (synthetic digits in the UCI format), the button starts the sweep on the
+/// worker: its progress shows in the panel, and Cancel stops it with a notice.
+#[test]
+fn the_button_runs_the_sweep_on_the_worker_with_progress_and_cancel() {
+    use crate::common::{wait_for, window_on};
+    use beliefscope::scenarios::ScenarioConfig;
+
+    let data = tempfile::tempdir().unwrap();
+    super::pendigits_curve::write_synthetic_digits(data.path(), 7494, 100);
+    let config = PbpConfig {
+        model: "pendigits".into(),
+        samples: 200,
+        states: 3,
+        lambda1: 0.1,
+        em_restarts: 1,
+        run_em: false,
+        run_online_em: false,
+        data_dir: data.path().display().to_string(),
+        ..PbpConfig::default()
+    };
+    let mut h = window_on(ScenarioConfig::Pbp(config));
+    wait_for(&mut h, "the pendigits view", |h| {
+        h.query_by_label(RUN_LABEL).is_some()
+    });
+    h.get_by_label(RUN_LABEL).click();
+    let total = DEFAULT_SIZES.len() * DEFAULT_SEEDS;
+    wait_for(&mut h, "the sweep's progress", |h| {
+        h.query_by_label_contains(&format!(" / {total} fits"))
+            .is_some()
+    });
+    // The panel's Cancel and the status bar's do the same.
+    assert_eq!(h.get_all_by_label("Cancel").count(), 2);
+    h.get_all_by_label("Cancel").next().unwrap().click();
+    wait_for(&mut h, "the cancel", |h| {
+        h.state()
+            .notices()
+            .iter()
+            .any(|n| n.contains("accuracy over N cancelled"))
+    });
+    wait_for(&mut h, "the progress to go", |h| {
+        h.query_by_label_contains(" fits").is_none()
+    });
+}

@@ -49,7 +49,7 @@ fn pendigits_sweep_refuses_zero_seeds() {
 
 /// Ten classes, each a noisy copy of its own 8-point pen path in [0, 100]², in the UCI file
 /// format (16 coordinates and the class per line).
-fn write_synthetic_digits(dir: &Path, train: usize, test: usize) {
+pub(super) fn write_synthetic_digits(dir: &Path, train: usize, test: usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let noise = Normal::new(0.0, 9.0).unwrap();
     let template = |c: usize, t: usize| -> [f64; 2] {
