@@ -50,6 +50,10 @@ fn main() -> Result<(), String> {
             if let Ok(id) = std::env::var("BELIEFSCOPE_FIGURE") {
                 app.paper_figures().run(&id);
             }
+            // BELIEFSCOPE_OPEN=FILE opens FILE as File > Open does (e.g. a sweep's pendigits.json).
+            if let Ok(path) = std::env::var("BELIEFSCOPE_OPEN") {
+                app.open_image(path.into());
+            }
             Ok(Box::new(app))
         }),
     )

@@ -78,7 +78,9 @@ impl Purpose {
         match self {
             Purpose::Open(OpenWhat::Image) => "Open image".into(),
             Purpose::Open(OpenWhat::NoisyImage) => "Open a noisy image (no clean version)".into(),
-            Purpose::Open(OpenWhat::Data) => "Open a dataset (CSV) or a tree (edge list)".into(),
+            Purpose::Open(OpenWhat::Data) => {
+                "Open a dataset (CSV), a tree (edge list) or a JSON file".into()
+            }
             Purpose::Open(OpenWhat::Session) => "Open session".into(),
             Purpose::Save(s) => s.title.clone(),
         }
@@ -93,8 +95,8 @@ impl Purpose {
             ],
             Purpose::Open(OpenWhat::NoisyImage) => vec![("Images", IMAGE_EXTENSIONS.to_vec())],
             Purpose::Open(OpenWhat::Data) => vec![(
-                "CSV datasets and edge lists",
-                vec!["csv", "tsv", "data", "edges", "txt"],
+                "CSV datasets, edge lists and JSON files",
+                vec!["csv", "tsv", "data", "edges", "txt", "json"],
             )],
             Purpose::Open(OpenWhat::Session) => vec![("beliefscope sessions", vec!["json"])],
             Purpose::Save(s) => vec![s.filter.clone()],

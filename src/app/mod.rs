@@ -891,6 +891,7 @@ impl eframe::App for App {
                     state: &mut self.state,
                     selection: self.selection,
                     task_running,
+                    task: self.task,
                     last_task: self.last_task.as_ref(),
                     commands: &mut self.commands,
                     heights: $heights,

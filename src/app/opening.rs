@@ -12,16 +12,29 @@ use super::*;
 use strum::VariantArray;
 
 impl App {
-    /// Opens `paths` in the current scenario's room (a session file restores the session).
+    /// Opens `paths` in the current scenario's room (a session file restores the session). A
+    /// JSON file that is not a session goes to the room (a pbp model file, a sweep's curve); if
+    /// the room refuses it, the error says it is no session either.
     pub(super) fn open_paths(&mut self, paths: &[PathBuf]) {
-        if let [path] = paths
-            && RecentKind::of(path) == Some(RecentKind::Sessions)
+        let json = match paths {
+            [path] if RecentKind::of(path) == Some(RecentKind::Sessions) => Some(path),
+            _ => None,
+        };
+        if let Some(path) = json
+            && is_session_file(path)
         {
             self.open_session(path);
             return;
         }
         let room = self.rooms.get(self.state.config.name());
-        let opened = room.open_paths(&self.state.config, paths);
+        let opened = match (room.open_paths(&self.state.config, paths), json) {
+            (Opened::Refused(why), Some(path)) => Opened::Refused(format!(
+                "{}: not a beliefscope session (no \"format\": \"{}\"), and {why}",
+                path.display(),
+                session::SESSION_FORMAT
+            )),
+            (opened, _) => opened,
+        };
         self.act_on_opened(opened, paths);
     }
 
@@ -47,7 +60,7 @@ impl App {
                 let play = self.should_play_after_load();
                 self.apply(config, play);
             }
-            Opened::Waiting(message) => {
+            Opened::Waiting(message) | Opened::Shown(message) => {
                 for p in paths {
                     self.state.recent.add(p);
                 }
@@ -138,4 +151,15 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// Whether `path` reads as a session file (a JSON object whose "format" is the session's); an
+/// unreadable file counts as one, so that opening it reports why it cannot be read.
+fn is_session_file(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    serde_json::from_str::<serde_json::Value>(&text).map_or(true, |v| {
+        v.get("format").and_then(|f| f.as_str()) == Some(session::SESSION_FORMAT)
+    })
 }

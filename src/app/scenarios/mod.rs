@@ -49,6 +49,8 @@ pub struct RoomContext<'a> {
     pub selection: Option<Probe>,
     /// A long job is running on the worker (no second one can start).
     pub task_running: bool,
+    /// That job's label and progress.
+    pub task: Option<crate::app::panels::status::TaskProgress>,
     /// What the last finished job produced.
     pub last_task: Option<&'a TaskResult>,
     /// Commands recorded while drawing, applied at the end of the frame.
@@ -84,6 +86,8 @@ pub enum Opened {
     Waiting(String),
     /// The files do not fit this scenario; the text says why.
     Refused(String),
+    /// Taken by the room to show (a result file, such as a sweep's curve); the text says what.
+    Shown(String),
 }
 
 /// A scenario's room in the window.

@@ -11,7 +11,8 @@
 //! the JSON model file, the stand-in of Fig. 4) and `model::latent_junction_tree`; the
 //! algorithm and its baselines in `inference::pbp`; here the synthetic experiment of Sec. 6
 //! and Fig. 5 ([`experiment`]), `sweep pbp` ([`sweep`]) and pendigits (Sec. 6 "Handwritten
-//! Digit Recognition", Fig. 7; [`pendigits`], [`pen_run`]); the room in
+//! Digit Recognition", Fig. 7; [`pendigits`], [`pen_run`], its accuracy curve as a worker job in
+//! [`curve_task`]); the room in
 //! `app::scenarios::pbp` (its DAG editor checks a draft with `LatentDag::new` and
 //! `LatentJunctionTree::build` and saves the file that `--model FILE` reads).
 //!
@@ -24,6 +25,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod curve_task;
 pub mod experiment;
 pub mod figures;
 pub mod message_frames;
@@ -39,8 +41,8 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::{
-    CancelFlag, Control, IterationRecord, NoTask, Probe, RunLog, Scenario, ScenarioConfig,
-    ScenarioControl, ScenarioDef, ScenarioParams, ScenarioView, Verb, report_fields,
+    CancelFlag, Control, IterationRecord, Probe, RunLog, Scenario, ScenarioConfig, ScenarioControl,
+    ScenarioDef, ScenarioParams, ScenarioView, Verb, report_fields,
 };
 use crate::error::{Error, Result};
 use crate::inference::pbp::core_groups::Groups;
@@ -722,7 +724,7 @@ impl ScenarioDef for PbpScenario {
     type Config = PbpConfig;
     type View = Box<PbpView>;
     type Control = PbpControl;
-    type Task = NoTask;
+    type Task = curve_task::CurveTask;
     type RunArgs = cli::PbpArgs;
 
     fn build(config: PbpConfig, cancel: &CancelFlag) -> Result<Self> {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::pendigits_dir;
 use crate::error::{Error, Result};
@@ -32,6 +32,7 @@ use crate::inference::pbp::hmm_em::GaussianHmm;
 use crate::inference::pbp::{PbpModel, PbpSettings};
 use crate::io::write_atomic;
 use crate::model::latent_dag::{DagNode, LatentDag};
+use crate::run::CancelFlag;
 
 /// Pen points per digit.
 pub const POINTS: usize = 8;
@@ -334,8 +335,27 @@ pub struct PendigitsArgs {
     pub out: Option<PathBuf>,
 }
 
+impl Default for PendigitsArgs {
+    /// The sweep's defaults: [`DEFAULT_SIZES`], [`DEFAULT_SEEDS`] seeds from 1, k = 6, σ = 10,
+    /// D_f = 24, λ₁ = 0.1, [`EM_RESTARTS`], the shared data folder, no output folder.
+    fn default() -> Self {
+        PendigitsArgs {
+            sizes: DEFAULT_SIZES.to_vec(),
+            states: 6,
+            sigma: 10.0,
+            dim: 24,
+            lambda: 0.1,
+            seeds: DEFAULT_SEEDS,
+            first_seed: 1,
+            restarts: EM_RESTARTS,
+            data: None,
+            out: None,
+        }
+    }
+}
+
 /// One method's test accuracy at one training size over the seeds.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AccuracyPoint {
     pub n: usize,
     pub mean: f64,
@@ -365,7 +385,8 @@ impl AccuracyPoint {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// What the sweep writes as pendigits.json (and the window's accuracy-over-N panel reads).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PendigitsReport {
     pub sizes: Vec<usize>,
     pub seeds: Vec<u64>,
@@ -387,7 +408,7 @@ pub struct PendigitsReport {
     pub sigma: f64,
     pub dim: usize,
     pub lambda1: f64,
-    pub model: &'static str,
+    pub model: String,
 }
 
 /// The training sizes of the accuracy curve (Fig. 7; 7000 is the paper's whole training set).
@@ -432,8 +453,34 @@ pub fn check_args(args: &PendigitsArgs) -> Result<()> {
     Ok(())
 }
 
+/// Writes the curve of [`curve`] as pendigits.json, pendigits.csv and pendigits.png in
+/// `args.out` (the JSON to stdout when absent).
 pub fn run(args: PendigitsArgs) -> Result<()> {
-    check_args(&args)?;
+    let (report, csv) = curve(&args, &CancelFlag::default(), &|_, _| {})?;
+    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?;
+    match &args.out {
+        Some(out) => {
+            std::fs::create_dir_all(out)
+                .map_err(|e| Error::Io(format!("cannot create {}: {e}", out.display())))?;
+            write_atomic(&out.join("pendigits.json"), json.as_bytes())?;
+            write_atomic(&out.join("pendigits.csv"), csv.as_bytes())?;
+            super::figures::write_accuracy(out, &report.pbp, &report.em_hmm)?;
+            eprintln!("wrote {}", out.join("pendigits.json").display());
+        }
+        None => println!("{json}"),
+    }
+    Ok(())
+}
+
+/// The accuracy curve and its CSV (one row per size and seed). `progress(done, total)` after
+/// each (size, seed) pair of [`plan`]; `cancel` is checked before each pair and between PBP and
+/// EM-HMM ([`Error::Cancelled`]).
+pub fn curve(
+    args: &PendigitsArgs,
+    cancel: &CancelFlag,
+    progress: &dyn Fn(usize, usize),
+) -> Result<(PendigitsReport, String)> {
+    check_args(args)?;
     let dir = args.data.clone().unwrap_or_else(pendigits_dir);
     let data = PenData::load(&dir)?;
     let features = PenFeatures::new(&data.train, 6, args.sigma, args.dim)?;
@@ -460,15 +507,19 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
         sigma: args.sigma,
         dim: args.dim,
         lambda1: args.lambda,
-        model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (Sec. 6 pendigits)",
+        model: "stand-in for the paper's Fig. 6: latent chain H1..H8, pen point P_t child of H_t (Sec. 6 pendigits)".into(),
     };
     let mut csv = String::from(
         "n,seed,test_accuracy,validation_accuracy,learn_seconds,test_accuracy_em_hmm,learn_seconds_em_hmm\n",
     );
     let largest = *sizes.iter().max().unwrap_or(&7000);
+    let total = sizes.len() * args.seeds;
+    let mut done = 0;
+    progress(done, total);
     for &n in &sizes {
         let (mut pbp_runs, mut em_runs, mut val_sum) = (Vec::new(), Vec::new(), 0.0);
         for (_, seed) in plan(&[n], args.seeds, args.first_seed) {
+            cancel.check()?;
             let train = data.stratified_seeded(n, seed);
             let clf = PenClassifier::learn(&train, features.clone(), args.states, args.lambda)?;
             let accuracy = |set: &[Digit]| {
@@ -484,6 +535,7 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
                     report.confusion[d.class][clf.classify(d)] += 1;
                 }
             }
+            cancel.check()?;
             let (em_accuracy, em_seconds) =
                 em_hmm_accuracy_seeded(&train, &data.test, args.states, args.restarts, seed);
             eprintln!(
@@ -498,6 +550,8 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
             pbp_runs.push((test, clf.seconds));
             em_runs.push((em_accuracy, em_seconds));
             val_sum += val;
+            done += 1;
+            progress(done, total);
         }
         let (pbp, em) = (
             AccuracyPoint::of(n, &pbp_runs),
@@ -511,19 +565,7 @@ pub fn run(args: PendigitsArgs) -> Result<()> {
         report.pbp.push(pbp);
         report.em_hmm.push(em);
     }
-    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?;
-    match &args.out {
-        Some(out) => {
-            std::fs::create_dir_all(out)
-                .map_err(|e| Error::Io(format!("cannot create {}: {e}", out.display())))?;
-            write_atomic(&out.join("pendigits.json"), json.as_bytes())?;
-            write_atomic(&out.join("pendigits.csv"), csv.as_bytes())?;
-            super::figures::write_accuracy(out, &report.pbp, &report.em_hmm)?;
-            eprintln!("wrote {}", out.join("pendigits.json").display());
-        }
-        None => println!("{json}"),
-    }
-    Ok(())
+    Ok((report, csv))
 }
 
 /// Restarts of the EM-HMM baseline (footnote 5 of the paper: 10).

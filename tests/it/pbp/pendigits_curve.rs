@@ -49,7 +49,7 @@ fn pendigits_sweep_refuses_zero_seeds() {
 
 /// Ten classes, each a noisy copy of its own 8-point pen path in [0, 100]², in the UCI file
 /// format (16 coordinates and the class per line).
-fn write_synthetic_digits(dir: &Path, train: usize, test: usize) {
+pub(super) fn write_synthetic_digits(dir: &Path, train: usize, test: usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let noise = Normal::new(0.0, 9.0).unwrap();
     let template = |c: usize, t: usize| -> [f64; 2] {
@@ -141,6 +141,98 @@ fn pendigits_curve_on_synthetic_digits_rises_and_writes_its_figure() {
     assert_eq!(csv.lines().count(), 1 + 3 * 2);
     let png = std::fs::read(out.path().join("pendigits.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
+}
+
+/// The window's job: progress after each (size, seed) fit up to the plan's length, a cancel
+/// raised mid-way stops it with `Cancelled`, and the pendigits.json it would write reads back
+/// equal (a file with an accuracy outside [0, 1] or without the EM-HMM curve is refused).
+#[test]
+fn pendigits_curve_task_reports_progress_cancels_and_reads_back() {
+    use beliefscope::error::Error;
+    use beliefscope::run::CancelFlag;
+    use beliefscope::scenarios::ScenarioTask as _;
+    use beliefscope::scenarios::pbp::PbpConfig;
+    use beliefscope::scenarios::pbp::curve_task::{CurveTask, read_curve};
+    use std::sync::Mutex;
+
+    let data = tempfile::tempdir().unwrap();
+    write_synthetic_digits(data.path(), 7494, 200);
+    let mut task = CurveTask::for_config(&PbpConfig {
+        model: "pendigits".into(),
+        states: 3,
+        em_restarts: 1,
+        lambda1: 0.1,
+        data_dir: data.path().display().to_string(),
+        ..PbpConfig::default()
+    });
+    assert_eq!(task.args.sizes, DEFAULT_SIZES.to_vec());
+    assert_eq!(task.args.seeds, DEFAULT_SEEDS);
+    assert_eq!(task.args.data.as_deref(), Some(data.path()));
+    task.args.sizes = vec![100, 50];
+    task.args.seeds = 2;
+
+    let seen = Mutex::new(Vec::new());
+    let report = task
+        .run(&CancelFlag::default(), &|d, t| {
+            seen.lock().unwrap().push((d, t))
+        })
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+    );
+    assert_eq!(report.sizes, vec![50, 100]);
+    assert_eq!(report.pbp.len(), 2);
+    assert_eq!(report.em_hmm[1].per_seed.len(), 2);
+
+    let cancel = CancelFlag::default();
+    let fits = Mutex::new(0);
+    let stopped = task.run(&cancel, &|d, _| {
+        *fits.lock().unwrap() = d;
+        if d == 1 {
+            cancel.cancel();
+        }
+    });
+    assert!(matches!(stopped, Err(Error::Cancelled)), "{stopped:?}");
+    assert_eq!(*fits.lock().unwrap(), 1, "no fit after the cancel");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pendigits.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+    // serde_json's default float parsing may differ in the last bit.
+    let back = read_curve(&path).unwrap();
+    assert_eq!((&back.sizes, &back.seeds), (&report.sizes, &report.seeds));
+    for (a, b) in back
+        .pbp
+        .iter()
+        .chain(&back.em_hmm)
+        .zip(report.pbp.iter().chain(&report.em_hmm))
+    {
+        assert_eq!(a.n, b.n);
+        assert_eq!(a.per_seed.len(), b.per_seed.len());
+        for (x, y) in [a.mean, a.min, a.max]
+            .iter()
+            .chain(&a.per_seed)
+            .zip([b.mean, b.min, b.max].iter().chain(&b.per_seed))
+        {
+            assert!((x - y).abs() < 1e-12, "{x} vs {y}");
+        }
+    }
+
+    let mut bad = serde_json::to_value(&report).unwrap();
+    bad["pbp"][0]["per_seed"][1] = serde_json::json!(1.5);
+    std::fs::write(&path, bad.to_string()).unwrap();
+    let e = read_curve(&path).unwrap_err().to_string();
+    assert!(e.contains("outside [0, 1]") && e.contains("N = 50"), "{e}");
+
+    let mut bad = serde_json::to_value(&report).unwrap();
+    bad.as_object_mut().unwrap().remove("em_hmm");
+    std::fs::write(&path, bad.to_string()).unwrap();
+    let e = read_curve(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("not a pendigits.json") && e.contains("em_hmm"),
+        "{e}"
+    );
 }
 
 mod shared_data {

@@ -449,6 +449,7 @@ fn the_generic_room_draws_the_parameter_table_as_a_form() {
                 state: &mut state,
                 selection: None,
                 task_running: false,
+                task: None,
                 last_task: None,
                 commands: &mut commands,
                 heights: Default::default(),

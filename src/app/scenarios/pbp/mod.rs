@@ -1,8 +1,11 @@
 //! The predictive-BP room (Wang & Gordon, AAAI 2020, Secs. 3–6): the model and
 //! learning settings with evidence and query controls (`params`), the DAG beside its latent
 //! junction tree with the query's bar chart for exact / PBP / EM / online EM (`view`), and the
-//! learning summary, 2SR diagnostics and messages of a separator (`inspector`).
+//! learning summary, 2SR diagnostics and messages of a separator (`inspector`). A pendigits run
+//! shows its accuracy, confusion matrix and a picked digit (`pen`) above the accuracy-over-N
+//! curve of PBP and EM-HMM (`curve`), computed on the worker or opened from a pendigits.json.
 
+pub mod curve;
 pub mod editor;
 pub mod inspector;
 pub mod params;
@@ -13,8 +16,9 @@ use eframe::egui;
 
 use super::{OpenKind, Opened, RoomContext, ScenarioUi};
 use crate::runner::Snapshot;
+use crate::scenarios::pbp::curve_task::read_curve;
 use crate::scenarios::pbp::{PbpConfig, PbpView};
-use crate::scenarios::{Registered, ScenarioConfig};
+use crate::scenarios::{Registered, ScenarioConfig, TaskResult};
 
 #[derive(Default)]
 pub struct PbpRoom {
@@ -24,6 +28,8 @@ pub struct PbpRoom {
     confusion_of: usize,
     /// The DAG editor window.
     editor: editor::DagEditor,
+    /// Pendigits: the accuracy-over-N curve shown below the run.
+    pub curve: curve::CurvePanel,
 }
 
 impl ScenarioUi for PbpRoom {
@@ -59,7 +65,13 @@ impl ScenarioUi for PbpRoom {
         }
         if let Some(v) = <Box<PbpView>>::of(&snapshot.view) {
             match &v.pen {
-                Some(pen) => pen::central(ui, pen, &mut self.confusion_of, cx.commands),
+                Some(pen) => {
+                    pen::central(ui, pen, &mut self.confusion_of, cx.commands);
+                    ui.separator();
+                    let height = (ui.available_height() - 40.0).max(220.0);
+                    let config = PbpConfig::of(&snapshot.config);
+                    curve::show(ui, &self.curve, config, cx.task, height, cx.commands);
+                }
                 None => {
                     let draft = PbpConfig::of_mut(&mut cx.state.config);
                     view::central(ui, v, &mut self.separator, draft, cx.commands);
@@ -101,8 +113,27 @@ impl ScenarioUi for PbpRoom {
 
     fn open_paths(&mut self, config: &ScenarioConfig, paths: &[std::path::PathBuf]) -> Opened {
         let (Some(c), [path]) = (PbpConfig::of(config), paths) else {
-            return Opened::Refused("open one JSON model file".into());
+            return Opened::Refused("open one JSON model file or one pendigits.json".into());
         };
+        // A sweep's accuracy curve (named so, or read as one) is shown, not run as a model.
+        let named = path.file_name().is_some_and(|n| n == "pendigits.json");
+        match read_curve(path) {
+            Ok(report) => {
+                self.curve
+                    .set(std::sync::Arc::new(report), path.display().to_string());
+                return Opened::Shown(format!(
+                    "accuracy over N read from {}{}",
+                    path.display(),
+                    if c.model == "pendigits" {
+                        ""
+                    } else {
+                        " (shown in the pendigits view: model pendigits)"
+                    }
+                ));
+            }
+            Err(e) if named => return Opened::Refused(e.to_string()),
+            Err(_) => {}
+        }
         let mut c = c.clone();
         c.model = path.display().to_string();
         c.evidence.clear();
@@ -113,6 +144,12 @@ impl ScenarioUi for PbpRoom {
     }
 
     fn drop_hint(&self) -> &'static str {
-        "Drop a JSON model file (nodes, edges, optional CPTs)"
+        "Drop a JSON model file (nodes, edges, optional CPTs) or a sweep's pendigits.json"
+    }
+
+    fn task_done(&mut self, result: &TaskResult) {
+        if let TaskResult::Pbp(report) = result {
+            self.curve.set(report.clone(), "computed in the window");
+        }
     }
 }

@@ -13,7 +13,7 @@ use crate::scenarios::ScenarioControl;
 use crate::scenarios::pbp::PbpControl;
 use crate::scenarios::pbp::pen_run::{PenMethodView, PenView};
 
-fn color(name: &str) -> Color32 {
+pub(super) fn color(name: &str) -> Color32 {
     match name {
         "em_hmm" => method_color("em"),
         other => method_color(other),
