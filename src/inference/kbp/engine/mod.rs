@@ -36,6 +36,7 @@
 mod batch;
 mod checkerboard;
 mod estimates;
+mod in_place;
 pub mod layout;
 mod serial;
 mod store;
@@ -712,31 +713,43 @@ mod tests {
         }
     }
 
+    /// The messages after updating the pixels of `order` one by one, each from the freshest
+    /// messages, as the f32 store keeps them.
+    fn serial_pass(e: &KbpEngine, order: impl IntoIterator<Item = usize>) -> Vec<Vec<f64>> {
+        let mut want = all_messages(e);
+        for t in order {
+            let (dirs, k) = SHAPE.directions(t);
+            let fresh: Vec<Vec<f64>> = dirs[..k]
+                .iter()
+                .map(|&d| reference_message(e, &want, t, d))
+                .collect();
+            for (&d, c) in dirs[..k].iter().zip(fresh) {
+                want[4 * t + d] = c.iter().map(|v| f64::from(*v as f32)).collect();
+            }
+        }
+        want
+    }
+
+    /// Steps `e` once and returns the largest coefficient difference from `want`, with the
+    /// step's report.
+    fn step_against(e: &mut KbpEngine, want: &[Vec<f64>]) -> (f64, StepReport) {
+        let report = e.step().unwrap();
+        let worst = all_messages(e)
+            .iter()
+            .zip(want)
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+            .fold(0.0, f64::max);
+        (worst, report)
+    }
+
     #[test]
     fn the_wavefront_sweep_is_the_serial_raster_sweep() {
         let mut e = engine(0.3, Schedule::Sweep);
+        let n = SHAPE.num_nodes();
         for iteration in 0..2 {
             // The serial sweep, pixel by pixel from the freshest messages: forward, then back.
-            let mut want = all_messages(&e);
-            let n = SHAPE.num_nodes();
-            for t in (0..n).chain((0..n).rev()) {
-                let (dirs, k) = SHAPE.directions(t);
-                let fresh: Vec<Vec<f64>> = dirs[..k]
-                    .iter()
-                    .map(|&d| reference_message(&e, &want, t, d))
-                    .collect();
-                for (&d, c) in dirs[..k].iter().zip(fresh) {
-                    // What the f32 store keeps.
-                    want[4 * t + d] = c.iter().map(|v| f64::from(*v as f32)).collect();
-                }
-            }
-            e.step().unwrap();
-            let got = all_messages(&e);
-            let worst = got
-                .iter()
-                .zip(&want)
-                .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-                .fold(0.0, f64::max);
+            let want = serial_pass(&e, (0..n).chain((0..n).rev()));
+            let (worst, _) = step_against(&mut e, &want);
             assert!(worst < 1e-6, "iteration {iteration}: differs by {worst}");
         }
     }
@@ -746,29 +759,12 @@ mod tests {
         let mut e = engine(0.3, Schedule::Checkerboard);
         let (w, n) = (SHAPE.width, SHAPE.num_nodes());
         for iteration in 0..2 {
-            // Pixel by pixel from the freshest messages: every x + y even pixel in raster
-            // order, then every odd one.
-            let mut want = all_messages(&e);
+            // Every x + y even pixel in raster order, then every odd one.
             let evens = (0..n).filter(|t| (t % w + t / w) % 2 == 0);
             let odds = (0..n).filter(|t| (t % w + t / w) % 2 == 1);
-            for t in evens.chain(odds) {
-                let (dirs, k) = SHAPE.directions(t);
-                let fresh: Vec<Vec<f64>> = dirs[..k]
-                    .iter()
-                    .map(|&d| reference_message(&e, &want, t, d))
-                    .collect();
-                for (&d, c) in dirs[..k].iter().zip(fresh) {
-                    want[4 * t + d] = c.iter().map(|v| f64::from(*v as f32)).collect();
-                }
-            }
-            let report = e.step().unwrap();
+            let want = serial_pass(&e, evens.chain(odds));
+            let (worst, report) = step_against(&mut e, &want);
             assert_eq!(report.updates, SHAPE.num_messages(), "each message once");
-            let got = all_messages(&e);
-            let worst = got
-                .iter()
-                .zip(&want)
-                .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-                .fold(0.0, f64::max);
             assert!(worst < 1e-6, "iteration {iteration}: differs by {worst}");
         }
     }

@@ -14,8 +14,7 @@
 use rayon::prelude::*;
 
 use super::batch::with_scratch;
-use super::store::{SharedRecord, SharedStore};
-use super::{Halt, KbpEngine, degree_groups};
+use super::{Halt, KbpEngine};
 
 /// Side of a block: at most 64 pixels, at least 16, and about an eighth of the image's shorter
 /// side so that a small image still has blocks for every core.
@@ -27,28 +26,13 @@ impl KbpEngine {
     /// One forward and backward wavefront pass; the largest change of any update, or why it
     /// stopped (each block checks the interrupt flag before it starts).
     pub(super) fn step_wavefront(&mut self, damping: f64) -> std::result::Result<f64, Halt> {
-        let dim = self.dim;
-        let slots = self.shape.num_slots();
-        self.change.clear();
-        self.change.resize(slots, 0.0);
-        self.signed.clear();
-        self.signed.resize(slots, 0.0);
-        let mut messages = std::mem::take(&mut self.messages);
-        let mut change = std::mem::take(&mut self.change);
-        let mut signed = std::mem::take(&mut self.signed);
-        let outcome = {
-            let store = SharedStore::new(&mut messages, dim);
-            let change_ptr = SharedRecord::new(&mut change);
-            let signed_ptr = SharedRecord::new(&mut signed);
-            let updater = self.updater(damping);
-            let interrupt = self.interrupt.as_ref();
-            let (w, h) = (self.shape.width, self.shape.height);
-            let side = block_side(w, h);
-            let (bw, bh) = (w.div_ceil(side), h.div_ceil(side));
-            let block_diagonals = bw + bh - 1;
+        let (w, h) = (self.shape.width, self.shape.height);
+        let side = block_side(w, h);
+        let (bw, bh) = (w.div_ceil(side), h.div_ceil(side));
+        let block_diagonals = bw + bh - 1;
+        self.in_place(damping, |grid| {
             let mut largest: f64 = 0.0;
-            let mut failed = None;
-            'passes: for backward in [false, true] {
+            for backward in [false, true] {
                 for step in 0..block_diagonals {
                     let d = if backward {
                         block_diagonals - 1 - step
@@ -58,10 +42,10 @@ impl KbpEngine {
                     let blocks: Vec<(usize, usize)> = (d.saturating_sub(bh - 1)..=d.min(bw - 1))
                         .map(|bx| (bx, d - bx))
                         .collect();
-                    let outcome = blocks
+                    let worst = blocks
                         .par_iter()
                         .map(|&(bx, by)| {
-                            if interrupt.is_some_and(|f| f.check().is_err()) {
+                            if grid.interrupted() {
                                 return Err(Halt::Interrupted);
                             }
                             with_scratch(|sc| {
@@ -74,46 +58,19 @@ impl KbpEngine {
                                     let pixels = (k.saturating_sub(y1 - y0 - 1)
                                         ..=k.min(x1 - x0 - 1))
                                         .map(|lx| (y0 + k - lx) * w + x0 + lx);
-                                    for group in degree_groups(self.shape, pixels) {
-                                        // SAFETY (all store and record accesses): the pixels
-                                        // updated at once write only their own slots and read
-                                        // their neighbours', which nobody writes meanwhile
-                                        // (module doc).
-                                        let u = updater
-                                            .update_group(
-                                                &group.nodes,
-                                                group.degree,
-                                                |s, o| unsafe { store.read(s, o) },
-                                                sc,
-                                                |s, new, l2, projected| unsafe {
-                                                    store.write(s, new);
-                                                    change_ptr.add(s, l2);
-                                                    signed_ptr.add(s, projected);
-                                                },
-                                            )
-                                            .map_err(Halt::NoFiniteNorm)?;
-                                        worst = worst.max(u);
-                                    }
+                                    // SAFETY: the pixels of one anti-diagonal are never
+                                    // neighbours, and blocks of one block diagonal touch only
+                                    // at corners (module doc).
+                                    worst = worst.max(unsafe { grid.update(pixels, sc) }?);
                                 }
                                 Ok(worst)
                             })
                         })
-                        .try_reduce(|| 0.0, |a, b| Ok(a.max(b)));
-                    match outcome {
-                        Ok(u) => largest = largest.max(u),
-                        Err(halt) => {
-                            failed = Some(halt);
-                            break 'passes;
-                        }
-                    }
+                        .try_reduce(|| 0.0, |a, b| Ok(a.max(b)))?;
+                    largest = largest.max(worst);
                 }
             }
-            failed.map_or(Ok(largest), Err)
-        };
-        self.messages = messages;
-        self.change = change;
-        self.signed = signed;
-        self.serial.reset_queue();
-        outcome
+            Ok(largest)
+        })
     }
 }
