@@ -42,15 +42,8 @@ except ImportError:  # pragma: no cover - a message instead of a trace
 
 HERE = Path(__file__).resolve().parent
 IMAGES = HERE.parent.parent / "shared" / "data" / "images"
-TAG = 202021.25
-
-
-def write_flo(path, flow):
-    h, w, _ = flow.shape
-    with open(path, "wb") as f:
-        np.array([TAG], np.float32).tofile(f)
-        np.array([w, h], np.int32).tofile(f)
-        flow.astype(np.float32).tofile(f)
+sys.path.insert(0, str(HERE))
+from scaled_flow_pairs import write_flo  # noqa: E402  (the one .flo writer)
 
 
 def texture(name, zoom, rng):
