@@ -28,23 +28,21 @@ fn a_run_estimated_above_a_minute_asks_first_with_its_estimate() {
     assert!(need.total() > 60.0, "{need:?}");
 
     h.state_mut().edit_config(long_retrieval());
-    h.run();
+    frames(&mut h, 3);
     assert!(h.state().asks_to_confirm());
     assert!(
         has_text(&h, "is estimated at"),
         "the question gives the estimate"
     );
     h.get_by_label("Keep the current run").click();
-    h.run();
+    frames(&mut h, 3);
     assert!(!h.state().asks_to_confirm());
     assert_eq!(h.state().edited_config().name(), "denoise");
-    for _ in 0..5 {
-        h.run();
-    }
+    frames(&mut h, 5);
     assert_eq!(h.state().snapshot().unwrap().config.name(), "denoise");
 
     h.state_mut().edit_config(long_retrieval());
-    h.run();
+    frames(&mut h, 3);
     h.get_by_label("Run it").click();
     wait_for(&mut h, "the long run to load", |h| {
         h.state()
@@ -64,9 +62,18 @@ fn a_short_run_loads_without_a_question() {
     });
     assert!(quick.time_need().unwrap().total() < 60.0);
     h.state_mut().edit_config(quick.clone());
-    h.run();
+    frames(&mut h, 3);
     assert!(!h.state().asks_to_confirm());
     wait_for(&mut h, "the run to load", |h| {
         h.state().snapshot().is_some_and(|s| s.config == quick)
     });
+}
+
+/// A few frames, a little apart. Not `Harness::run`: a running scenario's status line and a
+/// set-up's spinner keep asking for repaints, so the UI never "settles" in its sense.
+fn frames(h: &mut egui_kittest::Harness<'_, beliefscope::app::App>, n: usize) {
+    for _ in 0..n {
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
