@@ -319,6 +319,8 @@ fn measure(options: &Options) -> Result<Baseline, String> {
 }
 
 fn main() -> ExitCode {
+    // As the command line and the window do, so that the steps are timed as they run there.
+    beliefscope::run::allocator::keep_freed_memory();
     let options = match options() {
         Ok(o) => o,
         Err(e) => {

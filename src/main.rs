@@ -14,6 +14,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    beliefscope::run::allocator::keep_freed_memory();
     let cli = Cli::parse();
     match cli.command {
         None => match beliefscope::app::run_window() {

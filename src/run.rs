@@ -2,6 +2,7 @@
 //! flag long computations poll, the per-iteration record, the shared run log and the document
 //! written as results.json. Nothing here knows which scenario or algorithm runs.
 
+pub mod allocator;
 pub mod budget;
 pub mod edge_frames;
 pub mod level_maps;

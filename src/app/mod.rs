@@ -6,7 +6,6 @@
 //! Layout: menu bar (top), parameters and run controls (left), curves and belief (right),
 //! status bar (bottom), the scenario's image panes (centre); error toasts float bottom-right.
 
-mod allocator;
 pub mod colors;
 pub mod commands;
 pub mod debugger;
@@ -210,7 +209,7 @@ impl App {
         persist: bool,
         fallback: Option<ScenarioConfig>,
     ) -> Self {
-        allocator::keep_freed_memory_between_frames();
+        crate::run::allocator::keep_freed_memory();
         install_fonts(&cc.egui_ctx);
         let ctx = cc.egui_ctx.clone();
         let runner = Runner::spawn(None, Arc::new(move || ctx.request_repaint()));
