@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use eframe::egui;
 
-use crate::run::time_need::{Eta, TimeNeed, format_seconds};
+use crate::run::time_need::{Eta, TimeNeed, iteration_horizon};
 use crate::scenarios::ScenarioConfig;
 
 /// A request estimated above this many seconds asks before it runs.
@@ -69,18 +69,20 @@ pub fn setup_left(need: Option<TimeNeed>, busy_since: Option<Instant>) -> Option
         .map(Eta::describe_left)
 }
 
-/// "about 1 min 40 s left" of a playing run: `done` of `max` iterations, each taking the
-/// measured `per_iteration` (else the estimate's), the current one running since `arrived`.
+/// "about 1 min 40 s left" of a playing run, `done` iterations in (at most `limit`), each
+/// taking the measured `per_iteration` (else the estimate's), the current one running since
+/// `arrived`; where a stopping rule usually ends the run, to the estimate's usual count, then
+/// "up to about ..." to the limit.
 pub fn run_left(
     need: Option<TimeNeed>,
     per_iteration: Option<f64>,
     done: usize,
-    max: Option<usize>,
+    limit: Option<usize>,
     arrived: Option<Instant>,
 ) -> Option<String> {
-    let max = max?;
+    let (until, upper_bound) = iteration_horizon(need, limit, done)?;
     let per = per_iteration.or(need.map(|n| n.per_iteration))?;
     let into = arrived.map_or(0.0, |t| t.elapsed().as_secs_f64()).min(per);
-    let left = (max.saturating_sub(done) as f64 * per - into).max(0.0);
-    (left >= 1.0).then(|| format!("about {} left", format_seconds(left)))
+    let left = (until.saturating_sub(done) as f64 * per - into).max(0.0);
+    (left >= 1.0).then(|| Eta::describe_iterations_left((left, upper_bound)))
 }

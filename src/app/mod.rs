@@ -855,10 +855,7 @@ impl eframe::App for App {
                     self.loading_need.filter(|_| s.config == self.applied),
                     panels::status::median_seconds(&s.history),
                     s.iteration,
-                    self.loading_need
-                        .filter(|_| s.config == self.applied)
-                        .map(|n| n.iterations)
-                        .or(s.config.max_iters()),
+                    s.config.max_iters(),
                     self.iteration_arrived.map(|(_, t)| t),
                 ),
                 _ => None,

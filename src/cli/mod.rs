@@ -118,8 +118,8 @@ pub fn run_headless(config: ScenarioConfig, output: &OutputArgs) -> Result<()> {
             .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
     }
     let time = config.time_need();
-    // The ETA counts the estimate's iterations (the usual count where a stopping rule decides).
-    let progress = Progress::new(time, time.map(|t| t.iterations).or(config.max_iters()));
+    // The ETA counts the estimate's usual iterations where a stopping rule decides, then the limit.
+    let progress = Progress::new(time, config.max_iters());
     let memory = config.memory_need().map(|need| {
         format!(
             "estimated peak memory {} of a budget of {}",

@@ -71,7 +71,7 @@ impl Ticker {
                 let left = self
                     .eta
                     .iterations_left(into)
-                    .map(|l| format!("; {} of the run", Eta::describe_left(l)))
+                    .map(|l| format!("; {} of the run", Eta::describe_iterations_left(l)))
                     .unwrap_or_default();
                 Some(format!(
                     "iteration {next} running for {}{left}",
@@ -87,7 +87,7 @@ impl Ticker {
             Phase::Iterating { start, .. } => self
                 .eta
                 .iterations_left(start.elapsed().as_secs_f64())
-                .map(Eta::describe_left)
+                .map(Eta::describe_iterations_left)
                 .unwrap_or_default(),
             _ => self.status().unwrap_or_default(),
         }
@@ -103,7 +103,8 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Progress for a run estimated by `need`, of `max_iterations` where the config fixes it.
+    /// Progress for a run estimated by `need`, of at most `max_iterations` where the config
+    /// fixes it.
     pub fn new(need: Option<TimeNeed>, max_iterations: Option<usize>) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new_spinner();

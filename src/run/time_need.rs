@@ -107,6 +107,23 @@ pub fn format_seconds(seconds: f64) -> String {
     }
 }
 
+/// The iteration a run's time left counts to, `done` iterations in, and whether it is only an
+/// upper bound: where a stopping rule usually ends the run, the estimate's usual count; once the
+/// run has gone past it, the iteration limit, which it may not reach.
+pub fn iteration_horizon(
+    need: Option<TimeNeed>,
+    limit: Option<usize>,
+    done: usize,
+) -> Option<(usize, bool)> {
+    match (need, limit) {
+        (Some(n), _) if n.may_stop_early && done < n.iterations => Some((n.iterations, false)),
+        (Some(n), Some(limit)) if n.may_stop_early => Some((limit, true)),
+        (_, Some(limit)) => Some((limit, false)),
+        (Some(n), None) => Some((n.iterations, false)),
+        (None, None) => None,
+    }
+}
+
 /// The time left of a run as it goes: the model's estimate until an iteration has been
 /// measured, then the median of the last few measured iterations times the iterations left.
 #[derive(Debug, Clone)]
@@ -154,13 +171,21 @@ impl Eta {
         self.need.map(|n| n.setup - elapsed)
     }
 
-    /// Seconds left of the iterations, `into_current` seconds into the running one (None when
-    /// the number of iterations is open).
-    pub fn iterations_left(&self, into_current: f64) -> Option<f64> {
-        let max = self.max_iterations?;
+    /// Seconds left of the iterations, `into_current` seconds into the running one, and
+    /// whether that is only an upper bound (None when the number of iterations is open).
+    pub fn iterations_left(&self, into_current: f64) -> Option<(f64, bool)> {
+        let (until, upper_bound) = iteration_horizon(self.need, self.max_iterations, self.done)?;
         let per = self.per_iteration()?;
-        let left = max.saturating_sub(self.done) as f64 * per;
-        Some((left - into_current.min(per)).max(0.0))
+        let left = until.saturating_sub(self.done) as f64 * per;
+        Some(((left - into_current.min(per)).max(0.0), upper_bound))
+    }
+
+    /// [`Self::describe_left`], or "up to about 3 min left" for an upper bound.
+    pub fn describe_iterations_left((left, upper_bound): (f64, bool)) -> String {
+        match upper_bound {
+            true => format!("up to {}", Self::describe_left(left)),
+            false => Self::describe_left(left),
+        }
     }
 
     /// "about 1 min 40 s left" or, past the estimate, "taking longer than estimated".
@@ -194,15 +219,50 @@ mod tests {
             may_stop_early: false,
         };
         let mut eta = Eta::new(Some(need), Some(10));
-        assert_eq!(eta.iterations_left(0.0), Some(10.0));
+        assert_eq!(eta.iterations_left(0.0), Some((10.0, false)));
         for (i, s) in [3.0, 3.0, 100.0].into_iter().enumerate() {
             eta.iteration(i + 1, s);
         }
         // Median 3 s, 7 iterations left, 1 s into the next.
-        assert_eq!(eta.iterations_left(1.0), Some(20.0));
+        assert_eq!(eta.iterations_left(1.0), Some((20.0, false)));
         assert_eq!(eta.setup_left(0.5), Some(1.5));
         assert!(Eta::describe_left(-5.0).contains("longer than estimated"));
         assert_eq!(Eta::new(None, None).iterations_left(0.0), None);
+    }
+
+    #[test]
+    fn a_run_a_rule_may_stop_counts_to_its_usual_length_then_up_to_its_limit() {
+        let need = TimeNeed {
+            setup: 0.0,
+            per_iteration: 2.0,
+            iterations: 8,
+            may_stop_early: true,
+        };
+        let mut eta = Eta::new(Some(need), Some(20));
+        eta.iteration(3, 2.0);
+        assert_eq!(eta.iterations_left(0.0), Some((10.0, false)));
+        assert_eq!(
+            Eta::describe_iterations_left((10.0, false)),
+            "about 10 s left"
+        );
+        for i in 4..=9 {
+            eta.iteration(i, 2.0);
+        }
+        // Past the usual 8: the rest of the limit, as a bound.
+        assert_eq!(eta.iterations_left(0.0), Some((22.0, true)));
+        assert_eq!(
+            Eta::describe_iterations_left((22.0, true)),
+            "up to about 22 s left"
+        );
+        assert_eq!(iteration_horizon(Some(need), None, 9), Some((8, false)));
+        let fixed = TimeNeed {
+            may_stop_early: false,
+            ..need
+        };
+        assert_eq!(
+            iteration_horizon(Some(fixed), Some(20), 3),
+            Some((20, false))
+        );
     }
 
     #[test]

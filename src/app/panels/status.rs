@@ -139,7 +139,9 @@ fn run_numbers(ui: &mut egui::Ui, info: &StatusInfo<'_>, commands: &mut Vec<UiCo
             {
                 ui.separator();
                 ui.label(left)
-                    .on_hover_text("From the measured time per iteration and the iterations left");
+                    .on_hover_text(
+                        "From the measured time per iteration and the iterations left: those a run usually takes where a stopping rule ends it, else (or once past them, as a bound) its limit",
+                    );
             }
             for extra in &info.extras {
                 ui.separator();
