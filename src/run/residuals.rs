@@ -212,16 +212,26 @@ impl OscillationDetector {
 }
 
 /// The `q`-quantiles of `values` (each `q` in [0, 1], nearest rank), by selection on a copy.
+/// Ascending `qs` narrow the search: after selecting one rank everything above it sits to its
+/// right, so the next is selected there (p50, p90, p99 cost about 1.6 passes, not 3).
 pub fn quantiles(values: &[f64], qs: &[f64]) -> Vec<f64> {
     if values.is_empty() {
         return vec![0.0; qs.len()];
     }
     let mut work: Vec<f64> = values.to_vec();
     let n = work.len();
+    let mut floor = 0;
     qs.iter()
         .map(|q| {
             let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
-            *work.select_nth_unstable_by(rank, |a, b| a.total_cmp(b)).1
+            if rank < floor {
+                floor = 0;
+            }
+            let value = *work[floor..]
+                .select_nth_unstable_by(rank - floor, |a, b| a.total_cmp(b))
+                .1;
+            floor = rank;
+            value
         })
         .collect()
 }
@@ -695,6 +705,16 @@ mod tests {
     fn quantiles_nearest_rank() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         assert_eq!(quantiles(&v, &[0.5, 0.9, 0.99]), vec![50.0, 90.0, 99.0]);
+        // Any order of qs, repeats, the ends; against a full sort.
+        let shuffled: Vec<f64> = (0..997).map(|i| ((i * 7919) % 997) as f64).collect();
+        let mut sorted = shuffled.clone();
+        sorted.sort_by(f64::total_cmp);
+        let qs = [0.9, 0.1, 0.5, 0.5, 0.99, 0.0, 1.0];
+        let want: Vec<f64> = qs
+            .iter()
+            .map(|q: &f64| sorted[((q * 997.0).ceil() as usize).clamp(1, 997) - 1])
+            .collect();
+        assert_eq!(quantiles(&shuffled, &qs), want);
     }
 
     #[test]
