@@ -9,6 +9,7 @@ pub mod grid_reference;
 pub mod kbp;
 pub mod kjit;
 pub mod lanes;
+pub mod matmul;
 pub mod message_stepper;
 pub mod pbp;
 pub mod powers;

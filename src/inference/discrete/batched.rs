@@ -2,8 +2,8 @@
 //! matrix products: the update of [`super`] (Yedidia, Freeman, Weiss 2003, eq. 4; tree-reweighted
 //! as Wainwright, Jaakkola, Willsky 2003, eq. 11) for a chunk of messages is one product
 //! `OUT = Ψᵀ X` of the S x S table with the S x k matrix of their senders' leave-one-out
-//! products, so a GEMM (nalgebra's, which hands f64 products to `matrixmultiply` with its
-//! runtime-detected AVX/FMA kernels) does the O(|E| S²) work.
+//! products, so a GEMM ([`crate::inference::matmul`], the `gemm` crate's runtime-detected
+//! AVX/FMA kernels) does the O(|E| S²) work.
 //!
 //! Tree-reweighted products take one power per node and state: the node product
 //! `P_t = φ_t (Π_u m_ut)^ρ` (also the unnormalised belief) is kept for the current messages, and the message `t -> s` multiplies `P_t / m_st` (= `φ_t Π_{u≠s} m_ut^ρ m_st^{ρ-1}`).
@@ -14,11 +14,12 @@
 //! Cost per iteration: O(|E| S²) in the products, O(|E| S) powers (ρ < 1) and O(|E| S) for the
 //! rest; memory one S-vector per node for the node products besides the two message buffers.
 
-use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
+use nalgebra::DMatrix;
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
 use crate::inference::lanes::{damp_in_place, lane_max, lane_sums, with_avx2};
+use crate::inference::matmul;
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
 
@@ -287,10 +288,5 @@ impl StepInputs<'_> {
 
 /// `out (s x cols) = table (s x s) · inputs (s x cols)`, column-major.
 fn gemm(out: &mut [f64], table: &DMatrix<f64>, inputs: &[f64], s: usize, cols: usize) {
-    DMatrixViewMut::from_slice(out, s, cols).gemm(
-        1.0,
-        table,
-        &DMatrixView::from_slice(inputs, s, cols),
-        0.0,
-    );
+    matmul::product(out, table.as_slice(), inputs, s, s, cols);
 }

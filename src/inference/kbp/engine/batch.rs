@@ -10,11 +10,12 @@
 
 use std::collections::BTreeMap;
 
-use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
+use nalgebra::DMatrix;
 
 use super::layout::GridShape;
 use crate::inference::kbp::model::{EvidenceTable, FactorClass};
 use crate::inference::lanes::lane_sums;
+use crate::inference::matmul;
 
 /// The evidence of every pixel, evaluated where the updates and the estimates need it.
 #[derive(Debug, Clone)]
@@ -101,11 +102,13 @@ impl Updater<'_> {
                 col += 1;
             }
         }
-        DMatrixViewMut::from_slice(&mut sc.values, n_points, cols).gemm(
-            1.0,
-            &class.eval,
-            &DMatrixView::from_slice(&sc.gathered, dim, cols),
-            0.0,
+        matmul::product(
+            &mut sc.values,
+            class.eval.as_slice(),
+            &sc.gathered,
+            n_points,
+            dim,
+            cols,
         );
         let evidence_values = self.evidence.map(|e| (&e.table, &e.class_values[&p]));
         for (i, (g_node, y_node)) in sc
@@ -128,11 +131,13 @@ impl Updater<'_> {
                 g_node,
             );
         }
-        DMatrixViewMut::from_slice(&mut sc.out, dim, cols).gemm(
-            1.0,
-            &class.update,
-            &DMatrixView::from_slice(&sc.products, n_points, cols),
-            0.0,
+        matmul::product(
+            &mut sc.out,
+            class.update.as_slice(),
+            &sc.products,
+            dim,
+            n_points,
+            cols,
         );
     }
 
