@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use nalgebra::{DMatrixView, DMatrixViewMut};
 use rayon::prelude::*;
 
 use super::batch::positive_floor;
@@ -14,6 +13,7 @@ use super::{KbpEngine, store};
 use crate::error::Result;
 use crate::inference::EstimateKind;
 use crate::inference::lanes::{lane_sums, with_avx2};
+use crate::inference::matmul;
 use crate::run::CancelFlag;
 
 /// Pixels per parallel task.
@@ -58,11 +58,13 @@ impl KbpEngine {
         for (k, &d) in dirs[..n].iter().enumerate() {
             let s = self.shape.incoming_slot(t, d).expect("a neighbour");
             store::read(&self.messages, dim, s, &mut c);
-            DMatrixViewMut::from_slice(&mut values[k * nc..(k + 1) * nc], nc, 1).gemm(
-                1.0,
-                &self.candidate_eval,
-                &DMatrixView::from_slice(&c, dim, 1),
-                0.0,
+            matmul::product(
+                &mut values[k * nc..(k + 1) * nc],
+                self.candidate_eval.as_slice(),
+                &c,
+                nc,
+                dim,
+                1,
             );
         }
         let mut out = vec![0.0; nc];
@@ -135,11 +137,13 @@ impl KbpEngine {
         }
         let cols = gathered.len() / dim.max(1);
         values.resize(nc * cols, 0.0);
-        DMatrixViewMut::from_slice(values, nc, cols).gemm(
-            1.0,
-            &self.candidate_eval,
-            &DMatrixView::from_slice(gathered, dim, cols),
-            0.0,
+        matmul::product(
+            values,
+            self.candidate_eval.as_slice(),
+            gathered,
+            nc,
+            dim,
+            cols,
         );
         let mut col = 0;
         for (t, e) in nodes.zip(out.iter_mut()) {
