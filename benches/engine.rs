@@ -15,6 +15,8 @@ mod kbp_benches;
 mod kernel_benches;
 #[path = "groups/kjit.rs"]
 mod kjit_benches;
+#[path = "groups/matmul.rs"]
+mod matmul_benches;
 #[path = "groups/pbp.rs"]
 mod pbp_benches;
 #[path = "groups/sosmp.rs"]
@@ -28,6 +30,7 @@ fn all(c: &mut Criterion) {
     kbp_benches::benches(c);
     kernel_benches::benches(c);
     kjit_benches::benches(c);
+    matmul_benches::benches(c);
     pbp_benches::benches(c);
     tree_benches::benches(c);
     sosmp_benches::benches(c);
