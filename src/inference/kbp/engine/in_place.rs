@@ -24,6 +24,13 @@ impl InPlace<'_> {
         self.interrupt.is_some_and(|f| f.check().is_err())
     }
 
+    /// Brings the message slots of `pixels` into cache ahead of their update (a hint).
+    pub(super) fn prefetch(&self, pixels: impl IntoIterator<Item = usize>) {
+        for t in pixels {
+            self.store.prefetch(4 * t, 4);
+        }
+    }
+
     /// Updates `pixels` in place, batched by neighbour count; the largest change.
     ///
     /// # Safety

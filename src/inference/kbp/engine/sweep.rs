@@ -52,12 +52,22 @@ impl KbpEngine {
                                 let (x0, y0) = (bx * side, by * side);
                                 let (x1, y1) = ((x0 + side).min(w), (y0 + side).min(h));
                                 let local = (x1 - x0) + (y1 - y0) - 1;
-                                let mut worst: f64 = 0.0;
-                                for i in 0..local {
+                                // The pixels of the block's `i`-th diagonal in this pass's order.
+                                let diagonal = |i: usize| {
                                     let k = if backward { local - 1 - i } else { i };
-                                    let pixels = (k.saturating_sub(y1 - y0 - 1)
-                                        ..=k.min(x1 - x0 - 1))
-                                        .map(|lx| (y0 + k - lx) * w + x0 + lx);
+                                    (k.saturating_sub(y1 - y0 - 1)..=k.min(x1 - x0 - 1))
+                                        .map(move |lx| (y0 + k - lx) * w + x0 + lx)
+                                };
+                                let mut worst: f64 = 0.0;
+                                grid.prefetch((0..local.min(2)).flat_map(diagonal));
+                                for i in 0..local {
+                                    // Diagonal i + 1 reads diagonal i + 2's messages (its
+                                    // right and lower neighbours', or left and upper ones
+                                    // backward): fetched while diagonal i runs.
+                                    if i + 2 < local {
+                                        grid.prefetch(diagonal(i + 2));
+                                    }
+                                    let pixels = diagonal(i);
                                     // SAFETY: the pixels of one anti-diagonal are never
                                     // neighbours, and blocks of one block diagonal touch only
                                     // at corners (module doc).
