@@ -254,8 +254,9 @@ pub struct FlowConfig {
     /// finest level), falls below this, after at least [`MIN_LEVEL_ITERS`] iterations; 0 runs
     /// `iters` at every level (beyond the paper, which runs a fixed count).
     pub stop_change: f64,
-    /// Half-width d of the displacement window `[-d, d]²` at the coarsest level, in pixels of
-    /// that level (the only level without a pyramid).
+    /// Half-width d of the displacement window `[-d, d]²`, in pixels of the level: at the
+    /// single level without a pyramid, and at the levels of a pyramid between its coarsest
+    /// ([`Self::coarsest_displacement`]) and its fine levels ([`Self::refine_displacement`]).
     pub max_displacement: f64,
     /// Half-width `d_c` of the window at the coarsest level of a pyramid, in pixels of that
     /// level (0: `d`). The coarsest level has no level above to centre its window, so its
@@ -404,7 +405,7 @@ pub const DEFAULT_REFINE_DISPLACEMENT: f64 = 1.0;
 /// 32 to 64 px on its short side ([`auto_levels`]), so it holds motions up to 1/16 to 1/8 of
 /// the frame (32 px on a 640 x 480 frame, against 16 px with `d`). Measured on the street and
 /// layered pairs with 3 and 4 (docs/flow.md); it costs the coarsest level, 1/64 of the pixels
-/// of 4-level pyramid, 6 times the work per message of `d`.
+/// of a 4-level pyramid, 6 times the work per message of `d`.
 pub const DEFAULT_COARSEST_DISPLACEMENT: f64 = 4.0;
 
 /// Levels that search the window `d_r` by default: the two finest (15/16 of the pixels).
