@@ -41,6 +41,8 @@ pub struct FlowArgs {
     #[arg(long)]
     pub max_displacement: Option<f64>,
     #[arg(long)]
+    pub coarsest_displacement: Option<f64>,
+    #[arg(long)]
     pub refine_displacement: Option<f64>,
     #[arg(long)]
     pub fine_levels: Option<usize>,
@@ -136,6 +138,9 @@ impl RunFlags for FlowArgs {
             sosmp_iters: self.sosmp_iters.unwrap_or(d.sosmp_iters),
             stop_change: self.stop_change.unwrap_or(d.stop_change),
             max_displacement: self.max_displacement.unwrap_or(d.max_displacement),
+            coarsest_displacement: self
+                .coarsest_displacement
+                .unwrap_or(d.coarsest_displacement),
             refine_displacement: self.refine_displacement.unwrap_or(d.refine_displacement),
             fine_levels: self.fine_levels.unwrap_or(d.fine_levels),
             max_mp_pixels: self.max_mp_pixels.unwrap_or(d.max_mp_pixels),

@@ -51,11 +51,14 @@ pub const PARAMS: &[Param] = &[
         .help("End a pyramid level early once its flow's mean change over one iteration, in full-resolution pixels (level px x 2^level), is below this (after 5 iterations); 0 = always run every iteration."),
     Param::int("levels", "Pyramid levels", 0.0, MAX_LEVELS as f64)
         .slider(0.0, 6.0).help(
-        "0 = from the image size (coarsest level 32 to 64 px on its short side); 1 = the paper's single level; L levels (beyond the paper) reach motions up to about d · (2^L − 1).",
+        "0 = from the image size (coarsest level 32 to 64 px on its short side); 1 = the paper's single level; L levels (beyond the paper) reach motions up to about the sum of their windows, each in full-resolution pixels (d_c 2^(L−1) + d (2^(L−1) − 4) + 3 d_r by default).",
     ),
     Param::real("max_displacement", "Max displacement d", 0.25, 64.0)
         .unit("px")
-        .help("Displacements x in [−d, d]² around the base flow at the coarsest level (the only level without a pyramid), in pixels of that level."),
+        .help("Displacements x in [−d, d]² around the base flow, in pixels of the level: at the single level without a pyramid, and in a pyramid at the levels between its coarsest (Coarsest window) and its finest (Fine window)."),
+    Param::real("coarsest_displacement", "Coarsest window d_c", 0.0, 64.0)
+        .unit("px")
+        .help("Displacements in [−d_c, d_c]² at the coarsest level of a pyramid, which has no level above to centre its window, so that window alone must hold the motion (a finer level's only holds the error of its hand-off); pixels of that level, 32 to 64 px on its short side by default, so d_c = 4 holds motions up to 1/16 to 1/8 of the frame; 0 = d."),
     Param::real("refine_displacement", "Fine window d_r", 0.0, 64.0)
         .unit("px")
         .help("Displacements in [−d_r, d_r]² around the upsampled flow at the finest levels of a pyramid (Fine levels), which hold 15/16 of the pixels and set time and memory (the coarser levels give the reach; 0 = d; the preset best sets 1.5)."),
@@ -201,7 +204,8 @@ impl FlowAlgorithm {
 ///
 /// Defaults (see the scenario's module doc for the measurements behind them): labels on
 /// `[-2, 2]²` at 1/2 px (9 x 9 = 81 nodes), the pyramid depth from the image size (beyond the
-/// paper: coarsest level 32 to 64 px on its short side, reach `d (2^L - 1)`), `σ_u = 2` gray
+/// paper: coarsest level 32 to 64 px on its short side, searching `[-4, 4]²`; reach
+/// [`FlowConfig::reach`]), `σ_u = 2` gray
 /// levels, `σ_uv = 0.5` px, the Gaussian smoothness, no pre-smoothing, SOSMP with `r = 9`
 /// (3 x 3), `k = 3` and step `min(1, 1 / (0.3 (t + 1)))`, 40 iterations per level, the belief
 /// mean as read-out.
@@ -250,9 +254,14 @@ pub struct FlowConfig {
     /// finest level), falls below this, after at least [`MIN_LEVEL_ITERS`] iterations; 0 runs
     /// `iters` at every level (beyond the paper, which runs a fixed count).
     pub stop_change: f64,
-    /// Half-width d of the displacement window `[-d, d]²` at the coarsest level, in pixels of
-    /// that level (the only level without a pyramid).
+    /// Half-width d of the displacement window `[-d, d]²`, in pixels of the level: at the
+    /// single level without a pyramid, and at the levels of a pyramid between its coarsest
+    /// ([`Self::coarsest_displacement`]) and its fine levels ([`Self::refine_displacement`]).
     pub max_displacement: f64,
+    /// Half-width `d_c` of the window at the coarsest level of a pyramid, in pixels of that
+    /// level (0: `d`). The coarsest level has no level above to centre its window, so its
+    /// window alone must hold the motion; a finer level's only holds the error of its hand-off.
+    pub coarsest_displacement: f64,
     /// Half-width `d_r` of the window at the [`Self::fine_levels`] finest levels of a pyramid,
     /// around the upsampled flow of the level above (0: `d`). The coarser levels give the
     /// reach, so a fine level only corrects its hand-off, and the two finest levels hold 15/16
@@ -332,6 +341,7 @@ impl Default for FlowConfig {
             sosmp_iters: DEFAULT_SOSMP_ITERS,
             stop_change: DEFAULT_STOP_CHANGE,
             max_displacement: 2.0,
+            coarsest_displacement: DEFAULT_COARSEST_DISPLACEMENT,
             refine_displacement: DEFAULT_REFINE_DISPLACEMENT,
             fine_levels: DEFAULT_FINE_LEVELS,
             max_mp_pixels: DEFAULT_MAX_MP_PIXELS,
@@ -389,6 +399,14 @@ pub const DEFAULT_SOSMP_ITERS: usize = 8;
 /// The fine levels' window `d_r` by default (25 labels at 1/2 px); the `best` preset's is
 /// [`BEST_REFINE_DISPLACEMENT`].
 pub const DEFAULT_REFINE_DISPLACEMENT: f64 = 1.0;
+
+/// The coarsest level's window `d_c` by default, pixels of that level (17 x 17 = 289 labels at
+/// 1/2 px): twice `d`, the window of the levels that correct a hand-off. The coarsest level is
+/// 32 to 64 px on its short side ([`auto_levels`]), so it holds motions up to 1/16 to 1/8 of
+/// the frame (32 px on a 640 x 480 frame, against 16 px with `d`). Measured on the street and
+/// layered pairs with 3 and 4 (docs/flow.md); it costs the coarsest level, 1/64 of the pixels
+/// of a 4-level pyramid, 6 times the work per message of `d`.
+pub const DEFAULT_COARSEST_DISPLACEMENT: f64 = 4.0;
 
 /// Levels that search the window `d_r` by default: the two finest (15/16 of the pixels).
 pub const DEFAULT_FINE_LEVELS: usize = 2;
@@ -477,14 +495,17 @@ impl FlowConfig {
         level >= self.refine_only_levels(self.width, self.height, levels)
     }
 
-    /// The window half-width at `level` of `levels` (0 = finest): `d_r` at the
-    /// [`Self::fine_levels`] finest levels of a pyramid that pass messages but never at its
-    /// coarsest (`d` when `d_r = 0`), `d` at every other level and without a pyramid; 0 at a
-    /// level that passes no messages.
+    /// The window half-width at `level` of `levels` (0 = finest): `d_c` at the coarsest level of
+    /// a pyramid (`d` when `d_c = 0`), `d_r` at the [`Self::fine_levels`] finest levels of a
+    /// pyramid that pass messages but never at its coarsest (`d` when `d_r = 0`), `d` at every
+    /// other level and without a pyramid; 0 at a level that passes no messages.
     pub fn displacement_at(&self, level: usize, levels: usize) -> f64 {
         let skipped = self.refine_only_levels(self.width, self.height, levels);
         if level < skipped {
             return 0.0;
+        }
+        if levels > 1 && level + 1 == levels && self.coarsest_displacement > 0.0 {
+            return self.coarsest_displacement;
         }
         let fine = level < skipped + self.fine_levels && level + 1 < levels;
         if !fine || self.refine_displacement == 0.0 {
@@ -500,7 +521,8 @@ impl FlowConfig {
     }
 
     /// The largest motion `levels` levels can follow, in full-resolution pixels: each level's
-    /// window in its own pixels (`d (2^L - 4) + 3 d_r` with the two finest levels at `d_r`; a
+    /// window in its own pixels (`d_c 2^(L-1) + d (2^(L-1) - 4) + 3 d_r` with the coarsest level
+    /// at `d_c` and the two finest at `d_r`; a
     /// level that passes no messages adds nothing).
     pub fn reach(&self, levels: usize) -> f64 {
         (0..levels.max(1))
@@ -717,6 +739,9 @@ impl ScenarioParams for FlowConfig {
         FlowLabels::new(self.max_displacement, self.subpixel)?;
         if self.refine_displacement > 0.0 {
             FlowLabels::new(self.refine_displacement, self.subpixel)?;
+        }
+        if self.coarsest_displacement > 0.0 {
+            FlowLabels::new(self.coarsest_displacement, self.subpixel)?;
         }
 
         self.variational().check()?;

@@ -9,14 +9,16 @@
 //! lattice labels with separable Gaussian messages. Compare mode runs both, in lock step.
 //!
 //! **Pyramid (beyond the paper).** With `levels > 1` the frames are halved `levels - 1` times
-//! (2 x 2 means); the coarsest level is solved first over `[-d, d]²`, and each finer level
+//! (a Gaussian anti-aliasing filter of σ = 1 px, then 2 x 2 means: [`pyramid::halve`]); the
+//! coarsest level is solved first over `[-d_c, d_c]²` (`d_c = 4` px of that level: it has no
+//! level above to centre its window, so that window alone must hold the motion), and each finer level
 //! searches a window around the 3 x 3 median of the flow of the level above (upsampled,
 //! doubled, rounded to the lattice): its data term compares `I1(p)` with `I2` at
 //! `p + c_p + x`, i.e. frame 2 warped by the coarse flow. Every level's flow is refined
 //! variationally before it is handed on ([`crate::inference::flow_variational`], as DIS refines
 //! at every scale), so a fine level only corrects its hand-off: the `fine_levels` (2) finest
 //! levels that pass messages search `[-d_r, d_r]²` (`d_r = 1` px, 25 labels), the others
-//! `[-d, d]²`. A level of more than `max_mp_pixels` (2^18) pixels passes no messages: it
+//! between them and the coarsest `[-d, d]²`. A level of more than `max_mp_pixels` (2^18) pixels passes no messages: it
 //! starts from the upsampled flow of the level above and is only refined (as DIS stops its
 //! patch search above the finest scale). That bounds time and memory on large frames: at
 //! 1168 x 776 the finest level's message passing took 3/4 of the time and memory and its
@@ -30,7 +32,8 @@
 //! every record's EPE and AAE are those of the current estimate brought to full resolution.
 //!
 //! **Defaults** (chosen on the built-in pair, Dimetrodon and RubberWhale together): `d = 2` px at
-//! 1/2 px (81 labels; 25 at the fine levels of a pyramid, `d_r = 1`), the pyramid depth from
+//! 1/2 px (81 labels; 25 at the fine levels of a pyramid, `d_r = 1`, and 289 at its coarsest,
+//! `d_c = 4`), the pyramid depth from
 //! the image size, `σ_u = 2` gray levels, `σ_uv = 0.5` px (Gaussian; preset `best` adds the robust floor `ρ`), no pre-smoothing, r = 9, k = 3, step
 //! `min(1, 1 / (0.3 (t + 1)))`, 40 iterations per level, the belief mean as flow. SOSMP starts
 //! every message at the uniform density (the engine's `a_0 = 1/r` is a bump off the centre of

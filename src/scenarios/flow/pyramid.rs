@@ -1,5 +1,7 @@
 //! The image pyramid of a flow run (Noorshams & Wainwright 2013 solve one level; levels are
-//! beyond the paper): 2 x 2 means halve the frames, each level is pre-smoothed, and a level's flow
+//! beyond the paper): a Gaussian anti-aliasing filter of σ = 1/√(2 · 1/2) = 1 px then 2 x 2
+//! means halve the frames (Sun, Roth & Black 2014, Sec. 3: σ = 1/√(2d) for a downsampling
+//! factor d), each level is pre-smoothed, and a level's flow
 //! is brought to full resolution by upsampling and scaling level by level; a 3 x 3 median hands
 //! a level's flow to the next, and the mean change of a level's flow decides its early stop.
 //! Cost: O(pixels), rayon over rows.
@@ -20,13 +22,13 @@ pub struct Pyramid {
 }
 
 impl Pyramid {
-    /// Halves the frames `levels - 1` times (2 x 2 means), then smooths each level with the
+    /// Halves the frames `levels - 1` times ([`halve`]), then smooths each level with the
     /// pre-smoothing Gaussian. Errors if the coarsest level would be under 4 px on a side.
     pub fn new(data: &FlowData, levels: usize, presmooth: f64) -> Result<Self> {
         let mut raw = vec![(data.frame1.clone(), data.frame2.clone())];
         for l in 1..levels {
             let (a, b) = raw.last().expect("one level");
-            let next = (downsample2(a), downsample2(b));
+            let next = (halve(a), halve(b));
             if next.0.width < 4 || next.0.height < 4 {
                 return Err(Error::param(
                     "levels",
@@ -59,6 +61,20 @@ impl Pyramid {
     pub fn sizes(&self) -> Vec<(usize, usize)> {
         (0..self.levels.len()).map(|l| self.size(l)).collect()
     }
+}
+
+/// The standard deviation of the anti-aliasing Gaussian applied before each halving, in
+/// pixels of the finer level: `1/√(2d)` for the downsampling factor `d = 1/2` (Sun, Roth &
+/// Black 2014). Three halvings by 2 x 2 means alone are an 8 x 8 mean, which keeps 24 % of the
+/// amplitude of a texture of period 10 px, aliased into a moiré that moves unlike the texture;
+/// with the filter the street and layered pairs' coarse levels found their large motions
+/// better (docs/flow.md).
+pub const ANTI_ALIAS_SIGMA: f64 = 1.0;
+
+/// One level down: the [`ANTI_ALIAS_SIGMA`] Gaussian, then 2 x 2 means (which keep the pixel
+/// centres where [`crate::model::flow::upsample_flow`] expects them). O(pixels).
+pub fn halve(img: &GrayImage) -> GrayImage {
+    downsample2(&gaussian_blur(img, ANTI_ALIAS_SIGMA))
 }
 
 /// A flow of level `level` of a pyramid whose level sizes are `sizes` (finest first) brought to
@@ -243,6 +259,46 @@ pub fn median3(f: &[f64], (w, h): (usize, usize)) -> Vec<f64> {
 mod tests {
     use super::*;
     use crate::model::flow::upsample_flow;
+
+    /// The spread of a row of `img` (largest minus smallest value), away from the borders.
+    fn spread(img: &GrayImage) -> f64 {
+        let y = img.height / 2;
+        let row = &img.pixels[y * img.width + 3..(y + 1) * img.width - 3];
+        let (lo, hi) = row
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &p| {
+                (a.min(p), b.max(p))
+            });
+        hi - lo
+    }
+
+    #[test]
+    fn halving_removes_what_the_coarser_level_cannot_hold_and_keeps_the_rest() {
+        // Stripes of period 2.5 px (above the coarser level's Nyquist frequency of 1/4 cycle
+        // per pixel of the finer level) and of period 40 px, 100 gray levels peak to peak.
+        let stripes = |period: f64| {
+            let (w, h) = (120, 16);
+            let pixels = (0..w * h)
+                .map(|i| 50.0 * (2.0 * std::f64::consts::PI * (i % w) as f64 / period).cos())
+                .collect();
+            GrayImage {
+                width: w,
+                height: h,
+                pixels,
+            }
+        };
+        let fast = stripes(2.5);
+        // The 2 x 2 mean alone keeps cos(0.4 π) = 31 % of them (as a moiré of period 5 px);
+        // the Gaussian before it exp(-2 π² σ² f²) = 4 % of that.
+        assert!(
+            spread(&downsample2(&fast)) > 25.0,
+            "{}",
+            spread(&downsample2(&fast))
+        );
+        assert!(spread(&halve(&fast)) < 2.0, "{}", spread(&halve(&fast)));
+        let slow = stripes(40.0);
+        assert!(spread(&halve(&slow)) > 90.0, "{}", spread(&halve(&slow)));
+    }
 
     #[test]
     fn the_separable_chain_matches_upsampling_level_by_level() {

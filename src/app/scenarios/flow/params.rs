@@ -209,6 +209,17 @@ pub fn ui(
                 c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
             }
             ui.end_row();
+            let id = param_label(ui, PARAMS, "coarsest_displacement");
+            if fitted_slider(
+                ui,
+                egui::Slider::new(&mut c.coarsest_displacement, 0.0..=8.0).step_by(step),
+            )
+            .labelled_by(id)
+            .changed()
+            {
+                c.coarsest_displacement = (c.coarsest_displacement / step).round() * step;
+            }
+            ui.end_row();
             let id = param_label(ui, PARAMS, "refine_displacement");
             if fitted_slider(
                 ui,
@@ -228,6 +239,7 @@ pub fn ui(
                 let step = 1.0 / c.subpixel as f64;
                 c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
                 c.refine_displacement = (c.refine_displacement / step).round() * step;
+                c.coarsest_displacement = (c.coarsest_displacement / step).round() * step;
             }
             ui.end_row();
             for key in [
@@ -251,7 +263,11 @@ pub fn ui(
         });
     let levels = c.levels_for(c.width, c.height);
     let per_axis = |level: usize| c.labels_at(level, levels).map_or(0, |l| l.per_axis());
-    let (coarse, fine) = (per_axis(levels - 1), per_axis(0));
+    let (coarsest_labels, coarse, fine) = (
+        per_axis(levels - 1),
+        per_axis(levels.saturating_sub(2)),
+        per_axis(0),
+    );
     let coarsest = |side: usize| (0..levels - 1).fold(side, |s, _| s.div_ceil(2));
     let chosen = if c.levels == 0 {
         format!(
@@ -265,7 +281,8 @@ pub fn ui(
     ui.label(
         RichText::new(if levels > 1 {
             format!(
-                "{coarse} × {coarse} = {} labels per level, {fine} × {fine} = {} at the finest; {chosen}; reach about {:.1} px",
+                "{coarsest_labels} × {coarsest_labels} = {} labels at the coarsest level, {coarse} × {coarse} = {} at the next, {fine} × {fine} = {} at the finest; {chosen}; reach about {:.1} px",
+                coarsest_labels * coarsest_labels,
                 coarse * coarse,
                 fine * fine,
                 c.reach(levels)
