@@ -73,6 +73,8 @@ pub struct FlowArgs {
     #[arg(long)]
     pub variational_warps: Option<usize>,
     #[arg(long)]
+    pub refine_only_warps: Option<usize>,
+    #[arg(long)]
     pub variational_alpha: Option<f64>,
     #[arg(long)]
     pub variational_stop_change: Option<f64>,
@@ -165,6 +167,7 @@ impl RunFlags for FlowArgs {
             },
             variational_iters: self.variational_iters.unwrap_or(d.variational_iters),
             variational_warps: self.variational_warps.unwrap_or(d.variational_warps),
+            refine_only_warps: self.refine_only_warps.unwrap_or(d.refine_only_warps),
             variational_alpha: self.variational_alpha.unwrap_or(d.variational_alpha),
             variational_gamma: self.variational_gamma.unwrap_or(d.variational_gamma),
             variational_stop_change: self

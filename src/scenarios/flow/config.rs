@@ -95,6 +95,9 @@ pub const PARAMS: &[Param] = &[
     Param::int("variational_warps", "Refinement warps", 1.0, 100.0)
         .slider(1.0, 20.0)
         .help("Times the variational refinement warps frame 2 by its current flow and linearises again (each runs the fixed-point iterations)."),
+    Param::int("refine_only_warps", "Refine-only warps", 0.0, 100.0)
+        .slider(0.0, 20.0)
+        .help("At most this many warps of the refinement at a level that passes no messages (Message-passing pixels), which only corrects the flow handed down to it; 0 = Refinement warps. Past about 4 such a level's flow keeps creeping by more than the warp stop while its error grows (Dimetrodon at 2x)."),
     Param::real("variational_stop_change", "Refinement warp stop", 0.0, 10.0)
         .slider(0.0, 0.1)
         .unit("px")
@@ -297,6 +300,9 @@ pub struct FlowConfig {
     pub variational_iters: usize,
     /// Times frame 2 is warped again by the refined flow (each warp runs `variational_iters`).
     pub variational_warps: usize,
+    /// At most this many warps at a level that passes no messages ([`Self::refine_only_levels`]);
+    /// 0 = `variational_warps`.
+    pub refine_only_warps: usize,
     /// Its smoothness weight α (brightness-constancy weight δ = 5).
     pub variational_alpha: f64,
     /// Its gradient-constancy weight γ.
@@ -354,6 +360,7 @@ impl Default for FlowConfig {
             census_weight: 0.0,
             variational_iters: DEFAULT_VARIATIONAL_ITERS,
             variational_warps: DEFAULT_VARIATIONAL_WARPS,
+            refine_only_warps: DEFAULT_REFINE_ONLY_WARPS,
             variational_alpha: 20.0,
             variational_gamma: 10.0,
             variational_stop_change: DEFAULT_VARIATIONAL_STOP_CHANGE,
@@ -385,6 +392,14 @@ pub const DEFAULT_VARIATIONAL_ITERS: usize = 5;
 
 /// Warps of the variational refinement by default.
 pub const DEFAULT_VARIATIONAL_WARPS: usize = 10;
+
+/// Warps of the refinement at a level that passes no messages by default. Such a level only
+/// corrects the refined flow of the level above, brought to twice its resolution; there the
+/// energy keeps falling past the fourth warp while the error grows (each warp moving the flow
+/// by more than the warp stop: Dimetrodon at 2x ran 8 warps, 0.186 -> 0.225 px with SOSMP),
+/// where RubberWhale at 2x and 3x stop by themselves after 4 (docs/flow.md has the trade on
+/// every large pair).
+pub const DEFAULT_REFINE_ONLY_WARPS: usize = 4;
 
 /// The named presets of [`FlowConfig::with_preset`].
 pub const PRESETS: [&str; 3] = ["paper", "default", "best"];
@@ -603,6 +618,9 @@ impl FlowConfig {
         let skipped = self.refine_only_levels(self.width, self.height, levels);
         if level < skipped {
             p.alpha *= std::f64::consts::SQRT_2.powi((skipped - level) as i32);
+            if self.refine_only_warps > 0 {
+                p.warps = p.warps.min(self.refine_only_warps);
+            }
         }
         p
     }

@@ -19,8 +19,8 @@
 //! at every scale), so a fine level only corrects its hand-off: the `fine_levels` (2) finest
 //! levels that pass messages search `[-d_r, d_r]²` (`d_r = 1` px, 25 labels), the others
 //! between them and the coarsest `[-d, d]²`. A level of more than `max_mp_pixels` (2^18) pixels passes no messages: it
-//! starts from the upsampled flow of the level above and is only refined (as DIS stops its
-//! patch search above the finest scale). That bounds time and memory on large frames: at
+//! starts from the upsampled flow of the level above and is only refined, in at most
+//! `refine_only_warps` (4) warps (as DIS stops its patch search above the finest scale). That bounds time and memory on large frames: at
 //! 1168 x 776 the finest level's message passing took 3/4 of the time and memory and its
 //! refined result was worse (RubberWhale at 2x, EPE 0.171 against 0.156). The Middlebury
 //! frames (584 x 388) pass messages at every level. The reach is the sum of the windows of the

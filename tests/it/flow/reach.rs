@@ -593,6 +593,33 @@ fn a_refined_only_level_scales_the_refinement_smoothness_by_root_two_per_level()
     }
 }
 
+#[test]
+fn a_refined_only_level_caps_its_warps_and_a_message_passing_level_does_not() {
+    let c = FlowConfig {
+        width: 1752,
+        height: 1164,
+        ..FlowConfig::default()
+    };
+    let levels = c.levels_for(c.width, c.height);
+    assert_eq!(c.refine_only_levels(c.width, c.height, levels), 2);
+    let warps = c.variational().warps;
+    assert!(warps > c.refine_only_warps, "{warps}");
+    for level in 0..2 {
+        assert_eq!(c.variational_at(level, levels).warps, c.refine_only_warps);
+    }
+    for level in 2..levels {
+        assert_eq!(c.variational_at(level, levels).warps, warps);
+    }
+    // 0 = every warp; a cap above the warps changes nothing.
+    for cap in [0, warps + 5] {
+        let uncapped = FlowConfig {
+            refine_only_warps: cap,
+            ..c.clone()
+        };
+        assert_eq!(uncapped.variational_at(0, levels).warps, warps);
+    }
+}
+
 /// The built-in layered pair, generated here (no files): three rigid layers moving 20 to 30 px
 /// over a background that moves up to 3 px, one layer and the sky band textureless, the layers
 /// occluding the background and each other, with exact flow. Each engine at the defaults must

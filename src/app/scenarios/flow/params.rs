@@ -252,6 +252,7 @@ pub fn ui(
                 "presmooth",
                 "variational_iters",
                 "variational_warps",
+                "refine_only_warps",
                 "variational_stop_change",
                 "variational_alpha",
                 "variational_gamma",
