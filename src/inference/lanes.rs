@@ -59,6 +59,38 @@ pub fn lane_max(values: &[f64]) -> f64 {
     lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]))
 }
 
+/// `out[i] = value(i, out[i])` for every `i`, returning the largest new value (and 0) and
+/// `Σ_i out[i] w[i]`, in 4 lanes: a message's sender product, its scale and its mass in one pass.
+#[inline(always)]
+pub fn fill_max_and_dot(
+    out: &mut [f64],
+    w: &[f64],
+    value: impl Fn(usize, f64) -> f64,
+) -> (f64, f64) {
+    let n = out.len();
+    let w = &w[..n];
+    let (mut top, mut dot) = ([0.0f64; 4], [0.0f64; 4]);
+    let full = n / 4 * 4;
+    for i in (0..full).step_by(4) {
+        for l in 0..4 {
+            let x = value(i + l, out[i + l]);
+            out[i + l] = x;
+            top[l] = top[l].max(x);
+            dot[l] += x * w[i + l];
+        }
+    }
+    for i in full..n {
+        let x = value(i, out[i]);
+        out[i] = x;
+        top[0] = top[0].max(x);
+        dot[0] += x * w[i];
+    }
+    (
+        top[0].max(top[1]).max(top[2].max(top[3])),
+        (dot[0] + dot[1]) + (dot[2] + dot[3]),
+    )
+}
+
 /// `new[i] = damping · old[i] + scale · new[i]` in place, returning the change's L1 norm
 /// `Σ |new[i] - old[i]|` and its projection `Σ w[i] (new[i] - old[i])`: a damped message update
 /// and its change in one pass over the three slices (of one length), 4 lanes at a time.
@@ -111,6 +143,24 @@ mod tests {
             assert_eq!(sum, v.iter().sum::<f64>(), "n = {n}");
             assert_eq!(squares, v.iter().map(|x| x * x).sum::<f64>());
             assert_eq!(lane_max(&v), v.iter().fold(0.0f64, |a, &x| a.max(x)));
+        }
+    }
+
+    #[test]
+    fn filling_returns_the_largest_value_and_the_weighted_sum() {
+        for n in [0usize, 1, 3, 4, 5, 50, 51] {
+            let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 101) as f64 / 8.0).collect();
+            let w: Vec<f64> = (0..n).map(|i| ((i * 31) % 7) as f64 - 2.0).collect();
+            let mut out = vec![-1.0; n];
+            let (top, dot) = fill_max_and_dot(&mut out, &w, |i, old| v[i] * 2.0 + old + 1.0);
+            let doubled: Vec<f64> = v.iter().map(|x| x * 2.0).collect();
+            assert_eq!(out, doubled, "n = {n}");
+            assert_eq!(top, doubled.iter().fold(0.0f64, |a, &x| a.max(x)));
+            let want: f64 = doubled.iter().zip(&w).map(|(x, w)| x * w).sum();
+            assert!(
+                (dot - want).abs() <= 1e-12 * want.abs().max(1.0),
+                "{dot} {want}"
+            );
         }
     }
 

@@ -18,7 +18,7 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::inference::lanes::{damp_in_place, lane_max, lane_sums, with_avx2};
+use crate::inference::lanes::{damp_in_place, fill_max_and_dot, with_avx2};
 use crate::inference::matmul;
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
@@ -26,6 +26,11 @@ use crate::run::CancelFlag;
 /// Values of a chunk's input matrix: a chunk is about this many doubles (a few hundred KB with
 /// its output), so the gathered products, the output and the table stay in the core's cache.
 const CHUNK_VALUES: usize = 8192;
+
+/// Sender products whose largest value lies in this range go into the matrix product as they
+/// are (the message is normalised after it anyway); others are scaled to a largest value of 1.
+const SCALE_LOW: f64 = 1e-200;
+const SCALE_HIGH: f64 = 1e200;
 
 /// The shared table as the two maps a message goes through.
 #[derive(Debug, Clone)]
@@ -36,6 +41,10 @@ pub(super) struct SharedTable {
     /// `ψ(i, j)` at `(i, j)`: messages `b -> a` (odd ids). None for a symmetric table, where
     /// `forward` serves both directions.
     backward: Option<DMatrix<f64>>,
+    /// The column sums of `forward` (and of `backward`): a sender product `x` becomes a message
+    /// of mass `Σ_i x_i w_i`, known before the product is taken.
+    forward_mass: Vec<f64>,
+    backward_mass: Option<Vec<f64>>,
 }
 
 impl SharedTable {
@@ -44,8 +53,12 @@ impl SharedTable {
         // Read column-major, the row-major table is its own transpose: (j, i) = ψ(i, j).
         let forward = DMatrix::from_column_slice(s, s, table);
         let symmetric = (0..s).all(|i| (0..s).all(|j| table[i * s + j] == table[j * s + i]));
+        let backward = (!symmetric).then(|| forward.transpose());
+        let column_sums = |m: &DMatrix<f64>| m.column_iter().map(|c| c.sum()).collect();
         SharedTable {
-            backward: (!symmetric).then(|| forward.transpose()),
+            forward_mass: column_sums(&forward),
+            backward_mass: backward.as_ref().map(column_sums),
+            backward,
             forward,
         }
     }
@@ -109,6 +122,8 @@ fn node_block<'m>(
 #[derive(Default)]
 pub(super) struct ChunkScratch {
     inputs: Vec<f64>,
+    /// The mass of each message of the chunk before normalising.
+    mass: Vec<f64>,
     even: Vec<f64>,
     odd: Vec<f64>,
 }
@@ -205,8 +220,10 @@ impl StepInputs<'_> {
         let s = self.mrf.num_states();
         let cols = out.len() / s;
         sc.inputs.resize(out.len(), 0.0);
+        sc.mass.clear();
         for (j, x) in sc.inputs.chunks_exact_mut(s).enumerate() {
-            self.sender_product(m0 + j, x);
+            let mass = self.sender_product(m0 + j, x);
+            sc.mass.push(mass);
         }
         match &self.table.backward {
             None => gemm(out, &self.table.forward, &sc.inputs, s, cols),
@@ -241,9 +258,8 @@ impl StepInputs<'_> {
         let d = self.damping;
         let w = self.projection;
         let mut largest: f64 = 0.0;
-        for (j, new) in out.chunks_exact_mut(s).enumerate() {
+        for ((j, new), &z) in out.chunks_exact_mut(s).enumerate().zip(&sc.mass) {
             let m = m0 + j;
-            let [z] = lane_sums(s, |i| [new[i]]);
             if !(z > 0.0 && z.is_finite()) {
                 return Err(m);
             }
@@ -256,33 +272,50 @@ impl StepInputs<'_> {
         Ok(largest)
     }
 
-    /// The product message `m = t -> s` multiplies, scaled to a largest value of 1.
+    /// The product message `m = t -> s` multiplies, in `x`, and the mass of the message it makes
+    /// (before normalising). A product whose largest value is far from 1 is scaled to 1 first,
+    /// so the matrix product neither overflows nor loses it to underflow.
     #[inline(always)]
-    fn sender_product(&self, m: usize, x: &mut [f64]) {
+    fn sender_product(&self, m: usize, x: &mut [f64]) -> f64 {
         let s = self.mrf.num_states();
         let g = &self.mrf.graph;
         let (t, target) = (g.source(m), g.target(m));
-        if self.rho == 1.0 {
-            x.copy_from_slice(&self.mrf.node_potentials[t * s..(t + 1) * s]);
-            for nb in g.neighbors(t) {
-                if nb.node != target {
-                    let inc = &self.messages[nb.incoming * s..(nb.incoming + 1) * s];
-                    x.iter_mut().zip(inc).for_each(|(p, v)| *p *= v);
+        let w = match &self.table.backward_mass {
+            Some(backward) if m % 2 == 1 => backward,
+            _ => &self.table.forward_mass,
+        };
+        let (top, mass) = if self.rho == 1.0 {
+            let phi = &self.mrf.node_potentials[t * s..(t + 1) * s];
+            let incoming = |nb: &crate::model::Neighbor| {
+                &self.messages[nb.incoming * s..(nb.incoming + 1) * s]
+            };
+            let mut others = g
+                .neighbors(t)
+                .iter()
+                .filter(|nb| nb.node != target)
+                .map(incoming);
+            match others.next_back() {
+                None => fill_max_and_dot(x, w, |i, _| phi[i]),
+                Some(last) => {
+                    x.copy_from_slice(phi);
+                    for inc in others {
+                        x.iter_mut().zip(inc).for_each(|(p, v)| *p *= v);
+                    }
+                    fill_max_and_dot(x, w, |i, p| p * last[i])
                 }
             }
         } else {
             // P_t / m_st: the reverse of message m is m ^ 1.
             let reverse = &self.messages[(m ^ 1) * s..((m ^ 1) + 1) * s];
             let product = &self.products[t * s..(t + 1) * s];
-            for ((p, &n), &v) in x.iter_mut().zip(product).zip(reverse) {
-                *p = n / v.max(f64::MIN_POSITIVE);
-            }
+            fill_max_and_dot(x, w, |i, _| product[i] / reverse[i].max(f64::MIN_POSITIVE))
+        };
+        if (SCALE_LOW..=SCALE_HIGH).contains(&top) || !(top > 0.0 && top.is_finite()) {
+            return mass;
         }
-        let top = lane_max(x);
-        if top > 0.0 && top.is_finite() {
-            let inv = 1.0 / top;
-            x.iter_mut().for_each(|p| *p *= inv);
-        }
+        let inv = 1.0 / top;
+        x.iter_mut().for_each(|p| *p *= inv);
+        mass * inv
     }
 }
 
