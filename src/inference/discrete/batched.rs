@@ -8,8 +8,9 @@
 //! Tree-reweighted products take one power per node and state: the node product
 //! `P_t = φ_t (Π_u m_ut)^ρ` (also the unnormalised belief) is kept for the current messages, and the message `t -> s` multiplies `P_t / m_st` (= `φ_t Π_{u≠s} m_ut^ρ m_st^{ρ-1}`).
 //! Ordinary BP (ρ = 1) forms the leave-one-out product directly, so zeros stay exact.
-//! Normalising, damping and each message's change are done in the same pass, while the chunk is
-//! in cache.
+//! A message's mass is known before its product is taken (the sender product times the table's
+//! column sums, summed in the pass that forms the product), so normalising, damping and each
+//! message's change are one pass over the product's output, while the chunk is in cache.
 //!
 //! Cost per iteration: O(|E| S²) in the products, O(|E| S) powers (ρ < 1) and O(|E| S) for the
 //! rest; memory one S-vector per node for the node products besides the two message buffers.
