@@ -59,34 +59,44 @@ pub fn lane_max(values: &[f64]) -> f64 {
     lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]))
 }
 
-/// `out[i] = value(i, out[i])` for every `i`, returning the largest new value (and 0) and
-/// `Σ_i out[i] w[i]`, in 4 lanes: a message's sender product, its scale and its mass in one pass.
+/// `out[i] = value(out[i], a[i], b[i])` for every `i` (the slices of one length), returning
+/// the largest new value (and 0; NaN is ignored, as `f64::max` does) and `Σ_i out[i] w[i]`,
+/// 4 lanes at a time: a message's sender product, its scale and its mass in one pass.
 #[inline(always)]
-pub fn fill_max_and_dot(
+pub fn map_max_dot(
     out: &mut [f64],
+    a: &[f64],
+    b: &[f64],
     w: &[f64],
-    value: impl Fn(usize, f64) -> f64,
+    value: impl Fn(f64, f64, f64) -> f64,
 ) -> (f64, f64) {
     let n = out.len();
-    let w = &w[..n];
+    let (a, b, w) = (&a[..n], &b[..n], &w[..n]);
     let (mut top, mut dot) = ([0.0f64; 4], [0.0f64; 4]);
-    let full = n / 4 * 4;
-    for i in (0..full).step_by(4) {
-        for l in 0..4 {
-            let x = value(i + l, out[i + l]);
-            out[i + l] = x;
-            top[l] = top[l].max(x);
-            dot[l] += x * w[i + l];
-        }
+    // `x > t ? x : t` keeps t for a NaN x and compiles to a vector max (`f64::max` does not).
+    let larger = |t: f64, x: f64| if x > t { x } else { t };
+    let mut quads = out.chunks_exact_mut(4);
+    let mut rest = (a.chunks_exact(4), b.chunks_exact(4), w.chunks_exact(4));
+    for (((o, a), b), w) in (&mut quads)
+        .zip(&mut rest.0)
+        .zip(&mut rest.1)
+        .zip(&mut rest.2)
+    {
+        let x: [f64; 4] = std::array::from_fn(|l| value(o[l], a[l], b[l]));
+        o.copy_from_slice(&x);
+        top = std::array::from_fn(|l| larger(top[l], x[l]));
+        dot = std::array::from_fn(|l| dot[l] + x[l] * w[l]);
     }
-    for i in full..n {
-        let x = value(i, out[i]);
-        out[i] = x;
-        top[0] = top[0].max(x);
-        dot[0] += x * w[i];
+    let tail = quads.into_remainder();
+    let (a, b, w) = (rest.0.remainder(), rest.1.remainder(), rest.2.remainder());
+    for (((o, &a), &b), &w) in tail.iter_mut().zip(a).zip(b).zip(w) {
+        let x = value(*o, a, b);
+        *o = x;
+        top[0] = larger(top[0], x);
+        dot[0] += x * w;
     }
     (
-        top[0].max(top[1]).max(top[2].max(top[3])),
+        larger(larger(top[0], top[1]), larger(top[2], top[3])),
         (dot[0] + dot[1]) + (dot[2] + dot[3]),
     )
 }
@@ -147,21 +157,36 @@ mod tests {
     }
 
     #[test]
-    fn filling_returns_the_largest_value_and_the_weighted_sum() {
+    fn mapping_returns_the_largest_value_and_the_weighted_sum() {
         for n in [0usize, 1, 3, 4, 5, 50, 51] {
-            let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 101) as f64 / 8.0).collect();
+            let a: Vec<f64> = (0..n).map(|i| ((i * 7919) % 101) as f64 / 8.0).collect();
+            let b: Vec<f64> = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
             let w: Vec<f64> = (0..n).map(|i| ((i * 31) % 7) as f64 - 2.0).collect();
-            let mut out = vec![-1.0; n];
-            let (top, dot) = fill_max_and_dot(&mut out, &w, |i, old| v[i] * 2.0 + old + 1.0);
-            let doubled: Vec<f64> = v.iter().map(|x| x * 2.0).collect();
-            assert_eq!(out, doubled, "n = {n}");
-            assert_eq!(top, doubled.iter().fold(0.0f64, |a, &x| a.max(x)));
-            let want: f64 = doubled.iter().zip(&w).map(|(x, w)| x * w).sum();
+            let mut out: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let want: Vec<f64> = (0..n).map(|i| i as f64 + a[i] / b[i]).collect();
+            let (top, dot) = map_max_dot(&mut out, &a, &b, &w, |o, a, b| o + a / b);
+            assert_eq!(out, want, "n = {n}");
+            assert_eq!(top, want.iter().fold(0.0f64, |t, &x| t.max(x)));
+            let sum: f64 = want.iter().zip(&w).map(|(x, w)| x * w).sum();
             assert!(
-                (dot - want).abs() <= 1e-12 * want.abs().max(1.0),
-                "{dot} {want}"
+                (dot - sum).abs() <= 1e-12 * sum.abs().max(1.0),
+                "{dot} {sum}"
             );
         }
+        // A NaN is left out of the largest value, as f64::max leaves it, and reaches the sum.
+        let mut out = vec![1.0, f64::NAN, 3.0, 2.0, 0.5];
+        let (top, dot) = map_max_dot(
+            &mut out.clone(),
+            &out.clone(),
+            &[0.0; 5],
+            &[1.0; 5],
+            |_, a, _| a,
+        );
+        assert_eq!(top, 3.0);
+        assert!(dot.is_nan());
+        out[4] = f64::NAN;
+        let (top, _) = map_max_dot(&mut out.clone(), &out, &[0.0; 5], &[1.0; 5], |_, a, _| a);
+        assert_eq!(top, 3.0);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::inference::lanes::{damp_in_place, fill_max_and_dot, with_avx2};
+use crate::inference::lanes::{damp_in_place, map_max_dot, with_avx2};
 use crate::inference::matmul;
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
@@ -296,20 +296,28 @@ impl StepInputs<'_> {
                 .filter(|nb| nb.node != target)
                 .map(incoming);
             match others.next_back() {
-                None => fill_max_and_dot(x, w, |i, _| phi[i]),
+                None => map_max_dot(x, phi, phi, w, |_, p, _| p),
                 Some(last) => {
                     x.copy_from_slice(phi);
                     for inc in others {
                         x.iter_mut().zip(inc).for_each(|(p, v)| *p *= v);
                     }
-                    fill_max_and_dot(x, w, |i, p| p * last[i])
+                    map_max_dot(x, last, last, w, |p, v, _| p * v)
                 }
             }
         } else {
             // P_t / m_st: the reverse of message m is m ^ 1.
             let reverse = &self.messages[(m ^ 1) * s..((m ^ 1) + 1) * s];
             let product = &self.products[t * s..(t + 1) * s];
-            fill_max_and_dot(x, w, |i, _| product[i] / reverse[i].max(f64::MIN_POSITIVE))
+            // `r > MIN ? r : MIN` is f64::max(r, MIN) (MIN for a NaN r) as a vector max.
+            let floor = |r: f64| {
+                if r > f64::MIN_POSITIVE {
+                    r
+                } else {
+                    f64::MIN_POSITIVE
+                }
+            };
+            map_max_dot(x, product, reverse, w, |_, p, r| p / floor(r))
         };
         if (SCALE_LOW..=SCALE_HIGH).contains(&top) || !(top > 0.0 && top.is_finite()) {
             return mass;
