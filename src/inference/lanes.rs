@@ -59,6 +59,17 @@ pub fn lane_max(values: &[f64]) -> f64 {
     lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]))
 }
 
+/// `f64::max(v, f64::MIN_POSITIVE)` (MIN_POSITIVE for a NaN `v` too), written as a comparison
+/// so that loops over it vectorise: `f64::max`'s NaN rule does not map to a vector max.
+#[inline(always)]
+pub fn at_least_min_positive(v: f64) -> f64 {
+    if v > f64::MIN_POSITIVE {
+        v
+    } else {
+        f64::MIN_POSITIVE
+    }
+}
+
 /// `out[i] = value(out[i], a[i], b[i])` for every `i` (the slices of one length), returning
 /// the largest new value (and 0; NaN is ignored, as `f64::max` does) and `Σ_i out[i] w[i]`,
 /// 4 lanes at a time: a message's sender product, its scale and its mass in one pass.
@@ -187,6 +198,27 @@ mod tests {
         out[4] = f64::NAN;
         let (top, _) = map_max_dot(&mut out.clone(), &out, &[0.0; 5], &[1.0; 5], |_, a, _| a);
         assert_eq!(top, 3.0);
+    }
+
+    #[test]
+    fn the_floor_is_f64_max_with_min_positive() {
+        for v in [
+            f64::NAN,
+            -1.0,
+            -0.0,
+            0.0,
+            1e-310,
+            f64::MIN_POSITIVE,
+            1e-300,
+            0.5,
+            f64::INFINITY,
+        ] {
+            assert_eq!(
+                at_least_min_positive(v).to_bits(),
+                v.max(f64::MIN_POSITIVE).to_bits(),
+                "{v}"
+            );
+        }
     }
 
     #[test]

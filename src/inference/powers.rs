@@ -17,7 +17,7 @@
 //! `e ln v` (the conditioning of a power), tested against `powf`. Cost O(n) per factor, about
 //! 40 flops and one division a value.
 
-use super::lanes::with_avx2;
+use super::lanes::{at_least_min_positive, with_avx2};
 
 const MANTISSA: u64 = 0x000f_ffff_ffff_ffff;
 const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
@@ -99,7 +99,7 @@ fn product_power(factors: &[&[f64]], exponent: f64, scale: &[f64], out: &mut [f6
         out.fill(1.0);
         for f in factors {
             for (o, &v) in out.iter_mut().zip(&f[range.clone()]) {
-                *o *= v.max(f64::MIN_POSITIVE);
+                *o *= at_least_min_positive(v);
             }
         }
         if lane_min(out) >= UNDERFLOW_GUARD {
@@ -114,7 +114,7 @@ fn product_power(factors: &[&[f64]], exponent: f64, scale: &[f64], out: &mut [f6
         out.fill(1.0);
         for f in factors {
             for ((m, k), &v) in out.iter_mut().zip(exps.iter_mut()).zip(&f[range.clone()]) {
-                let (kv, mv) = split(v.max(f64::MIN_POSITIVE));
+                let (kv, mv) = split(at_least_min_positive(v));
                 let (kp, mp) = split(*m * mv);
                 *k += kv + kp;
                 *m = mp;

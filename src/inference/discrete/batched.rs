@@ -19,7 +19,7 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::inference::lanes::{damp_in_place, map_max_dot, with_avx2};
+use crate::inference::lanes::{at_least_min_positive, damp_in_place, map_max_dot, with_avx2};
 use crate::inference::matmul;
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
@@ -105,7 +105,7 @@ fn node_block<'m>(
         p.fill(1.0);
         for nb in g.neighbors(first + k) {
             for (o, &v) in p.iter_mut().zip(incoming(nb)) {
-                *o *= v.max(f64::MIN_POSITIVE);
+                *o *= at_least_min_positive(v);
             }
         }
     }
@@ -309,15 +309,9 @@ impl StepInputs<'_> {
             // P_t / m_st: the reverse of message m is m ^ 1.
             let reverse = &self.messages[(m ^ 1) * s..((m ^ 1) + 1) * s];
             let product = &self.products[t * s..(t + 1) * s];
-            // `r > MIN ? r : MIN` is f64::max(r, MIN) (MIN for a NaN r) as a vector max.
-            let floor = |r: f64| {
-                if r > f64::MIN_POSITIVE {
-                    r
-                } else {
-                    f64::MIN_POSITIVE
-                }
-            };
-            map_max_dot(x, product, reverse, w, |_, p, r| p / floor(r))
+            map_max_dot(x, product, reverse, w, |_, p, r| {
+                p / at_least_min_positive(r)
+            })
         };
         if (SCALE_LOW..=SCALE_HIGH).contains(&top) || !(top > 0.0 && top.is_finite()) {
             return mass;
