@@ -596,11 +596,17 @@ impl Inference for DiscreteBp {
     }
 
     fn estimates(&self, kind: EstimateKind) -> Estimates {
+        // Node by node in parallel, each belief in a scratch vector: no copy of every belief.
         let s = self.mrf.num_states();
-        let beliefs = self.all_beliefs();
-        let values = beliefs
-            .chunks(s)
-            .map(|b| point_estimate(&self.mrf.state_values, b, kind))
+        let values = (0..self.mrf.graph.num_nodes())
+            .into_par_iter()
+            .map_init(
+                || vec![0.0; s],
+                |belief, t| {
+                    self.belief_into(t, belief);
+                    point_estimate(&self.mrf.state_values, belief, kind)
+                },
+            )
             .collect();
         Estimates { dim: 1, values }
     }
