@@ -43,22 +43,6 @@ pub fn lane_sums<const K: usize>(n: usize, terms: impl Fn(usize) -> [f64; K]) ->
     std::array::from_fn(|k| (lanes[0][k] + lanes[1][k]) + (lanes[2][k] + lanes[3][k]))
 }
 
-/// The largest of `values` and 0, in 4 lanes (NaN is ignored, as `f64::max` does).
-#[inline(always)]
-pub fn lane_max(values: &[f64]) -> f64 {
-    let mut lanes = [0.0f64; 4];
-    let mut chunks = values.chunks_exact(4);
-    for c in &mut chunks {
-        for (l, v) in lanes.iter_mut().zip(c) {
-            *l = l.max(*v);
-        }
-    }
-    for v in chunks.remainder() {
-        lanes[0] = lanes[0].max(*v);
-    }
-    lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]))
-}
-
 /// `f64::max(v, f64::MIN_POSITIVE)` (MIN_POSITIVE for a NaN `v` too), written as a comparison
 /// so that loops over it vectorise: `f64::max`'s NaN rule does not map to a vector max.
 #[inline(always)]
@@ -157,13 +141,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lane_sums_and_max_agree_with_plain_loops() {
+    fn lane_sums_agree_with_plain_loops() {
         for n in [0usize, 1, 3, 4, 5, 50, 51] {
             let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 101) as f64 - 40.0).collect();
             let [sum, squares] = lane_sums(n, |i| [v[i], v[i] * v[i]]);
             assert_eq!(sum, v.iter().sum::<f64>(), "n = {n}");
             assert_eq!(squares, v.iter().map(|x| x * x).sum::<f64>());
-            assert_eq!(lane_max(&v), v.iter().fold(0.0f64, |a, &x| a.max(x)));
         }
     }
 

@@ -182,9 +182,11 @@ impl Eta {
 
     /// [`Self::describe_left`], or "up to about 3 min left" for an upper bound.
     pub fn describe_iterations_left((left, upper_bound): (f64, bool)) -> String {
-        match upper_bound {
-            true => format!("up to {}", Self::describe_left(left)),
-            false => Self::describe_left(left),
+        let left = Self::describe_left(left);
+        if upper_bound {
+            format!("up to {left}")
+        } else {
+            left
         }
     }
 

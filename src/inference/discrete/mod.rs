@@ -306,22 +306,6 @@ impl DiscreteBp {
         &self.messages[m * s..(m + 1) * s]
     }
 
-    /// Normalised beliefs of every node, node-major.
-    pub fn all_beliefs(&self) -> Vec<f64> {
-        let s = self.mrf.num_states();
-        if self.products_fresh {
-            // The tree-reweighted node products are the unnormalised beliefs.
-            let mut out = self.products.clone();
-            out.par_chunks_mut(s).for_each(normalise_or_uniform);
-            return out;
-        }
-        let mut out = vec![0.0; self.mrf.graph.num_nodes() * s];
-        out.par_chunks_mut(s).enumerate().for_each(|(t, b)| {
-            self.belief_into(t, b);
-        });
-        out
-    }
-
     /// The node products of the current messages (tree-reweighted BP), computed once.
     fn refresh_products(&mut self) {
         if self.rho == 1.0 || self.products_fresh {

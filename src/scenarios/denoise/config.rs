@@ -593,6 +593,7 @@ impl DenoiseConfig {
 /// Iterations the time estimate counts when SURE's guard may settle the run earlier: the
 /// built-in image settles in 15-22 (docs/denoise.md), kernel BP's sweep on a photograph in 4-9.
 const SURE_TYPICAL_ITERATIONS: usize = 25;
+/// The same for kernel BP's sweep (a loaded photograph), which settles in 4-9.
 const SURE_TYPICAL_ITERATIONS_PHOTOGRAPH: usize = 10;
 
 /// The kernel-BP feature rank the memory estimate assumes when the levels and `max_rank`
