@@ -41,6 +41,9 @@ fn flow_runs_in_compare_mode_and_probes_a_pixel() {
         "Endpoint error (px) per iteration",
         "Angular error (°) per iteration",
         "zero flow EPE",
+        // The form's pyramid windows and refinement caps.
+        "Coarsest window d_c",
+        "Refine-only warps",
     ] {
         assert!(
             has_text(&harness, part),
