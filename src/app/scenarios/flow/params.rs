@@ -13,6 +13,30 @@ use crate::app::form::{
 use crate::inference::EstimateKind;
 use crate::scenarios::flow::{FlowAlgorithm, FlowConfig, FlowView, PARAMS};
 
+/// `value` moved to the nearest multiple of the lattice step, at least `min_steps` steps.
+fn on_lattice(value: f64, step: f64, min_steps: f64) -> f64 {
+    (value / step).round().max(min_steps) * step
+}
+
+/// A displacement window's row (half-width in px of its level, up to 8), kept on the lattice.
+fn window_row(
+    ui: &mut egui::Ui,
+    key: &str,
+    value: &mut f64,
+    lowest: f64,
+    step: f64,
+    min_steps: f64,
+) {
+    let id = param_label(ui, PARAMS, key);
+    if fitted_slider(ui, egui::Slider::new(value, lowest..=8.0).step_by(step))
+        .labelled_by(id)
+        .changed()
+    {
+        *value = on_lattice(*value, step, min_steps);
+    }
+    ui.end_row();
+}
+
 fn file_name(p: &std::path::Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -198,48 +222,39 @@ pub fn ui(
         .show(ui, |ui| {
             ui.spacing_mut().slider_width = model_slider_width;
             let step = 1.0 / c.subpixel as f64;
-            let id = param_label(ui, PARAMS, "max_displacement");
-            if fitted_slider(
+            window_row(
                 ui,
-                egui::Slider::new(&mut c.max_displacement, 0.5..=8.0).step_by(step),
-            )
-            .labelled_by(id)
-            .changed()
-            {
-                c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
-            }
-            ui.end_row();
-            let id = param_label(ui, PARAMS, "coarsest_displacement");
-            if fitted_slider(
+                "max_displacement",
+                &mut c.max_displacement,
+                0.5,
+                step,
+                1.0,
+            );
+            window_row(
                 ui,
-                egui::Slider::new(&mut c.coarsest_displacement, 0.0..=8.0).step_by(step),
-            )
-            .labelled_by(id)
-            .changed()
-            {
-                c.coarsest_displacement = (c.coarsest_displacement / step).round() * step;
-            }
-            ui.end_row();
-            let id = param_label(ui, PARAMS, "refine_displacement");
-            if fitted_slider(
+                "coarsest_displacement",
+                &mut c.coarsest_displacement,
+                0.0,
+                step,
+                0.0,
+            );
+            window_row(
                 ui,
-                egui::Slider::new(&mut c.refine_displacement, 0.0..=8.0).step_by(step),
-            )
-            .labelled_by(id)
-            .changed()
-            {
-                c.refine_displacement = (c.refine_displacement / step).round() * step;
-            }
-            ui.end_row();
+                "refine_displacement",
+                &mut c.refine_displacement,
+                0.0,
+                step,
+                0.0,
+            );
             let id = param_label(ui, PARAMS, "subpixel");
             if fitted_slider(ui, egui::Slider::new(&mut c.subpixel, 1..=4))
                 .labelled_by(id)
                 .changed()
             {
                 let step = 1.0 / c.subpixel as f64;
-                c.max_displacement = (c.max_displacement / step).round().max(1.0) * step;
-                c.refine_displacement = (c.refine_displacement / step).round() * step;
-                c.coarsest_displacement = (c.coarsest_displacement / step).round() * step;
+                c.max_displacement = on_lattice(c.max_displacement, step, 1.0);
+                c.refine_displacement = on_lattice(c.refine_displacement, step, 0.0);
+                c.coarsest_displacement = on_lattice(c.coarsest_displacement, step, 0.0);
             }
             ui.end_row();
             for key in [
