@@ -1,7 +1,9 @@
 //! Sums and maxima over short slices in 4 interleaved lanes, so that the additions do not wait
 //! on each other: a single running sum is latency-bound and cannot be vectorised, four
 //! independent ones fill a vector register. The hot per-message reductions of discrete and
-//! kernel BP (norms, totals, changes) use them. Cost O(n).
+//! kernel BP (norms, totals, changes) use them; `lane_dots` and `change_sums` keep the four
+//! lanes in one AVX register where the processor has one (the same additions in the same
+//! order, so the same bits). Cost O(n).
 
 /// Runs `body` compiled for AVX2 (four f64 lanes) when the processor has it, else as it is: the
 /// closure and the `#[inline(always)]` code it calls are inlined into a function with the AVX2
@@ -41,6 +43,124 @@ pub fn lane_sums<const K: usize>(n: usize, terms: impl Fn(usize) -> [f64; K]) ->
         }
     }
     std::array::from_fn(|k| (lanes[0][k] + lanes[1][k]) + (lanes[2][k] + lanes[3][k]))
+}
+
+/// `[Σ_i x_k[i] · y_k[i]]` for K pairs of slices of one length: [`lane_sums`] of the K
+/// products, the same additions in the same order (so the same bits), with the four lanes in
+/// one AVX register where the processor has it (a closure over indices stays scalar there).
+#[inline(always)]
+pub fn lane_dots<const K: usize>(pairs: [(&[f64], &[f64]); K]) -> [f64; K] {
+    let n = pairs.first().map_or(0, |(x, _)| x.len());
+    let pairs = pairs.map(|(x, y)| (&x[..n], &y[..n]));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor has AVX (checked); every slice holds n values (cut above).
+        return unsafe { avx::lane_dots(pairs, n) };
+    }
+    lane_sums(n, |i| {
+        std::array::from_fn(|k| pairs[k].0[i] * pairs[k].1[i])
+    })
+}
+
+/// `[Σ_i δ_i², Σ_i w_i δ_i]` with `δ = new - old` (slices of one length; the second sum is 0
+/// without `w`), in [`lane_sums`]' order: a message's change and its projection.
+#[inline(always)]
+pub fn change_sums(new: &[f64], old: &[f64], w: Option<&[f64]>) -> [f64; 2] {
+    let n = new.len();
+    let old = &old[..n];
+    let w = w.map(|w| &w[..n]);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor has AVX (checked); every slice holds n values (cut above).
+        return unsafe { avx::change_sums(new, old, w, n) };
+    }
+    let delta = |i: usize| new[i] - old[i];
+    match w {
+        Some(w) => lane_sums(n, |i| [delta(i) * delta(i), w[i] * delta(i)]),
+        None => [lane_sums(n, |i| [delta(i) * delta(i)])[0], 0.0],
+    }
+}
+
+/// The AVX forms of the sums above: lane `l` of a register holds what lane `l` of
+/// [`lane_sums`] holds, the tail is added to lane 0 value by value, and the lanes are added
+/// as there.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    /// `((l0 + tail terms one by one) + l1) + (l2 + l3)` of the register `v`.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    fn finish(v: __m256d, tail: impl Iterator<Item = f64>) -> f64 {
+        let mut l = [0.0; 4];
+        // SAFETY: `l` holds four f64.
+        unsafe { _mm256_storeu_pd(l.as_mut_ptr(), v) };
+        let lane0 = tail.fold(l[0], |s, t| s + t);
+        (lane0 + l[1]) + (l[2] + l[3])
+    }
+
+    /// Four values of `x` from `at`.
+    ///
+    /// # Safety
+    /// `at + 4 <= x.len()`.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    unsafe fn load(x: &[f64], at: usize) -> __m256d {
+        debug_assert!(at + 4 <= x.len());
+        // SAFETY: the caller's contract.
+        unsafe { _mm256_loadu_pd(x.as_ptr().add(at)) }
+    }
+
+    /// # Safety
+    /// Every slice holds at least `n` values.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn lane_dots<const K: usize>(
+        pairs: [(&[f64], &[f64]); K],
+        n: usize,
+    ) -> [f64; K] {
+        let mut acc = [_mm256_setzero_pd(); K];
+        for at in (0..n / 4).map(|q| 4 * q) {
+            for (a, (x, y)) in acc.iter_mut().zip(&pairs) {
+                // SAFETY: at + 4 <= n (the caller's contract).
+                let (x, y) = unsafe { (load(x, at), load(y, at)) };
+                *a = _mm256_add_pd(*a, _mm256_mul_pd(x, y));
+            }
+        }
+        std::array::from_fn(|k| {
+            let (x, y) = pairs[k];
+            finish(acc[k], (n / 4 * 4..n).map(|i| x[i] * y[i]))
+        })
+    }
+
+    /// # Safety
+    /// Every slice holds at least `n` values.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn change_sums(
+        new: &[f64],
+        old: &[f64],
+        w: Option<&[f64]>,
+        n: usize,
+    ) -> [f64; 2] {
+        let (mut squares, mut projected) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        for at in (0..n / 4).map(|q| 4 * q) {
+            // SAFETY: at + 4 <= n (the caller's contract).
+            let delta = unsafe { _mm256_sub_pd(load(new, at), load(old, at)) };
+            squares = _mm256_add_pd(squares, _mm256_mul_pd(delta, delta));
+            if let Some(w) = w {
+                // SAFETY: as above.
+                let w = unsafe { load(w, at) };
+                projected = _mm256_add_pd(projected, _mm256_mul_pd(w, delta));
+            }
+        }
+        let tail = n / 4 * 4..n;
+        let delta = |i: usize| new[i] - old[i];
+        [
+            finish(squares, tail.clone().map(|i| delta(i) * delta(i))),
+            w.map_or(0.0, |w| finish(projected, tail.map(|i| w[i] * delta(i)))),
+        ]
+    }
 }
 
 /// `f64::max(v, f64::MIN_POSITIVE)` (MIN_POSITIVE for a NaN `v` too), written as a comparison
@@ -147,6 +267,25 @@ mod tests {
             let [sum, squares] = lane_sums(n, |i| [v[i], v[i] * v[i]]);
             assert_eq!(sum, v.iter().sum::<f64>(), "n = {n}");
             assert_eq!(squares, v.iter().map(|x| x * x).sum::<f64>());
+        }
+    }
+
+    #[test]
+    fn dots_and_change_sums_are_lane_sums_to_the_bit() {
+        for n in [0usize, 1, 3, 4, 5, 37, 50, 51] {
+            let x: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 101) as f64 / 7.0 - 6.0)
+                .collect();
+            let y: Vec<f64> = (0..n)
+                .map(|i| ((i * 31) % 17) as f64 * 0.37 - 2.5)
+                .collect();
+            let w: Vec<f64> = (0..n).map(|i| 1e-3 * ((i * 13) % 11) as f64).collect();
+            let want = lane_sums(n, |i| [x[i] * y[i], x[i] * x[i], y[i] * w[i]]);
+            assert_eq!(lane_dots([(&x, &y), (&x, &x), (&y, &w)]), want, "n = {n}");
+            let d = |i: usize| x[i] - y[i];
+            let want = lane_sums(n, |i| [d(i) * d(i), w[i] * d(i)]);
+            assert_eq!(change_sums(&x, &y, Some(&w)), want, "n = {n}");
+            assert_eq!(change_sums(&x, &y, None), [want[0], 0.0], "n = {n}");
         }
     }
 
