@@ -81,6 +81,22 @@ pub fn change_sums(new: &[f64], old: &[f64], w: Option<&[f64]>) -> [f64; 2] {
     }
 }
 
+/// [`map_max_dot`] of the quotient `out[i] = p[i] / max(r[i], MIN_POSITIVE)`: a
+/// tree-reweighted sender product (the node product over the reverse message), its largest
+/// value and its mass, four lanes in one AVX register where the processor has it (the same
+/// operations in the same order, so the same bits).
+#[inline(always)]
+pub fn quotient_max_dot(out: &mut [f64], p: &[f64], r: &[f64], w: &[f64]) -> (f64, f64) {
+    let n = out.len();
+    let (p, r, w) = (&p[..n], &r[..n], &w[..n]);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor has AVX (checked); every slice holds n values (cut above).
+        return unsafe { avx::quotient_max_dot(out, p, r, w, n) };
+    }
+    map_max_dot(out, p, r, w, |_, p, r| p / at_least_min_positive(r))
+}
+
 /// The AVX forms of the sums above: lane `l` of a register holds what lane `l` of
 /// [`lane_sums`] holds, the tail is added to lane 0 value by value, and the lanes are added
 /// as there.
@@ -161,6 +177,79 @@ mod avx {
             w.map_or(0.0, |w| finish(projected, tail.map(|i| w[i] * delta(i)))),
         ]
     }
+
+    /// # Safety
+    /// Every slice holds at least `n` values.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn quotient_max_dot(
+        out: &mut [f64],
+        p: &[f64],
+        r: &[f64],
+        w: &[f64],
+        n: usize,
+    ) -> (f64, f64) {
+        // `max_pd(a, b)` is `a > b ? a : b`: the floor of `at_least_min_positive` and the
+        // NaN-ignoring maximum of `map_max_dot`.
+        let floor = _mm256_set1_pd(f64::MIN_POSITIVE);
+        let (mut top, mut dot) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        for at in (0..n / 4).map(|q| 4 * q) {
+            // SAFETY: at + 4 <= n (the caller's contract).
+            let (p, r, w) = unsafe { (load(p, at), load(r, at), load(w, at)) };
+            let x = _mm256_div_pd(p, _mm256_max_pd(r, floor));
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_pd(out.as_mut_ptr().add(at), x) };
+            top = _mm256_max_pd(x, top);
+            dot = _mm256_add_pd(dot, _mm256_mul_pd(x, w));
+        }
+        let mut lanes = [0.0; 4];
+        // SAFETY: `lanes` holds four f64.
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), top) };
+        let larger = |t: f64, x: f64| if x > t { x } else { t };
+        let tail = n / 4 * 4..n;
+        for i in tail.clone() {
+            out[i] = p[i] / super::at_least_min_positive(r[i]);
+            lanes[0] = larger(lanes[0], out[i]);
+        }
+        let top = larger(larger(lanes[0], lanes[1]), larger(lanes[2], lanes[3]));
+        (top, finish(dot, tail.map(|i| out[i] * w[i])))
+    }
+
+    /// # Safety
+    /// Every slice holds at least `n` values.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn damp_in_place(
+        new: &mut [f64],
+        old: &[f64],
+        w: &[f64],
+        damping: f64,
+        scale: f64,
+        n: usize,
+    ) -> (f64, f64) {
+        let (d, s) = (_mm256_set1_pd(damping), _mm256_set1_pd(scale));
+        let sign = _mm256_set1_pd(-0.0);
+        let (mut l1, mut projected) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        for at in (0..n / 4).map(|q| 4 * q) {
+            // SAFETY: at + 4 <= n (the caller's contract).
+            let (x, o, w) = unsafe { (load(new, at), load(old, at), load(w, at)) };
+            let x = _mm256_add_pd(_mm256_mul_pd(d, o), _mm256_mul_pd(s, x));
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_pd(new.as_mut_ptr().add(at), x) };
+            let delta = _mm256_sub_pd(x, o);
+            l1 = _mm256_add_pd(l1, _mm256_andnot_pd(sign, delta));
+            projected = _mm256_add_pd(projected, _mm256_mul_pd(w, delta));
+        }
+        let tail = n / 4 * 4..n;
+        for i in tail.clone() {
+            new[i] = damping * old[i] + scale * new[i];
+        }
+        let delta = |i: usize| new[i] - old[i];
+        (
+            finish(l1, tail.clone().map(|i| delta(i).abs())),
+            finish(projected, tail.map(|i| w[i] * delta(i))),
+        )
+    }
 }
 
 /// `f64::max(v, f64::MIN_POSITIVE)` (MIN_POSITIVE for a NaN `v` too), written as a comparison
@@ -219,6 +308,8 @@ pub fn map_max_dot(
 /// `new[i] = damping · old[i] + scale · new[i]` in place, returning the change's L1 norm
 /// `Σ |new[i] - old[i]|` and its projection `Σ w[i] (new[i] - old[i])`: a damped message update
 /// and its change in one pass over the three slices (of one length), 4 lanes at a time.
+/// Four lanes in one AVX register where the processor has it (the same operations in the same
+/// order, so the same bits).
 #[inline(always)]
 pub fn damp_in_place(
     new: &mut [f64],
@@ -227,6 +318,19 @@ pub fn damp_in_place(
     damping: f64,
     scale: f64,
 ) -> (f64, f64) {
+    let n = new.len();
+    let (old, w) = (&old[..n], &w[..n]);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor has AVX (checked); every slice holds n values (cut above).
+        return unsafe { avx::damp_in_place(new, old, w, damping, scale, n) };
+    }
+    damp_lanes(new, old, w, damping, scale)
+}
+
+/// [`damp_in_place`] in plain code, lane by lane.
+#[inline(always)]
+fn damp_lanes(new: &mut [f64], old: &[f64], w: &[f64], damping: f64, scale: f64) -> (f64, f64) {
     let n = new.len();
     let (old, w) = (&old[..n], &w[..n]);
     let (mut l1, mut projected) = ([0.0f64; 4], [0.0f64; 4]);
@@ -286,6 +390,46 @@ mod tests {
             let want = lane_sums(n, |i| [d(i) * d(i), w[i] * d(i)]);
             assert_eq!(change_sums(&x, &y, Some(&w)), want, "n = {n}");
             assert_eq!(change_sums(&x, &y, None), [want[0], 0.0], "n = {n}");
+        }
+    }
+
+    #[test]
+    fn quotients_and_damping_are_the_plain_loops_to_the_bit() {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for n in [0usize, 1, 3, 4, 5, 10, 37, 50, 51] {
+            let p: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 101) as f64 / 7.0 + 1e-3)
+                .collect();
+            // Zeros, a subnormal and a NaN in the divisor meet the floor.
+            let r: Vec<f64> = (0..n)
+                .map(|i| match i % 9 {
+                    2 => 0.0,
+                    5 => 1e-310,
+                    7 => f64::NAN,
+                    _ => ((i * 31) % 17) as f64 * 0.37 + 0.01,
+                })
+                .collect();
+            let w: Vec<f64> = (0..n).map(|i| ((i * 13) % 11) as f64 - 4.5).collect();
+            let (mut fast, mut plain) = (vec![0.0; n], vec![0.0; n]);
+            let got = quotient_max_dot(&mut fast, &p, &r, &w);
+            let want = map_max_dot(&mut plain, &p, &r, &w, |_, p, r| {
+                p / at_least_min_positive(r)
+            });
+            assert_eq!(bits(&fast), bits(&plain), "n = {n}");
+            assert_eq!(
+                (got.0.to_bits(), got.1.to_bits()),
+                (want.0.to_bits(), want.1.to_bits())
+            );
+
+            let old: Vec<f64> = (0..n).map(|i| ((i * 17) % 23) as f64 / 5.0 - 2.0).collect();
+            let (mut fast, mut plain) = (p.clone(), p.clone());
+            let got = damp_in_place(&mut fast, &old, &w, 0.3, 0.7 / 3.0);
+            let want = damp_lanes(&mut plain, &old, &w, 0.3, 0.7 / 3.0);
+            assert_eq!(bits(&fast), bits(&plain), "n = {n}");
+            assert_eq!(
+                (got.0.to_bits(), got.1.to_bits()),
+                (want.0.to_bits(), want.1.to_bits())
+            );
         }
     }
 

@@ -19,7 +19,9 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 
 use super::DiscreteMrf;
-use crate::inference::lanes::{at_least_min_positive, damp_in_place, map_max_dot, with_avx2};
+use crate::inference::lanes::{
+    at_least_min_positive, damp_in_place, map_max_dot, quotient_max_dot, with_avx2,
+};
 use crate::inference::matmul;
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
@@ -309,9 +311,7 @@ impl StepInputs<'_> {
             // P_t / m_st: the reverse of message m is m ^ 1.
             let reverse = &self.messages[(m ^ 1) * s..((m ^ 1) + 1) * s];
             let product = &self.products[t * s..(t + 1) * s];
-            map_max_dot(x, product, reverse, w, |_, p, r| {
-                p / at_least_min_positive(r)
-            })
+            quotient_max_dot(x, product, reverse, w)
         };
         if (SCALE_LOW..=SCALE_HIGH).contains(&top) || !(top > 0.0 && top.is_finite()) {
             return mass;
