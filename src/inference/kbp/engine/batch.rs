@@ -126,10 +126,15 @@ impl Updater<'_> {
             .zip(sc.values[..n_points * cols].chunks_exact(n_points * degree))
             .enumerate()
         {
-            let evidence = evidence_values.map(|(table, values)| {
-                table.interpolate(values, nodes[i], &mut sc.evidence[..n_points]);
-                &sc.evidence[..n_points]
-            });
+            // A `match`, not `Option::map`: the closure was compiled apart, outside this AVX2
+            // region, as two-lane code.
+            let evidence = match evidence_values {
+                Some((table, values)) => {
+                    table.interpolate(values, nodes[i], &mut sc.evidence[..n_points]);
+                    Some(&sc.evidence[..n_points])
+                }
+                None => None,
+            };
             leave_one_out(
                 y_node,
                 evidence,
