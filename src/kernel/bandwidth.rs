@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::error::{KernelError, Result, check_finite};
-use super::kernels::sq_dist;
+use super::kernels::{exp_of_negative, sq_dist};
 use super::params::{LOO_GRID_POINTS, MEDIAN_MAX_POINTS, MEDIAN_MULTIPLIER, SIGMA};
 use super::points::Points;
 
@@ -262,7 +262,7 @@ fn loo_from_sq(sq: &[f64], n: usize, d: usize, sigma: f64) -> f64 {
                 .iter()
                 .enumerate()
                 .filter(|&(j, _)| j != i)
-                .map(|(_, &v)| (-(v - min) * inv).exp())
+                .map(|(_, &v)| exp_of_negative(-(v - min) * inv))
                 .sum();
             -min * inv + sum.ln() + log_norm
         })
@@ -390,7 +390,10 @@ fn joint_loo_from_sq(sq: [&[f64]; 2], n: usize, dims: [usize; 2], sa: f64, sb: f
                 .filter(|&j| j != i)
                 .map(e)
                 .fold(f64::INFINITY, f64::min);
-            let sum: f64 = (0..n).filter(|&j| j != i).map(|j| (min - e(j)).exp()).sum();
+            let sum: f64 = (0..n)
+                .filter(|&j| j != i)
+                .map(|j| exp_of_negative(min - e(j)))
+                .sum();
             -min + sum.ln() + log_norm
         })
         .collect();
