@@ -510,6 +510,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn exp_of_negative_is_exp_to_the_bit() {
+        let mut xs: Vec<f64> = (0..=16_000)
+            .map(|i| -800.0 * f64::from(i) / 16_000.0)
+            .collect();
+        xs.extend([
+            -746.0,
+            -745.999,
+            -745.2,
+            -745.13,
+            -744.44,
+            -708.4,
+            f64::NEG_INFINITY,
+        ]);
+        for x in xs {
+            assert_eq!(exp_of_negative(x).to_bits(), x.exp().to_bits(), "x = {x}");
+        }
+        assert!(exp_of_negative(f64::NAN).is_nan());
+    }
+
+    #[test]
     fn closed_forms() {
         let x = [0.3, -1.0];
         let y = [1.0, 0.5];
