@@ -55,7 +55,7 @@ pub static FIGURES: &[PaperFigure] = &[
         title: "Fig. 1(b-d): retrieval recall against chain length (synthetic stand-in for Europarl)",
         commands: &["run retrieval --lengths 2..9 --repeats 10"],
         split: None,
-        duration: "about 1 min",
+        duration: "about 5 s",
         paper_says: "Recall of the nonparametric tree model falls as the chain from the evidence \
                      to the retrieved node grows, more slowly than the bilingual topic model's; \
                      it beats the baselines on short chains. (Plotted values are not in the \
