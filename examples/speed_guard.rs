@@ -13,6 +13,12 @@
 //! A step is timed the way results.json reports it: a scenario run at its defaults (plus the
 //! overrides named in the table) to its own end, and the median of its per-iteration seconds,
 //! or the wall time of the whole run; the median over repeats of that. Cost: about two minutes.
+//!
+//! Steps bound by memory bandwidth rather than arithmetic ([`MEMORY_BOUND`]: the tree scenario's
+//! solves stream Cholesky factors far larger than the caches) are divided instead by a
+//! streaming read of [`MEMORY_REFERENCE_VALUES`] doubles: the matrix product does not move
+//! with the memory's speed, and on a machine with slower memory such a step read 1.6-1.9x
+//! against it with its code unchanged. `--update --only NAME` rewrites only those steps.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -34,6 +40,13 @@ use beliefscope::scenarios::{CancelFlag, ScenarioConfig, registry};
 /// Side of the reference product (n x n times n x n, f64): long enough to time reliably, small
 /// enough to stay in cache like the engines' own kernels.
 const REFERENCE_SIDE: usize = 256;
+
+/// Steps timed against the memory reference (see the module doc).
+const MEMORY_BOUND: &[&str] = &["tree_evidence_update"];
+
+/// Doubles read by the memory reference: 96 MB, three times the largest last-level cache of
+/// the machines this runs on, so every pass comes from memory.
+const MEMORY_REFERENCE_VALUES: usize = 12 << 20;
 
 /// What a step reports: the median seconds of one iteration, or of the whole run.
 #[derive(Clone, Copy)]
@@ -111,18 +124,39 @@ const RUN_STEPS: &[RunStep] = &[
     },
 ];
 
+/// The reference computation a step's seconds are divided by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Reference {
+    /// The f64 matrix product.
+    #[default]
+    MatrixProduct,
+    /// The streaming read.
+    Memory,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Timing {
     what: String,
     seconds: f64,
-    /// `seconds` over the reference product's seconds, measured in the same process.
+    /// `seconds` over the reference's seconds, measured in the same process.
     ratio: f64,
+    #[serde(default, skip_serializing_if = "is_matrix_product")]
+    reference: Reference,
+}
+
+fn is_matrix_product(r: &Reference) -> bool {
+    *r == Reference::MatrixProduct
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Baseline {
     reference: String,
     reference_seconds: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    memory_reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    memory_reference_seconds: Option<f64>,
     steps: BTreeMap<String, Timing>,
 }
 
@@ -143,6 +177,28 @@ fn reference_seconds() -> f64 {
             let start = Instant::now();
             c.gemm(1.0, &a, &b, 0.0);
             std::hint::black_box(&c);
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(samples)
+}
+
+/// Median seconds of one pass summing [`MEMORY_REFERENCE_VALUES`] doubles (four sums, so the
+/// additions never wait on each other and the pass waits only on memory).
+fn memory_reference_seconds() -> f64 {
+    let values: Vec<f64> = (0..MEMORY_REFERENCE_VALUES)
+        .map(|i| (i % 97) as f64)
+        .collect();
+    let samples = (0..15)
+        .map(|_| {
+            let start = Instant::now();
+            let mut sums = [0.0f64; 4];
+            for quad in values.chunks_exact(4) {
+                for (s, v) in sums.iter_mut().zip(quad) {
+                    *s += v;
+                }
+            }
+            std::hint::black_box(sums);
             start.elapsed().as_secs_f64()
         })
         .collect();
@@ -288,15 +344,22 @@ fn options() -> Result<Options, String> {
 fn measure(options: &Options) -> Result<Baseline, String> {
     let wanted = |name: &str| options.only.as_deref().is_none_or(|o| name.contains(o));
     let reference = reference_seconds();
+    let memory = memory_reference_seconds();
     let mut steps = BTreeMap::new();
     let mut record = |name: &str, what: &str, seconds: f64| {
         eprintln!("  {name}: {:.3} ms", seconds * 1e3);
+        let (kind, by) = if MEMORY_BOUND.contains(&name) {
+            (Reference::Memory, memory)
+        } else {
+            (Reference::MatrixProduct, reference)
+        };
         steps.insert(
             name.to_string(),
             Timing {
                 what: what.to_string(),
                 seconds,
-                ratio: seconds / reference,
+                ratio: seconds / by,
+                reference: kind,
             },
         );
     };
@@ -314,6 +377,11 @@ fn measure(options: &Options) -> Result<Baseline, String> {
     Ok(Baseline {
         reference: format!("f64 matrix product {REFERENCE_SIDE}^3 (nalgebra gemm), median"),
         reference_seconds: reference,
+        memory_reference: Some(format!(
+            "a sum over {} MB of f64, median",
+            (MEMORY_REFERENCE_VALUES * 8) >> 20
+        )),
+        memory_reference_seconds: Some(memory),
         steps,
     })
 }
@@ -335,8 +403,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let read_baseline = || -> Result<Baseline, String> {
+        std::fs::read_to_string(&options.baseline)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    };
     if options.update {
-        let text = serde_json::to_string_pretty(&now).expect("plain data serialises");
+        // With --only, the other steps keep their baseline.
+        let written = match (&options.only, read_baseline()) {
+            (Some(_), Ok(mut old)) => {
+                old.memory_reference = now.memory_reference;
+                old.memory_reference_seconds = now.memory_reference_seconds;
+                old.steps.extend(now.steps);
+                old
+            }
+            _ => now,
+        };
+        let text = serde_json::to_string_pretty(&written).expect("plain data serialises");
         if let Err(e) = std::fs::write(&options.baseline, text + "\n") {
             eprintln!("error: cannot write {}: {e}", options.baseline.display());
             return ExitCode::from(2);
@@ -344,10 +427,7 @@ fn main() -> ExitCode {
         println!("wrote {}", options.baseline.display());
         return ExitCode::SUCCESS;
     }
-    let baseline: Baseline = match std::fs::read_to_string(&options.baseline)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-    {
+    let baseline = match read_baseline() {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: baseline {}: {e}", options.baseline.display());
@@ -364,12 +444,30 @@ fn main() -> ExitCode {
         "{:<30} {:>12} {:>12} {:>10} {:>10} {:>8}",
         "step", "baseline ms", "now ms", "base ratio", "now ratio", "slower"
     );
+    if let (Some(now_s), Some(base_s)) = (
+        now.memory_reference_seconds,
+        baseline.memory_reference_seconds,
+    ) {
+        println!(
+            "memory reference ({}): {:.3} ms now, {:.3} ms in the baseline",
+            now.memory_reference.as_deref().unwrap_or("?"),
+            now_s * 1e3,
+            base_s * 1e3
+        );
+    }
     let mut failed = Vec::new();
     for (name, timing) in &now.steps {
         let Some(base) = baseline.steps.get(name) else {
             println!("{name:<30} (not in the baseline: add it with --update)");
             continue;
         };
+        if base.reference != timing.reference {
+            println!(
+                "{name:<30} (its reference changed: update its baseline with --update --only)"
+            );
+            failed.push(format!("{name} (reference changed)"));
+            continue;
+        }
         let slower = timing.ratio / base.ratio;
         let flag = if slower > options.slower {
             "  FAIL"
