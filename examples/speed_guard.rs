@@ -440,10 +440,6 @@ fn main() -> ExitCode {
         now.reference_seconds * 1e3,
         baseline.reference_seconds * 1e3
     );
-    println!(
-        "{:<30} {:>12} {:>12} {:>10} {:>10} {:>8}",
-        "step", "baseline ms", "now ms", "base ratio", "now ratio", "slower"
-    );
     if let (Some(now_s), Some(base_s)) = (
         now.memory_reference_seconds,
         baseline.memory_reference_seconds,
@@ -455,6 +451,10 @@ fn main() -> ExitCode {
             base_s * 1e3
         );
     }
+    println!(
+        "{:<30} {:>12} {:>12} {:>10} {:>10} {:>8}",
+        "step", "baseline ms", "now ms", "base ratio", "now ratio", "slower"
+    );
     let mut failed = Vec::new();
     for (name, timing) in &now.steps {
         let Some(base) = baseline.steps.get(name) else {
