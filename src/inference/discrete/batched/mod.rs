@@ -26,6 +26,8 @@ use crate::inference::matmul;
 use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
 
+mod small;
+
 /// Values of a chunk's input matrix: a chunk is about this many doubles (a few hundred KB with
 /// its output), so the gathered products, the output and the table stay in the core's cache.
 const CHUNK_VALUES: usize = 8192;
@@ -103,11 +105,13 @@ fn node_block<'m>(
     let g = &mrf.graph;
     let incoming = |nb: &crate::model::Neighbor| &messages[nb.incoming * s..(nb.incoming + 1) * s];
     let phi = &mrf.node_potentials[first * s..first * s + out.len()];
-    for (k, p) in out.chunks_exact_mut(s).enumerate() {
-        p.fill(1.0);
-        for nb in g.neighbors(first + k) {
-            for (o, &v) in p.iter_mut().zip(incoming(nb)) {
-                *o *= at_least_min_positive(v);
+    if !small::plain_node_products(mrf, messages, first, out) {
+        for (k, p) in out.chunks_exact_mut(s).enumerate() {
+            p.fill(1.0);
+            for nb in g.neighbors(first + k) {
+                for (o, &v) in p.iter_mut().zip(incoming(nb)) {
+                    *o *= at_least_min_positive(v);
+                }
             }
         }
     }
@@ -190,6 +194,9 @@ impl StepInputs<'_> {
         signed: &mut [f64],
         sc: &mut ChunkScratch,
     ) -> std::result::Result<f64, usize> {
+        if let Some(outcome) = self.small_chunk(m0, out, change, signed) {
+            return outcome;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2, checked just above.
