@@ -1,7 +1,6 @@
 //! The engines' matrix product against nalgebra's (matrixmultiply) at the engines' shapes,
 //! column-major `m x k` times `k x n`:
 //! * `matmul/{engine,nalgebra}/discrete_c50`: 50 x 50 x 163, a chunk of discrete BP at C = 50;
-//! * `.../discrete_c10`: 10 x 10 x 819, a chunk at C = 10 (the engine's tiny-table kernel);
 //! * `.../kbp_sunset_update`: 26 x 47 x 256, kernel BP's `U_p G` on the sunset at C = 100;
 //! * `.../kbp_photo_eval`: 50 x 37 x 256, `A_p C` on a photograph at the defaults.
 use beliefscope::inference::matmul;
@@ -9,9 +8,8 @@ use criterion::Criterion;
 use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut};
 use std::hint::black_box;
 
-const SHAPES: [(&str, usize, usize, usize); 4] = [
+const SHAPES: [(&str, usize, usize, usize); 3] = [
     ("discrete_c50", 50, 50, 163),
-    ("discrete_c10", 10, 10, 819),
     ("kbp_sunset_update", 26, 47, 256),
     ("kbp_photo_eval", 50, 37, 256),
 ];

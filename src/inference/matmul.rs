@@ -2,10 +2,7 @@
 //! (discrete BP's `Ψᵀ X`, kernel BP's `A_p C` and `U_p G`), through the `gemm` crate on the
 //! calling thread: the engines already run one product per parallel task. At the engines'
 //! shapes (k of 10-50, a few hundred columns) it runs 1.2-1.4x faster than matrixmultiply,
-//! which nalgebra uses (docs/speed.md). A left factor of at most 16 x 16 takes [`tiny`]'s
-//! kernel instead. Cost O(m k n).
-
-pub mod tiny;
+//! which nalgebra uses (docs/speed.md). Cost O(m k n).
 
 /// `out (m x n) = a (m x k) · b (k x n)`, each column-major and packed (leading dimension
 /// m, k and m).
@@ -25,9 +22,6 @@ pub fn product(out: &mut [f64], a: &[f64], b: &[f64], m: usize, k: usize, n: usi
     }
     if k == 0 {
         out[..m * n].fill(0.0);
-        return;
-    }
-    if tiny::product(out, a, b, m, k, n) {
         return;
     }
     // SAFETY: the three slices hold the packed matrices (checked above); `out` is borrowed
@@ -67,12 +61,6 @@ mod tests {
             (1, 1, 1),
             (3, 5, 2),
             (10, 10, 819),
-            (10, 10, 818),
-            (16, 16, 5),
-            (13, 7, 3),
-            (4, 16, 1),
-            (1, 3, 4),
-            (17, 16, 3),
             (50, 37, 12),
             (26, 47, 9),
         ] {
