@@ -12,6 +12,9 @@
 //! column sums, summed in the pass that forms the product), so normalising, damping and each
 //! message's change are one pass over the product's output, while the chunk is in cache.
 //!
+//! Tables of at most 16 states skip the GEMM: [`small`] runs the whole update of a message in
+//! AVX registers, with the table held as padded columns.
+//!
 //! Cost per iteration: O(|E| S²) in the products, O(|E| S) powers (ρ < 1) and O(|E| S) for the
 //! rest; memory one S-vector per node for the node products besides the two message buffers.
 
