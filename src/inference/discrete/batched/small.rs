@@ -1,9 +1,9 @@
 //! The chunk of [`super`]'s batched iteration for tables of at most 16 states, fused per message
 //! in AVX registers: the same update (Yedidia, Freeman, Weiss 2003, eq. 4; tree-reweighted as
 //! Wainwright, Jaakkola, Willsky 2003, eq. 11), with each state vector in `ceil(S / 4)` registers
-//! whose last one is loaded and stored under a mask, so a 10-state message takes no scalar tail,
-//! and the S x S table held as padded columns for the whole chunk instead of a GEMM call per
-//! chunk. Sums run in another order than [`super::StepInputs`]'s general path, so messages agree
+//! whose last one is loaded under a mask (stored whole where the next vector overwrites the
+//! spill), so a 10-state message takes no scalar tail, and the S x S table held as padded
+//! columns for the whole chunk instead of a GEMM call per chunk. Sums run in another order than [`super::StepInputs`]'s general path, so messages agree
 //! with it to rounding, not to the bit. Cost O(S²) multiply-adds and O(S) otherwise per message.
 
 use super::StepInputs;
@@ -44,8 +44,9 @@ impl StepInputs<'_> {
 }
 
 /// `out[k] = Π_u max(m_ut, MIN_POSITIVE)` for the nodes `t = first + k` (as many as `out`
-/// holds, S values each), in registers when the states fit and the processor has AVX2; false
-/// (nothing written) otherwise.
+/// holds, S values each), in registers when the states fit and the processor has AVX2 and FMA;
+/// false (nothing written) otherwise. The same multiplications in the same order as the plain
+/// loop, so the same bits.
 pub(super) fn plain_node_products(
     mrf: &DiscreteMrf,
     messages: &[f64],
@@ -88,17 +89,19 @@ mod avx {
     }
 
     impl Lanes {
+        /// # Safety
+        /// The processor has AVX2; `4(R - 1) < s <= 4R`.
         #[inline(always)]
-        fn new<const R: usize>(s: usize) -> Self {
+        unsafe fn new<const R: usize>(s: usize) -> Self {
             let tail = s - 4 * (R - 1);
             let lane = |i: usize| if i < tail { -1i64 } else { 0 };
-            // SAFETY: AVX2 is enabled in every caller (the chunk's target feature).
+            // SAFETY: the caller's contract.
             let mask = unsafe { _mm256_setr_epi64x(lane(0), lane(1), lane(2), lane(3)) };
             Lanes { mask }
         }
 
         /// # Safety
-        /// `x` holds at least `4(R - 1) + tail` values.
+        /// The processor has AVX2; `x` holds at least S values.
         #[inline(always)]
         unsafe fn load<const R: usize>(self, x: &[f64]) -> Vector<R> {
             let p = x.as_ptr();
@@ -137,9 +140,12 @@ mod avx {
     }
 
     /// The sum of the four lanes of `v`.
+    ///
+    /// # Safety
+    /// The processor has AVX.
     #[inline(always)]
-    fn lane_sum(v: __m256d) -> f64 {
-        // SAFETY: AVX is enabled in every caller.
+    unsafe fn lane_sum(v: __m256d) -> f64 {
+        // SAFETY: the caller's contract.
         unsafe {
             let pair = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
             _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)))
@@ -154,15 +160,17 @@ mod avx {
     }
 
     impl<const R: usize> Columns<R> {
+        /// # Safety
+        /// The processor has AVX2; `table` is S x S with S <= 4R, `mass` holds S values.
         #[inline(always)]
-        fn new(table: &[f64], mass: &[f64], s: usize, lanes: Lanes) -> Self {
+        unsafe fn new(table: &[f64], mass: &[f64], s: usize, lanes: Lanes) -> Self {
+            // SAFETY (the intrinsics and loads here): the caller's contract; a column holds S
+            // values.
             let mut columns = [unsafe { _mm256_setzero_pd() }; 4 * MAX_STATES];
             for (l, column) in table.chunks_exact(s).enumerate() {
-                // SAFETY: a column holds S values.
                 let v: Vector<R> = unsafe { lanes.load(column) };
                 columns[l * R..(l + 1) * R].copy_from_slice(&v);
             }
-            // SAFETY: the table's column sums hold S values.
             let mass = unsafe { lanes.load(mass) };
             Columns { columns, mass }
         }
@@ -181,11 +189,14 @@ mod avx {
         let mrf = inputs.mrf;
         let (s, g) = (mrf.num_states(), &mrf.graph);
         debug_assert!(s > 4 * (R - 1) && s <= 4 * R);
-        let lanes = Lanes::new::<R>(s);
+        // SAFETY (the helpers below): the processor has AVX2 (this function's contract), the
+        // table is S x S and every slice loaded or stored is one state vector of S values.
+        let lanes = unsafe { Lanes::new::<R>(s) };
         let table = inputs.table;
-        let forward = Columns::<R>::new(table.forward.as_slice(), &table.forward_mass, s, lanes);
+        let forward =
+            unsafe { Columns::<R>::new(table.forward.as_slice(), &table.forward_mass, s, lanes) };
         let backward = match (&table.backward, &table.backward_mass) {
-            (Some(t), Some(w)) => Some(Columns::<R>::new(t.as_slice(), w, s, lanes)),
+            (Some(t), Some(w)) => Some(unsafe { Columns::<R>::new(t.as_slice(), w, s, lanes) }),
             _ => None,
         };
         let message = |m: usize| &inputs.messages[m * s..(m + 1) * s];
@@ -231,7 +242,7 @@ mod avx {
                 let half = _mm_max_pd(_mm256_castpd256_pd128(top), _mm256_extractf128_pd::<1>(top));
                 _mm_cvtsd_f64(_mm_max_sd(_mm_unpackhi_pd(half, half), half))
             };
-            let mut mass = lane_sum(mass);
+            let mut mass = unsafe { lane_sum(mass) };
             if !(SCALE_LOW..=SCALE_HIGH).contains(&top) && top > 0.0 && top.is_finite() {
                 let inv = 1.0 / top;
                 let v = _mm256_set1_pd(inv);
@@ -274,9 +285,9 @@ mod avx {
             });
             // The messages after this one are written later, so its last register may spill.
             unsafe { lanes.store(&mut out[j * s..], &next) };
-            let l1 = lane_sum(l1);
+            let l1 = unsafe { lane_sum(l1) };
             change[j] = l1;
-            signed[j] = lane_sum(projected);
+            signed[j] = unsafe { lane_sum(projected) };
             largest = largest.max(l1);
         }
         Ok(largest)
@@ -293,7 +304,8 @@ mod avx {
     ) {
         let s = mrf.num_states();
         debug_assert!(s > 4 * (R - 1) && s <= 4 * R);
-        let lanes = Lanes::new::<R>(s);
+        // SAFETY: the processor has AVX2 (this function's contract), 4(R - 1) < S <= 4R.
+        let lanes = unsafe { Lanes::new::<R>(s) };
         let tiny = _mm256_set1_pd(f64::MIN_POSITIVE);
         for k in 0..out.len() / s {
             let mut product = [_mm256_set1_pd(1.0); R];
