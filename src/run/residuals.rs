@@ -166,24 +166,21 @@ impl OscillationDetector {
             let repeats = (moving & span) == span
                 && ((moving >> p) & span) == span
                 && ((positive ^ (positive >> p)) & span) == 0;
-            if !repeats {
+            // The last p changes are moving (span covers them), so their signs are the bits of
+            // `positive`: both signs must occur, read from the bits before any value is.
+            let period = (1u32 << p) - 1;
+            let both_signs = positive & period != 0 && positive & period != period;
+            if !(repeats && both_signs) {
                 continue;
             }
             let (mut recent_abs, mut before_abs, mut recent_sum) = (0.0, 0.0, 0.0);
-            let (mut pos, mut neg) = (false, false);
             for k in 0..p {
                 let (a, b) = (self.recent(m, k), self.recent(m, k + p));
-                pos |= a > 0.0;
-                neg |= a < 0.0;
                 recent_abs += a.abs();
                 recent_sum += a;
                 before_abs += b.abs();
             }
-            if pos
-                && neg
-                && recent_sum.abs() <= 0.5 * recent_abs
-                && recent_abs >= NON_DECAY * before_abs
-            {
+            if recent_sum.abs() <= 0.5 * recent_abs && recent_abs >= NON_DECAY * before_abs {
                 return Some(p);
             }
         }
