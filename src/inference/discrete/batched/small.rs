@@ -3,8 +3,9 @@
 //! Wainwright, Jaakkola, Willsky 2003, eq. 11), with each state vector in `ceil(S / 4)` registers
 //! whose last one is loaded under a mask (stored whole where the next vector overwrites the
 //! spill), so a 10-state message takes no scalar tail, and the S x S table held as padded
-//! columns for the whole chunk instead of a GEMM call per chunk. Sums run in another order than [`super::StepInputs`]'s general path, so messages agree
-//! with it to rounding, not to the bit. Cost O(S²) multiply-adds and O(S) otherwise per message.
+//! columns for the whole chunk instead of a GEMM call per chunk. Sums run in another order than
+//! [`super::StepInputs`]'s general path, so messages agree with it to rounding, not to the bit.
+//! Cost O(S²) multiply-adds and O(S) otherwise per message.
 
 use super::StepInputs;
 use crate::inference::discrete::DiscreteMrf;
@@ -22,16 +23,11 @@ impl StepInputs<'_> {
         change: &mut [f64],
         signed: &mut [f64],
     ) -> Option<std::result::Result<f64, usize>> {
-        let s = self.mrf.num_states();
-        if s == 0 || s > MAX_STATES {
-            return None;
-        }
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the processor has AVX2 and FMA (checked); 0 < s <= 16.
+        if let Some(registers) = registers(self.mrf.num_states()) {
+            // SAFETY: `registers` checked the processor and that the states fit.
             return Some(unsafe {
-                match s.div_ceil(4) {
+                match registers {
                     1 => avx::chunk::<1>(self, m0, out, change, signed),
                     2 => avx::chunk::<2>(self, m0, out, change, signed),
                     3 => avx::chunk::<3>(self, m0, out, change, signed),
@@ -41,6 +37,16 @@ impl StepInputs<'_> {
         }
         None
     }
+}
+
+/// The AVX registers per state vector, `ceil(S / 4)`, when the kernel takes `s` states (1 to
+/// [`MAX_STATES`]) on this processor (AVX2 and FMA); None otherwise.
+#[cfg(target_arch = "x86_64")]
+fn registers(s: usize) -> Option<usize> {
+    ((1..=MAX_STATES).contains(&s)
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma"))
+    .then(|| s.div_ceil(4))
 }
 
 /// `out[k] = Π_u max(m_ut, MIN_POSITIVE)` for the nodes `t = first + k` (as many as `out`
@@ -53,15 +59,11 @@ pub(super) fn plain_node_products(
     first: usize,
     out: &mut [f64],
 ) -> bool {
-    let s = mrf.num_states();
-    if s == 0 || s > MAX_STATES {
-        return false;
-    }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the processor has AVX2 and FMA (checked); 0 < s <= 16.
+    if let Some(registers) = registers(mrf.num_states()) {
+        // SAFETY: `registers` checked the processor and that the states fit.
         unsafe {
-            match s.div_ceil(4) {
+            match registers {
                 1 => avx::plain_node_products::<1>(mrf, messages, first, out),
                 2 => avx::plain_node_products::<2>(mrf, messages, first, out),
                 3 => avx::plain_node_products::<3>(mrf, messages, first, out),
