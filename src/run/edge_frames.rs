@@ -18,23 +18,49 @@ pub const EDGE_BUDGET_BYTES: usize = 32 << 20;
 pub struct EdgeFrame {
     pub iteration: usize,
     /// Each message's change this iteration (the engine's norm).
-    pub change: Vec<f32>,
+    change: Vec<f32>,
     /// Whether each message was oscillating.
     pub oscillating: Vec<bool>,
     /// `values[m * per_message + j]`: the message's content after the iteration (empty when the
     /// engine gives none).
     pub values: Vec<f32>,
     pub per_message: usize,
+    /// The largest of `change`, found once: the canvas scales its colours by the largest over
+    /// every stored frame, each frame drawn.
+    largest: f64,
 }
 
 impl EdgeFrame {
+    pub fn new(
+        iteration: usize,
+        change: Vec<f32>,
+        oscillating: Vec<bool>,
+        values: Vec<f32>,
+        per_message: usize,
+    ) -> Self {
+        let largest = change.iter().fold(0.0f64, |a, &c| a.max(f64::from(c)));
+        EdgeFrame {
+            iteration,
+            change,
+            oscillating,
+            values,
+            per_message,
+            largest,
+        }
+    }
+
+    /// Each message's change this iteration (the engine's norm).
+    pub fn change(&self) -> &[f32] {
+        &self.change
+    }
+
     pub fn bytes(&self) -> usize {
         self.change.len() * 4 + self.oscillating.len() + self.values.len() * 4 + size_of::<Self>()
     }
 
     /// The largest change of any message (0 when there is none).
     pub fn max_change(&self) -> f64 {
-        self.change.iter().fold(0.0f64, |a, &c| a.max(f64::from(c)))
+        self.largest
     }
 
     /// Message `m`'s stored values (empty when none were stored).
@@ -50,6 +76,8 @@ pub struct EdgeFrames {
     budget_bytes: usize,
     stride: usize,
     frames: Vec<Arc<EdgeFrame>>,
+    /// The frames' bytes, kept as they come and go rather than summed per iteration.
+    bytes: usize,
 }
 
 impl EdgeFrames {
@@ -58,6 +86,7 @@ impl EdgeFrames {
             budget_bytes,
             stride: 1,
             frames: Vec::new(),
+            bytes: 0,
         }
     }
 
@@ -69,9 +98,11 @@ impl EdgeFrames {
                 .frames
                 .last()
                 .is_some_and(|last| !last.iteration.is_multiple_of(self.stride))
+            && let Some(dropped) = self.frames.pop()
         {
-            self.frames.pop();
+            self.bytes -= dropped.bytes();
         }
+        self.bytes += frame.bytes();
         self.frames.push(Arc::new(frame));
         self.thin();
     }
@@ -83,16 +114,21 @@ impl EdgeFrames {
             let stride = self.stride;
             let last = self.frames.len() - 1;
             let mut i = 0;
+            let mut dropped = 0;
             self.frames.retain(|f| {
                 let keep = f.iteration.is_multiple_of(stride) || i == last || i == 0;
                 i += 1;
+                if !keep {
+                    dropped += f.bytes();
+                }
                 keep
             });
+            self.bytes -= dropped;
         }
     }
 
     pub fn bytes(&self) -> usize {
-        self.frames.iter().map(|f| f.bytes()).sum()
+        self.bytes
     }
 
     pub fn budget_bytes(&self) -> usize {
@@ -209,13 +245,13 @@ mod tests {
     use super::*;
 
     fn frame(iteration: usize, messages: usize, per_message: usize) -> EdgeFrame {
-        EdgeFrame {
+        EdgeFrame::new(
             iteration,
-            change: vec![iteration as f32; messages],
-            oscillating: vec![false; messages],
-            values: vec![0.5; messages * per_message],
+            vec![iteration as f32; messages],
+            vec![false; messages],
+            vec![0.5; messages * per_message],
             per_message,
-        }
+        )
     }
 
     #[test]
@@ -226,6 +262,8 @@ mod tests {
             frames.record(frame(it, 1000, 7));
         }
         assert!(frames.bytes() <= 20 * one, "{}", frames.bytes());
+        let stored: usize = frames.frames().iter().map(|f| f.bytes()).sum();
+        assert_eq!(frames.bytes(), stored);
         let f = frames.frames();
         assert_eq!(f.first().unwrap().iteration, 1);
         assert_eq!(f.last().unwrap().iteration, 500);

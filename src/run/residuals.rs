@@ -471,14 +471,13 @@ impl ConvergenceTracker {
             maps.record(iteration, changes, self.detector.oscillating());
         }
         if let Some(edges) = &mut self.edges {
-            edges.record(EdgeFrame {
+            edges.record(EdgeFrame::new(
                 iteration,
-                change: changes.change.iter().map(|&c| c as f32).collect(),
-                oscillating: self.detector.oscillating().to_vec(),
-                values: values
-                    .map_or_else(Vec::new, |(v, _)| v.iter().map(|&x| x as f32).collect()),
-                per_message: values.map_or(0, |(_, k)| k),
-            });
+                changes.change.iter().map(|&c| c as f32).collect(),
+                self.detector.oscillating().to_vec(),
+                values.map_or_else(Vec::new, |(v, _)| v.iter().map(|&x| x as f32).collect()),
+                values.map_or(0, |(_, k)| k),
+            ));
         }
         self.last_change.clear();
         self.last_change.extend_from_slice(changes.change);

@@ -195,7 +195,7 @@ pub fn graph_canvas(
     let [or, og, ob, _] = OSCILLATING_RGBA;
     let oscillating_color = Color32::from_rgb(or, og, ob);
     for (m, &(a, b)) in geometry.segments.iter().enumerate() {
-        let change = frame.and_then(|f| f.change.get(m)).map(|&c| f64::from(c));
+        let change = frame.and_then(|f| f.change().get(m)).map(|&c| f64::from(c));
         let oscillating = frame.is_some_and(|f| f.oscillating.get(m).copied().unwrap_or(false));
         if selected == Some(m) {
             painter.line_segment([a, b], Stroke::new(width + 4.0, Color32::WHITE));
@@ -237,7 +237,7 @@ pub fn graph_canvas(
         let text = match frame {
             Some(f) => format!(
                 "message {from} → {to}: change {:.3e} in iteration {}{}\nclick: plot its history",
-                f.change.get(m).copied().unwrap_or(f32::NAN),
+                f.change().get(m).copied().unwrap_or(f32::NAN),
                 f.iteration,
                 if f.oscillating.get(m).copied().unwrap_or(false) {
                     " (oscillating)"

@@ -17,7 +17,7 @@ pub fn change_series(frames: &[Arc<EdgeFrame>], m: usize) -> Vec<(usize, f64, bo
     frames
         .iter()
         .filter_map(|f| {
-            let c = *f.change.get(m)?;
+            let c = *f.change().get(m)?;
             Some((
                 f.iteration,
                 f64::from(c),
@@ -159,13 +159,13 @@ mod tests {
     #[test]
     fn heat_map_has_a_column_per_frame_and_signed_colours() {
         let frame = |iteration, values: Vec<f32>| {
-            Arc::new(EdgeFrame {
+            Arc::new(EdgeFrame::new(
                 iteration,
-                change: vec![0.1, 0.2],
-                oscillating: vec![false, iteration == 2],
+                vec![0.1, 0.2],
+                vec![false, iteration == 2],
                 values,
-                per_message: 2,
-            })
+                2,
+            ))
         };
         let frames = vec![
             frame(1, vec![0.0, 0.0, 1.0, -1.0]),

@@ -510,7 +510,7 @@ impl Debugger {
             ui.label(format!(
                 "stored message changes: {} iterations of {} messages, {:.2} MB of a {:.0} MB budget",
                 view.edges.len(),
-                view.edges.last().map_or(0, |f| f.change.len()),
+                view.edges.last().map_or(0, |f| f.change().len()),
                 view.edge_bytes as f64 / 1e6,
                 view.edge_budget_bytes as f64 / 1e6
             ))

@@ -59,7 +59,11 @@ fn scrubbing_recolours_the_graph_with_that_iterations_changes() {
     let shown = h.state().debugger().shown_edges().unwrap().clone();
     assert_eq!(shown.iteration, 11);
     assert_eq!(&shown, view.edges[10].as_ref());
-    assert_ne!(shown.change, newest.change, "another iteration's colours");
+    assert_ne!(
+        shown.change(),
+        newest.change(),
+        "another iteration's colours"
+    );
     assert!(has_text(&h, "message changes of iteration 11"));
 }
 

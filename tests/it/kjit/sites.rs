@@ -290,7 +290,7 @@ mod window {
         }
         let shown = h.state().debugger().shown_edges().unwrap().clone();
         assert_eq!(shown.iteration, n - 3);
-        assert_ne!(shown.change, newest.change, "another sweep's colours");
+        assert_ne!(shown.change(), newest.change(), "another sweep's colours");
         assert!(has_text(
             &h,
             &format!("message changes of iteration {}", n - 3)

@@ -40,9 +40,9 @@ fn pbp_passes_are_frames_and_schedules_are_refused() {
     let view = s.convergence().unwrap();
     assert_eq!(view.edges.len(), 2);
     let last = view.edges.last().unwrap();
-    let moved = last.change.iter().filter(|&&c| c > 1e-9).count();
-    assert!(moved >= 1, "{:?}", last.change);
-    assert!(moved < last.change.len(), "{:?}", last.change);
+    let moved = last.change().iter().filter(|&&c| c > 1e-9).count();
+    assert!(moved >= 1, "{:?}", last.change());
+    assert!(moved < last.change().len(), "{:?}", last.change());
     let e = s
         .set_schedule(Schedule::Random, 0.0)
         .unwrap_err()
