@@ -38,6 +38,7 @@
 //! * floor 5, `runner`: `Command::SetSchedule`, `Command::WhatIf`, `Event::WhatIf`,
 //!   `Snapshot::convergence`.
 
+mod curve_points;
 pub mod graph;
 pub mod history;
 
@@ -59,6 +60,7 @@ use crate::runner::Snapshot;
 use crate::scenarios::what_if::{WhatIfRequest, WhatIfRun};
 use crate::scenarios::{IterationRecord, Probe};
 use crate::viz::residual_map::{map_max, residual_map_rgba};
+use curve_points::{CurvePoints, QUANTILES};
 
 /// Decades the map's colour scale spans below its top.
 const DECADES: f64 = 6.0;
@@ -122,6 +124,8 @@ pub struct Debugger {
     shown_edges: Option<Arc<EdgeFrame>>,
     /// The window plotting a clicked message's history.
     history: history::MessageHistory,
+    /// The curves' points, extended frame by frame.
+    curve_points: CurvePoints,
 }
 
 impl Debugger {
@@ -207,7 +211,14 @@ impl Debugger {
                 Some(_) => self.shown_edges.as_ref().map(|f| f.iteration),
                 None => self.shown.as_ref().map(|m| m.iteration),
             };
-            curves(ui, &snapshot.history, scrubbed, &self.what_ifs, &layout);
+            self.curve_points.update(snapshot.run, &snapshot.history);
+            let plotted = Plotted {
+                points: &self.curve_points,
+                history: &snapshot.history,
+                scrubbed,
+                what_ifs: &self.what_ifs,
+            };
+            curves(ui, &plotted, &layout);
         });
         if let Some(graph) = &view.graph {
             self.history.show(ui.ctx(), graph, &view.edges);
@@ -554,13 +565,6 @@ pub fn map_label(view: &ConvergenceView, map: &ResidualMap) -> String {
     }
 }
 
-fn series(history: &[IterationRecord], key: &str) -> Vec<[f64; 2]> {
-    history
-        .iter()
-        .filter_map(|r| r.metrics.get(key).map(|v| [r.iter as f64, *v]))
-        .collect()
-}
-
 /// The run's tolerance, or 1e-6 for runs that have none (0: never stop).
 fn effective_tolerance(tolerance: f64) -> f64 {
     if tolerance > 0.0 { tolerance } else { 1e-6 }
@@ -643,14 +647,25 @@ impl PanelLayout {
     }
 }
 
-/// Residual quantiles (log10) and the oscillating fraction per iteration.
-fn curves(
-    ui: &mut egui::Ui,
-    history: &[IterationRecord],
+/// The colours of [`QUANTILES`]' curves.
+const QUANTILE_COLORS: [Color32; 3] = [
+    Color32::from_rgb(86, 180, 233),
+    Color32::from_rgb(0, 158, 115),
+    Color32::from_rgb(230, 159, 0),
+];
+
+/// What the curves draw.
+struct Plotted<'a> {
+    points: &'a CurvePoints,
+    /// The run's records (what-if runs start from one).
+    history: &'a [IterationRecord],
+    /// The iteration the scrubber shows.
     scrubbed: Option<usize>,
-    what_ifs: &[WhatIfRun],
-    layout: &PanelLayout,
-) {
+    what_ifs: &'a [WhatIfRun],
+}
+
+/// Residual quantiles (log10) and the oscillating fraction per iteration.
+fn curves(ui: &mut egui::Ui, plotted: &Plotted, layout: &PanelLayout) {
     // What is left after the map and the column (which may have grown to fit a row).
     let left = ui.available_width().max(120.0);
     let stacked = left / 2.0 - 4.0 < 240.0;
@@ -665,9 +680,9 @@ fn curves(
         ..*layout
     };
     if stacked {
-        ui.vertical(|ui| curve_plots(ui, history, scrubbed, what_ifs, &layout));
+        ui.vertical(|ui| curve_plots(ui, plotted, &layout));
     } else {
-        curve_plots(ui, history, scrubbed, what_ifs, &layout);
+        curve_plots(ui, plotted, &layout);
     }
 }
 
@@ -686,14 +701,14 @@ fn with_legend<'a>(plot: Plot<'a>, width: f32, corner: egui_plot::Corner) -> Plo
     }
 }
 
-fn curve_plots(
-    ui: &mut egui::Ui,
-    history: &[IterationRecord],
-    scrubbed: Option<usize>,
-    what_ifs: &[WhatIfRun],
-    layout: &PanelLayout,
-) {
+fn curve_plots(ui: &mut egui::Ui, plotted: &Plotted, layout: &PanelLayout) {
     let (width, height) = (layout.plot_width, layout.plot_height);
+    let Plotted {
+        points,
+        history,
+        scrubbed,
+        what_ifs,
+    } = *plotted;
     let log = |points: Vec<[f64; 2]>| -> Vec<[f64; 2]> {
         points
             .into_iter()
@@ -710,11 +725,6 @@ fn curve_plots(
             );
         }
     };
-    let quantiles = [
-        ("p50", "residual_p50", Color32::from_rgb(86, 180, 233)),
-        ("p90", "residual_p90", Color32::from_rgb(0, 158, 115)),
-        ("p99", "residual_p99", Color32::from_rgb(230, 159, 0)),
-    ];
     with_legend(
         ticks::plot("debugger quantiles", Scale::Integer, Scale::Log10)
             .x_axis_label("iteration")
@@ -727,14 +737,13 @@ fn curve_plots(
     .allow_scroll(false)
     .show(ui, |plot| {
         let shown = *plot.transform();
-        let max: Vec<[f64; 2]> = history
-            .iter()
-            .map(|r| [r.iter as f64, r.residual])
-            .collect();
         plot.line(
-            Line::new("largest", PlotPoints::from(thin::line(log(max), &shown)))
-                .color(Color32::from_rgb(213, 94, 0))
-                .width(2.0),
+            Line::new(
+                "largest",
+                PlotPoints::from(thin::line(&points.largest, &shown)),
+            )
+            .color(Color32::from_rgb(213, 94, 0))
+            .width(2.0),
         );
         for (k, w) in what_ifs.iter().enumerate() {
             let mut points = vec![[
@@ -760,14 +769,13 @@ fn curve_plots(
                 .width(2.0),
             );
         }
-        for (name, key, color) in quantiles {
+        for (((name, _), color), line) in
+            QUANTILES.iter().zip(QUANTILE_COLORS).zip(&points.quantiles)
+        {
             plot.line(
-                Line::new(
-                    name,
-                    PlotPoints::from(thin::line(log(series(history, key)), &shown)),
-                )
-                .color(color)
-                .width(1.5),
+                Line::new(*name, PlotPoints::from(thin::line(line, &shown)))
+                    .color(color)
+                    .width(1.5),
             );
         }
         mark(plot);
@@ -794,7 +802,7 @@ fn curve_plots(
         plot.line(
             Line::new(
                 "oscillating fraction",
-                PlotPoints::from(thin::line(series(history, "oscillating_fraction"), &shown)),
+                PlotPoints::from(thin::line(&points.oscillating, &shown)),
             )
             .color(Color32::from_rgb(204, 121, 167))
             .width(2.0),

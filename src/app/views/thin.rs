@@ -59,9 +59,9 @@ fn cell_of_position(p: egui::Pos2, cell: f32) -> (i64, i64) {
 
 /// For a line whose points are sorted by x: per pixel column, the first, lowest, highest and last
 /// point, in x order, so the polyline's vertical extent in every column is the original's.
-pub fn line(points: Vec<[f64; 2]>, transform: &PlotTransform) -> Vec<[f64; 2]> {
+pub fn line(points: &[[f64; 2]], transform: &PlotTransform) -> Vec<[f64; 2]> {
     if points.len() < THIN_FROM {
-        return points;
+        return points.to_vec();
     }
     let column = |p: &[f64; 2]| transform.position_from_point_x(p[0]).floor() as i64;
     let mut out = Vec::with_capacity(4 * transform.frame().width() as usize + 8);
@@ -158,7 +158,7 @@ mod tests {
             .map(|i| [i as f64 * 1e-3, (i % 7) as f64 * 10.0 / 6.0])
             .collect();
         let t = transform();
-        let thinned = line(points.clone(), &t);
+        let thinned = line(&points, &t);
         assert!(thinned.len() <= 4 * 101, "{}", thinned.len());
         assert_eq!(thinned.first(), points.first());
         assert_eq!(thinned.last(), points.last());
@@ -183,6 +183,6 @@ mod tests {
     fn short_series_are_left_alone() {
         let points: Vec<[f64; 2]> = (0..100).map(|i| [0.0, i as f64 * 1e-9]).collect();
         assert_eq!(scatter(points.clone(), &transform(), 2.0), points);
-        assert_eq!(line(points.clone(), &transform()), points);
+        assert_eq!(line(&points, &transform()), points);
     }
 }

@@ -414,7 +414,7 @@ fn trace_plot(ui: &mut egui::Ui, view: &KjitView, h: f32, commands: &mut Vec<UiC
             plot.line(
                 Line::new(
                     format!("moving average ({window})"),
-                    PlotPoints::from(thin::line(average, &shown)),
+                    PlotPoints::from(thin::line(&average, &shown)),
                 )
                 .color(text)
                 .width(1.5),
