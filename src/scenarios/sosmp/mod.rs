@@ -599,6 +599,7 @@ impl Scenario for SosmpScenario {
             floor_raw: self.baselines.floor_raw,
             e0: self.baselines.e0,
             slope: self.slope(),
+            fixed_point_slope: fit_slope(&self.curves.fixed_point, 0.0, SLOPE_FROM),
             slope_reference,
             node_potentials: self.node_potentials.clone(),
             edge_potential_slices: self.edge_potential_slices.clone(),

@@ -79,6 +79,8 @@ pub struct SosmpView {
     pub e0: f64,
     /// Slope fitted on the mean so far (t from [`SLOPE_FROM`]).
     pub slope: Option<f64>,
+    /// The same fit on the distance to `a_∞` ([`ErrorCurves::fixed_point`]).
+    pub fixed_point_slope: Option<f64>,
     /// Two points `(t, e)` of a slope -1 line through the mean curve at `t = 10` (or the last t).
     pub slope_reference: Vec<[f64; 2]>,
     /// `ψ_u` of every node on the grid, node-major.

@@ -107,15 +107,31 @@ pub(super) fn metric_tag(l2: bool) -> &'static str {
 /// Indices of `len` iterations to draw on a log axis: all of the first 100, then about 150 per
 /// decade (what a log axis can show), always the last.
 pub(super) fn log_thin(len: usize) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut last_bucket = i64::MIN;
-    for i in 0..len {
-        let t = (i + 1) as f64;
-        let bucket = (t.log10() * 150.0).floor() as i64;
-        if i < 100 || bucket != last_bucket || i + 1 == len {
-            out.push(i);
-            last_bucket = bucket;
+    let bucket = |i: usize| (((i + 1) as f64).log10() * 150.0).floor() as i64;
+    let mut out: Vec<usize> = (0..len.min(100)).collect();
+    if len <= 100 {
+        return out;
+    }
+    // The first index of each bucket after the 100th point's, found from a guess and settled
+    // by `bucket` itself: the cost is the points kept, not the iterations run.
+    let mut b = bucket(99) + 1;
+    loop {
+        let guess = 10f64.powf(b as f64 / 150.0).ceil() as usize;
+        let mut i = guess.saturating_sub(1).clamp(100, len);
+        while i > 100 && bucket(i - 1) >= b {
+            i -= 1;
         }
+        while i < len && bucket(i) < b {
+            i += 1;
+        }
+        if i >= len {
+            break;
+        }
+        out.push(i);
+        b = bucket(i) + 1;
+    }
+    if out.last() != Some(&(len - 1)) {
+        out.push(len - 1);
     }
     out
 }
@@ -368,12 +384,9 @@ pub(super) fn choosers(
 /// Floor, slope, e_0 and the warnings.
 pub(super) fn numbers(ui: &mut egui::Ui, view: &SosmpView) {
     let slope = view.slope.map_or("–".to_string(), |s| format!("{s:.2}"));
-    let fixed_point_slope = crate::scenarios::sosmp::fit_slope(
-        &view.curves.fixed_point,
-        0.0,
-        crate::scenarios::sosmp::SLOPE_FROM,
-    )
-    .map_or("–".to_string(), |s| format!("{s:.2}"));
+    let fixed_point_slope = view
+        .fixed_point_slope
+        .map_or("–".to_string(), |s| format!("{s:.2}"));
     let last = view.curves.mean.last().copied();
     ui.add(
         egui::Label::new(
@@ -452,6 +465,28 @@ pub fn selection_is_valid(view: &SosmpView, selection: Probe) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule read off every iteration: all of the first 100, then the first of each
+    /// 1/150-decade bucket, and the last.
+    fn log_thin_by_scan(len: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut last_bucket = i64::MIN;
+        for i in 0..len {
+            let bucket = (((i + 1) as f64).log10() * 150.0).floor() as i64;
+            if i < 100 || bucket != last_bucket || i + 1 == len {
+                out.push(i);
+                last_bucket = bucket;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn thinning_jumps_to_the_points_the_scan_keeps() {
+        for len in (0..3000).chain([9_999, 10_000, 10_001, 123_457, 1_000_000]) {
+            assert_eq!(log_thin(len), log_thin_by_scan(len), "len {len}");
+        }
+    }
 
     #[test]
     fn thinning_keeps_the_start_the_end_and_few_points_per_decade() {
