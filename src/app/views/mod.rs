@@ -4,6 +4,7 @@
 
 pub mod belief;
 pub mod curves;
+pub mod dashed;
 pub mod image_panes;
 pub mod kernel_rows;
 pub mod legend;

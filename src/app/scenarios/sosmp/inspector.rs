@@ -5,6 +5,7 @@ use eframe::egui::{self};
 use egui_plot::{Bar, BarChart, Line, LineStyle, Plot, PlotPoints, Points};
 
 use super::view::*;
+use crate::app::views::dashed::DashedLines;
 use crate::app::views::ticks::{self, Scale};
 use crate::scenarios::sosmp::{EdgeInspection, NodeInspection, SosmpView};
 
@@ -26,7 +27,12 @@ pub fn inspector(ui: &mut egui::Ui, view: &SosmpView, height: f32) {
 }
 
 pub(super) fn curve(xs: &[f64], ys: &[f64]) -> PlotPoints<'static> {
-    PlotPoints::from(xs.iter().zip(ys).map(|(&x, &y)| [x, y]).collect::<Vec<_>>())
+    PlotPoints::from(xy(xs, ys).collect::<Vec<_>>())
+}
+
+/// The points `[x, y]` of a curve over the grid.
+fn xy<'a>(xs: &'a [f64], ys: &'a [f64]) -> impl Iterator<Item = [f64; 2]> + 'a {
+    xs.iter().zip(ys).map(|(&x, &y)| [x, y])
 }
 
 /// A plot over the state space, its axes labelled `x_label` and `y_label`.
@@ -84,16 +90,16 @@ pub(super) fn edge_inspector(ui: &mut egui::Ui, view: &SosmpView, e: &EdgeInspec
                 .style(LineStyle::dotted_dense())
                 .width(1.5),
         );
-        plot.line(
-            Line::new("raw Σ a_t φ", curve(xs, &e.raw))
+        plot.add(
+            DashedLines::new("raw Σ a_t φ", 10.0)
+                .line(xy(xs, &e.raw))
                 .color(PATH_COLOR)
-                .style(LineStyle::dashed_loose())
                 .width(1.0),
         );
-        plot.line(
-            Line::new("Σ a∞ φ (limit)", curve(xs, &e.floor_message))
+        plot.add(
+            DashedLines::new("Σ a∞ φ (limit)", 5.0)
+                .line(xy(xs, &e.floor_message))
                 .color(FLOOR_COLOR)
-                .style(LineStyle::dashed_dense())
                 .width(1.2),
         );
         plot.line(
@@ -232,10 +238,10 @@ pub(super) fn potentials_plot(ui: &mut egui::Ui, view: &SosmpView, u: usize, hei
         for (e, &(a, b)) in view.edges_undirected.iter().enumerate() {
             if (a == u || b == u) && (e + 1) * n <= view.edge_potential_slices.len() {
                 let slice = &view.edge_potential_slices[e * n..(e + 1) * n];
-                plot.line(
-                    Line::new(format!("ψ_({a},{b})(x_{a} = mid, ·)"), curve(xs, slice))
+                plot.add(
+                    DashedLines::new(format!("ψ_({a},{b})(x_{a} = mid, ·)"), 10.0)
+                        .line(xy(xs, slice))
                         .color(SWEEP_COLORS[k % SWEEP_COLORS.len()])
-                        .style(LineStyle::dashed_loose())
                         .width(1.2),
                 );
                 k += 1;

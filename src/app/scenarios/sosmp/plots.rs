@@ -6,6 +6,7 @@ use eframe::egui::{self};
 use egui_plot::{HLine, Line, LineStyle, PlotPoints, Points};
 
 use crate::app::views::curves::hover_head;
+use crate::app::views::dashed::DashedLines;
 
 use super::view::*;
 use crate::app::views::ticks::{self, Scale};
@@ -59,15 +60,14 @@ pub(super) fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, h
     }
     plot = plot.include_y(0.2);
     plot.show(ui, |plot| {
-        if caches.show_paths {
-            for p in paths {
-                plot.line(
-                    Line::new("sample paths", PlotPoints::from(log_points(p, |e| e)))
-                        .color(PATH_COLOR.gamma_multiply(0.8))
-                        .style(LineStyle::dashed_loose())
-                        .width(1.0),
-                );
-            }
+        if caches.show_paths && !paths.is_empty() {
+            // Dashed as in Fig. 5: one shape per dash, not per point.
+            let dashed = paths
+                .iter()
+                .fold(DashedLines::new("sample paths", 10.0), |d, p| {
+                    d.line(log_points(p, |e| e))
+                });
+            plot.add(dashed.color(PATH_COLOR.gamma_multiply(0.8)).width(1.0));
         }
         plot.line(
             Line::new(
