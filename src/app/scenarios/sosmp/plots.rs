@@ -60,26 +60,28 @@ pub(super) fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, h
     }
     plot = plot.include_y(0.2);
     plot.show(ui, |plot| {
+        let mut axis = LogAxis::default();
         if caches.show_paths && !paths.is_empty() {
             // Dashed as in Fig. 5: one shape per dash, not per point.
             let dashed = paths
                 .iter()
                 .fold(DashedLines::new("sample paths", 10.0), |d, p| {
-                    d.line(log_points(p, |e| e))
+                    d.line(axis.points(p, |e| e))
                 });
             plot.add(dashed.color(PATH_COLOR.gamma_multiply(0.8)).width(1.0));
         }
         plot.line(
             Line::new(
                 format!("mean of {} paths ({tag})", paths.len()),
-                PlotPoints::from(log_points(mean, |e| e)),
+                PlotPoints::from(axis.points(mean, |e| e)),
             )
             .color(MEAN_COLOR)
             .width(2.5),
         );
         if !l2 {
             // What the slope is fitted on.
-            let above: Vec<[f64; 2]> = log_points(&curves.mean, |e| e - view.floor)
+            let above: Vec<[f64; 2]> = axis
+                .points(&curves.mean, |e| e - view.floor)
                 .into_iter()
                 .filter(|p| p[0] >= 1.0)
                 .collect();
@@ -94,7 +96,7 @@ pub(super) fn error_plot(ui: &mut egui::Ui, view: &SosmpView, caches: &Caches, h
             plot.line(
                 Line::new(
                     "distance to a∞, ‖a_t − a∞‖² / e_0",
-                    PlotPoints::from(log_points(&curves.fixed_point, |e| e)),
+                    PlotPoints::from(axis.points(&curves.fixed_point, |e| e)),
                 )
                 .color(FIXED_POINT_COLOR)
                 .width(1.5),

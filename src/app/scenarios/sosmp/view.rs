@@ -138,13 +138,31 @@ pub(super) fn log_thin(len: usize) -> Vec<usize> {
 
 /// `(log10 t, log10 y)` of a curve `y[t - 1]`, positive values only.
 pub(super) fn log_points(y: &[f64], map: impl Fn(f64) -> f64) -> Vec<[f64; 2]> {
-    log_thin(y.len())
-        .into_iter()
-        .filter_map(|i| {
-            let v = map(y[i]);
-            (v > 0.0 && v.is_finite()).then(|| [((i + 1) as f64).log10(), v.log10()])
-        })
-        .collect()
+    LogAxis::default().points(y, map)
+}
+
+/// [`log_points`] of several curves, thinned once per length (the sample paths and their
+/// mean share theirs).
+#[derive(Default)]
+pub(super) struct LogAxis {
+    len: Option<usize>,
+    indices: Vec<usize>,
+}
+
+impl LogAxis {
+    pub(super) fn points(&mut self, y: &[f64], map: impl Fn(f64) -> f64) -> Vec<[f64; 2]> {
+        if self.len != Some(y.len()) {
+            self.indices = log_thin(y.len());
+            self.len = Some(y.len());
+        }
+        self.indices
+            .iter()
+            .filter_map(|&i| {
+                let v = map(y[i]);
+                (v > 0.0 && v.is_finite()).then(|| [((i + 1) as f64).log10(), v.log10()])
+            })
+            .collect()
+    }
 }
 
 pub(super) fn legend(corner: egui_plot::Corner) -> Legend {
