@@ -3,7 +3,14 @@
 //! frame: reading them off the whole history each frame cost a lookup by name per record and
 //! curve, so a long run slowed the window as it went.
 //!
-//! Cost per frame O(new records); memory five points per record.
+//! A long run's curves are kept reduced: past [`BLOCKS`] blocks of iterations a curve keeps each
+//! block's first, lowest, highest and last point, and the block doubles, so the points handed
+//! to the plot (which keeps the same four per pixel column) stay a few thousand however long
+//! the run. A pixel column spans at least a block while the plot is narrower than [`BLOCKS`]
+//! columns, so the drawn picture is the same to within a pixel.
+//!
+//! Cost per frame O(new records), and O(stored points) when the block doubles; memory at most
+//! four points per block and curve.
 
 use crate::scenarios::IterationRecord;
 
@@ -23,10 +30,110 @@ pub struct CurvePoints {
     read: usize,
     last: Option<(usize, u64)>,
     /// The largest change (log10; iterations with none above zero left out).
-    pub largest: Vec<[f64; 2]>,
+    pub largest: Reduced,
     /// [`QUANTILES`], log10, in their order.
-    pub quantiles: [Vec<[f64; 2]>; 3],
-    pub oscillating: Vec<[f64; 2]>,
+    pub quantiles: [Reduced; 3],
+    pub oscillating: Reduced,
+}
+
+/// Blocks of iterations a curve keeps before neighbouring blocks merge.
+pub const BLOCKS: usize = 2048;
+
+/// A curve in iteration order, at most four points (first, lowest, highest, last) per block of
+/// `block` iterations.
+#[derive(Debug, Clone)]
+pub struct Reduced {
+    block: usize,
+    /// The points of every block, in order.
+    points: Vec<[f64; 2]>,
+    /// Blocks in `points`, and where the last (still open) one starts.
+    blocks: usize,
+    open: usize,
+}
+
+impl Default for Reduced {
+    fn default() -> Self {
+        Reduced {
+            block: 1,
+            points: Vec::new(),
+            blocks: 0,
+            open: 0,
+        }
+    }
+}
+
+impl Reduced {
+    /// The points kept, in iteration order.
+    pub fn points(&self) -> &[[f64; 2]] {
+        &self.points
+    }
+
+    fn block_of(&self, x: f64) -> usize {
+        (x.max(0.0) as usize) / self.block
+    }
+
+    /// Appends `p` (its x, an iteration, not below the last one's).
+    fn push(&mut self, p: [f64; 2]) {
+        let same_block = self
+            .points
+            .last()
+            .is_some_and(|last| self.block_of(last[0]) == self.block_of(p[0]));
+        if !same_block {
+            self.open = self.points.len();
+            self.blocks += 1;
+        }
+        self.points.push(p);
+        if self.points.len() - self.open > 4 {
+            let kept = first_lowest_highest_last(&self.points[self.open..]);
+            self.points.truncate(self.open);
+            self.points.extend(kept);
+        }
+        if self.blocks > BLOCKS {
+            self.merge();
+        }
+    }
+
+    /// Doubles the block and keeps each new block's four points.
+    fn merge(&mut self) {
+        self.block *= 2;
+        let old = std::mem::take(&mut self.points);
+        self.blocks = 0;
+        let mut start = 0;
+        while start < old.len() {
+            let b = self.block_of(old[start][0]);
+            let mut end = start + 1;
+            while end < old.len() && self.block_of(old[end][0]) == b {
+                end += 1;
+            }
+            self.open = self.points.len();
+            self.blocks += 1;
+            self.points
+                .extend(first_lowest_highest_last(&old[start..end]));
+            start = end;
+        }
+    }
+}
+
+/// The first, lowest, highest and last of `points`, in their order, each once.
+fn first_lowest_highest_last(points: &[[f64; 2]]) -> Vec<[f64; 2]> {
+    let (mut low, mut high) = (0, 0);
+    for (i, p) in points.iter().enumerate() {
+        if p[1] < points[low][1] {
+            low = i;
+        }
+        if p[1] > points[high][1] {
+            high = i;
+        }
+    }
+    let mut kept = Vec::with_capacity(4);
+    let mut last = usize::MAX;
+    for i in [0, low.min(high), low.max(high), points.len() - 1] {
+        if i != last {
+            kept.push(points[i]);
+            last = i;
+        }
+    }
+    kept
 }
 
 impl CurvePoints {
@@ -60,7 +167,7 @@ impl CurvePoints {
 }
 
 /// Appends `[x, log10 v]` when `v` is above zero (NaN is not).
-fn push_log(points: &mut Vec<[f64; 2]>, x: f64, v: f64) {
+fn push_log(points: &mut Reduced, x: f64, v: f64) {
     if v > 0.0 {
         points.push([x, v.log10()]);
     }
@@ -93,7 +200,15 @@ mod tests {
     }
 
     fn same(a: &CurvePoints, b: &CurvePoints) -> bool {
-        a.largest == b.largest && a.quantiles == b.quantiles && a.oscillating == b.oscillating
+        let q = |c: &CurvePoints| {
+            c.quantiles
+                .iter()
+                .map(|r| r.points().to_vec())
+                .collect::<Vec<_>>()
+        };
+        a.largest.points() == b.largest.points()
+            && q(a) == q(b)
+            && a.oscillating.points() == b.oscillating.points()
     }
 
     #[test]
@@ -107,9 +222,9 @@ mod tests {
         }
         assert!(same(&p, &whole(3, &history)));
         // Iteration 7's zero has no log; p99 was never recorded.
-        assert_eq!(p.largest.len(), 49);
-        assert!(p.quantiles[2].is_empty());
-        assert_eq!(p.largest[0], [1.0, 0.0]);
+        assert_eq!(p.largest.points().len(), 49);
+        assert!(p.quantiles[2].points().is_empty());
+        assert_eq!(p.largest.points()[0], [1.0, 0.0]);
 
         // Another run as long as this one: read again.
         let other: Vec<IterationRecord> = (1..=50).map(|i| record(i, 2.0)).collect();
@@ -125,5 +240,51 @@ mod tests {
         }));
         p.update(4, &replaced);
         assert!(same(&p, &whole(4, &replaced)));
+    }
+
+    #[test]
+    fn a_long_curve_keeps_every_columns_extent_to_within_a_column() {
+        let mut state = 11u64;
+        let mut noise = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let n = 100_000;
+        let raw: Vec<[f64; 2]> = (1..=n)
+            .map(|i| [i as f64, -(i as f64).log10() + 0.5 * noise()])
+            .collect();
+        let mut reduced = Reduced::default();
+        for &p in &raw {
+            reduced.push(p);
+        }
+        let kept = reduced.points();
+        assert!(kept.len() <= 4 * (BLOCKS + 1), "{} points", kept.len());
+        assert!(kept.windows(2).all(|w| w[0][0] < w[1][0]));
+        assert_eq!(kept[0], raw[0]);
+        assert_eq!(kept.last(), raw.last());
+        // A plot 1,000 pixels wide over the whole run: every point lies within the extent the
+        // kept points give its column and the columns beside it.
+        let width = n as f64 / 1000.0;
+        let column = |x: f64| (x / width).floor() as i64;
+        let mut extent = std::collections::HashMap::<i64, (f64, f64)>::new();
+        for p in kept {
+            let e = extent.entry(column(p[0])).or_insert((f64::MAX, f64::MIN));
+            *e = (e.0.min(p[1]), e.1.max(p[1]));
+        }
+        for p in &raw {
+            let c = column(p[0]);
+            let (lo, hi) = (c - 1..=c + 1)
+                .filter_map(|k| extent.get(&k))
+                .fold((f64::MAX, f64::MIN), |a, e| (a.0.min(e.0), a.1.max(e.1)));
+            assert!(lo <= p[1] && p[1] <= hi, "{p:?} outside [{lo}, {hi}]");
+        }
+        // Short curves are kept whole.
+        let mut short = Reduced::default();
+        for &p in &raw[..BLOCKS] {
+            short.push(p);
+        }
+        assert_eq!(short.points(), &raw[..BLOCKS]);
     }
 }

@@ -740,7 +740,7 @@ fn curve_plots(ui: &mut egui::Ui, plotted: &Plotted, layout: &PanelLayout) {
         plot.line(
             Line::new(
                 "largest",
-                PlotPoints::from(thin::line(&points.largest, &shown)),
+                PlotPoints::from(thin::line(points.largest.points(), &shown)),
             )
             .color(Color32::from_rgb(213, 94, 0))
             .width(2.0),
@@ -773,7 +773,7 @@ fn curve_plots(ui: &mut egui::Ui, plotted: &Plotted, layout: &PanelLayout) {
             QUANTILES.iter().zip(QUANTILE_COLORS).zip(&points.quantiles)
         {
             plot.line(
-                Line::new(*name, PlotPoints::from(thin::line(line, &shown)))
+                Line::new(*name, PlotPoints::from(thin::line(line.points(), &shown)))
                     .color(color)
                     .width(1.5),
             );
@@ -802,7 +802,7 @@ fn curve_plots(ui: &mut egui::Ui, plotted: &Plotted, layout: &PanelLayout) {
         plot.line(
             Line::new(
                 "oscillating fraction",
-                PlotPoints::from(thin::line(&points.oscillating, &shown)),
+                PlotPoints::from(thin::line(points.oscillating.points(), &shown)),
             )
             .color(Color32::from_rgb(204, 121, 167))
             .width(2.0),
