@@ -12,6 +12,7 @@
 //! Cost per frame O(new records), and O(stored points) when the block doubles; memory at most
 //! four points per block and curve.
 
+use crate::app::views::thin::push_first_lowest_highest_last;
 use crate::scenarios::IterationRecord;
 
 /// The residual quantiles drawn, with the metric each reads.
@@ -84,9 +85,8 @@ impl Reduced {
         }
         self.points.push(p);
         if self.points.len() - self.open > 4 {
-            let kept = first_lowest_highest_last(&self.points[self.open..]);
-            self.points.truncate(self.open);
-            self.points.extend(kept);
+            let open = self.points.split_off(self.open);
+            push_first_lowest_highest_last(&open, &mut self.points);
         }
         if self.blocks > BLOCKS {
             self.merge();
@@ -107,33 +107,10 @@ impl Reduced {
             }
             self.open = self.points.len();
             self.blocks += 1;
-            self.points
-                .extend(first_lowest_highest_last(&old[start..end]));
+            push_first_lowest_highest_last(&old[start..end], &mut self.points);
             start = end;
         }
     }
-}
-
-/// The first, lowest, highest and last of `points`, in their order, each once.
-fn first_lowest_highest_last(points: &[[f64; 2]]) -> Vec<[f64; 2]> {
-    let (mut low, mut high) = (0, 0);
-    for (i, p) in points.iter().enumerate() {
-        if p[1] < points[low][1] {
-            low = i;
-        }
-        if p[1] > points[high][1] {
-            high = i;
-        }
-    }
-    let mut kept = Vec::with_capacity(4);
-    let mut last = usize::MAX;
-    for i in [0, low.min(high), low.max(high), points.len() - 1] {
-        if i != last {
-            kept.push(points[i]);
-            last = i;
-        }
-    }
-    kept
 }
 
 impl CurvePoints {

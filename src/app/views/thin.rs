@@ -72,28 +72,31 @@ pub fn line(points: &[[f64; 2]], transform: &PlotTransform) -> Vec<[f64; 2]> {
         while end < points.len() && column(&points[end]) == col {
             end += 1;
         }
-        let group = &points[start..end];
-        let (mut low, mut high) = (0, 0);
-        for (i, p) in group.iter().enumerate() {
-            if p[1] < group[low][1] {
-                low = i;
-            }
-            if p[1] > group[high][1] {
-                high = i;
-            }
-        }
-        let mut keep = [0, low.min(high), low.max(high), group.len() - 1];
-        keep.sort_unstable();
-        let mut last = usize::MAX;
-        for i in keep {
-            if i != last {
-                out.push(group[i]);
-                last = i;
-            }
-        }
+        push_first_lowest_highest_last(&points[start..end], &mut out);
         start = end;
     }
     out
+}
+
+/// Appends the first, lowest, highest and last of `group` (not empty), in their order, each
+/// once: what a polyline through `group` spans, as few points as show it.
+pub fn push_first_lowest_highest_last(group: &[[f64; 2]], out: &mut Vec<[f64; 2]>) {
+    let (mut low, mut high) = (0, 0);
+    for (i, p) in group.iter().enumerate() {
+        if p[1] < group[low][1] {
+            low = i;
+        }
+        if p[1] > group[high][1] {
+            high = i;
+        }
+    }
+    let mut last = usize::MAX;
+    for i in [0, low.min(high), low.max(high), group.len() - 1] {
+        if i != last {
+            out.push(group[i]);
+            last = i;
+        }
+    }
 }
 
 #[cfg(test)]
