@@ -154,6 +154,9 @@ fn push_log(points: &mut Reduced, x: f64, v: f64) {
 mod tests {
     use std::collections::BTreeMap;
 
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
     use super::*;
 
     fn record(iter: usize, residual: f64) -> IterationRecord {
@@ -221,13 +224,8 @@ mod tests {
 
     #[test]
     fn a_long_curve_keeps_every_columns_extent_to_within_a_column() {
-        let mut state = 11u64;
-        let mut noise = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut noise = || rng.random::<f64>();
         let n = 100_000;
         let raw: Vec<[f64; 2]> = (1..=n)
             .map(|i| [i as f64, -(i as f64).log10() + 0.5 * noise()])

@@ -179,6 +179,9 @@ impl PlotItem for DashedLines {
 
 #[cfg(test)]
 mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
     use super::*;
     use egui_plot::PlotBounds;
 
@@ -231,13 +234,8 @@ mod tests {
     #[test]
     fn a_zigzag_is_dashed_over_the_same_length_as_egui_dashes_it() {
         // A noisy path like a sample path: x steps of 0.8 pixels, y jumping by up to 12.
-        let mut state = 7u64;
-        let mut noise = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut noise = || rng.random::<f32>();
         let run: Vec<Pos2> = (0..500)
             .map(|i| Pos2::new(i as f32 * 0.8, 50.0 + 12.0 * noise()))
             .collect();
