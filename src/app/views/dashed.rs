@@ -116,13 +116,12 @@ fn dash_run(run: &[Pos2], stroke: Stroke, dash: f32, gap: f32, shapes: &mut Vec<
         let mut at = 0.0;
         while length - at >= left {
             at += left;
-            let point = a + (b - a) * (at / length);
+            // The point ends a dash or starts one.
+            dash_points.push(a + (b - a) * (at / length));
             if drawing {
-                dash_points.push(point);
                 shapes.push(Shape::line(std::mem::take(&mut dash_points), stroke));
                 left = gap;
             } else {
-                dash_points.push(point);
                 left = dash;
             }
             drawing = !drawing;
