@@ -7,6 +7,7 @@ pub mod budget;
 pub mod edge_frames;
 pub mod level_maps;
 pub mod residuals;
+pub mod shared_copies;
 pub mod time_need;
 
 use std::collections::BTreeMap;

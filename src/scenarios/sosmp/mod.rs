@@ -59,9 +59,11 @@ use crate::run::residuals::{
     ConvergenceGraph, ConvergenceStats, ConvergenceTracker, ConvergenceView, EDGE_BUDGET_BYTES,
     MessageChanges, change_of,
 };
+use crate::run::shared_copies::{AppendOnly, SharedCopies, catch_up_all, catch_up_series};
 pub use baselines::Baselines;
 pub use slope::{
-    fit_slope, fit_slope_points, fit_slope_range, graph_diameter, slope_explanation, slope_windows,
+    RunningSlope, fit_slope, fit_slope_points, fit_slope_range, graph_diameter, slope_explanation,
+    slope_windows,
 };
 pub use view::{EdgeInspection, NodeInspection, SosmpView};
 
@@ -96,6 +98,19 @@ pub struct ErrorCurves {
     pub fixed_point_bias: Vec<f64>,
 }
 
+impl AppendOnly for ErrorCurves {
+    fn catch_up(&mut self, source: &Self) {
+        catch_up_all(&mut self.paths, &source.paths);
+        catch_up_series(&mut self.mean, &source.mean);
+        catch_up_series(&mut self.mean_raw, &source.mean_raw);
+        catch_up_series(&mut self.mean_l2, &source.mean_l2);
+        catch_up_series(&mut self.mean_l2_raw, &source.mean_l2_raw);
+        catch_up_all(&mut self.paths_l2, &source.paths_l2);
+        catch_up_series(&mut self.fixed_point, &source.fixed_point);
+        catch_up_series(&mut self.fixed_point_bias, &source.fixed_point_bias);
+    }
+}
+
 /// A running SOSMP experiment.
 pub struct SosmpScenario {
     config: SosmpConfig,
@@ -103,7 +118,12 @@ pub struct SosmpScenario {
     engine: Sosmp<IntervalGrid>,
     model: Arc<ModelDescription>,
     baselines: Arc<Baselines>,
-    curves: Arc<ErrorCurves>,
+    curves: ErrorCurves,
+    /// The copies of `curves` that snapshots share with the window.
+    shared_curves: SharedCopies<ErrorCurves>,
+    /// The slopes of `curves.mean` and `curves.fixed_point` as they grow (the window's).
+    mean_slope: RunningSlope,
+    fixed_point_slope: RunningSlope,
     log: RunLog,
     grid_points: Arc<Vec<f64>>,
     node_potentials: Arc<Vec<f64>>,
@@ -172,8 +192,11 @@ impl SosmpScenario {
             problem,
             engine,
             model: Arc::new(model),
+            mean_slope: RunningSlope::new(baselines.floor_raw / baselines.e0, SLOPE_FROM),
+            fixed_point_slope: RunningSlope::new(0.0, SLOPE_FROM),
             baselines: Arc::new(baselines),
-            curves: Arc::new(curves),
+            curves,
+            shared_curves: SharedCopies::default(),
             log: RunLog::new(start.elapsed().as_secs_f64()),
             run_seconds: 0.0,
             diameter,
@@ -505,7 +528,7 @@ impl Scenario for SosmpScenario {
             .collect();
         let mean_l2_raw = raw_l2.iter().sum::<f64>() / raw_l2.len() as f64;
         let (fixed_point, fixed_point_bias) = self.fixed_point_errors();
-        let curves = Arc::make_mut(&mut self.curves);
+        let curves = &mut self.curves;
         for (c, e) in curves.paths.iter_mut().zip(&raw) {
             c.push(e / b.e0);
         }
@@ -518,6 +541,8 @@ impl Scenario for SosmpScenario {
         curves.mean_l2_raw.push(mean_l2_raw);
         curves.fixed_point.push(fixed_point / b.e0);
         curves.fixed_point_bias.push(fixed_point_bias / b.e0);
+        self.mean_slope.push(mean);
+        self.fixed_point_slope.push(fixed_point / b.e0);
         let mut metrics = BTreeMap::from([
             ("error".to_string(), mean),
             ("error_raw".to_string(), mean_raw),
@@ -594,12 +619,12 @@ impl Scenario for SosmpScenario {
             edges: self.directed_edges.clone(),
             edges_undirected: self.edges_undirected.clone(),
             basis: self.problem.basis.name().to_string(),
-            curves: self.curves.clone(),
+            curves: self.shared_curves.share(&self.curves),
             floor: self.floor(),
             floor_raw: self.baselines.floor_raw,
             e0: self.baselines.e0,
-            slope: self.slope(),
-            fixed_point_slope: fit_slope(&self.curves.fixed_point, 0.0, SLOPE_FROM),
+            slope: self.mean_slope.slope(),
+            fixed_point_slope: self.fixed_point_slope.slope(),
             slope_reference,
             node_potentials: self.node_potentials.clone(),
             edge_potential_slices: self.edge_potential_slices.clone(),

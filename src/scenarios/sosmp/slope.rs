@@ -36,6 +36,61 @@ pub fn fit_slope_range(y: &[f64], floor: f64, from: usize, to: usize) -> (Option
     ((sxx > 0.0).then(|| sxy / sxx), pts.len())
 }
 
+/// [`fit_slope`] kept up to date point by point, for a curve that grows while a window shows
+/// its slope: the same points and the same least-squares line, with the means and co-moments
+/// updated per point (Welford's stable one-pass form) instead of read again from the whole
+/// curve. O(1) per point. Equal to [`fit_slope`] up to rounding.
+#[derive(Debug, Clone)]
+pub struct RunningSlope {
+    floor: f64,
+    from: usize,
+    /// Points pushed so far (`t` of the next one is `seen + 1`).
+    seen: usize,
+    used: usize,
+    mean_x: f64,
+    mean_y: f64,
+    /// `Σ (x - mean_x)²` and `Σ (x - mean_x)(y - mean_y)` over the points used.
+    sxx: f64,
+    sxy: f64,
+}
+
+impl RunningSlope {
+    pub fn new(floor: f64, from: usize) -> Self {
+        RunningSlope {
+            floor,
+            from,
+            seen: 0,
+            used: 0,
+            mean_x: 0.0,
+            mean_y: 0.0,
+            sxx: 0.0,
+            sxy: 0.0,
+        }
+    }
+
+    /// Adds `y_t` for the next `t`.
+    pub fn push(&mut self, y: f64) {
+        self.seen += 1;
+        let d = y - self.floor;
+        if self.seen < self.from || !(d > 0.0 && d.is_finite()) {
+            return;
+        }
+        let (x, y) = ((self.seen as f64).ln(), d.ln());
+        self.used += 1;
+        let n = self.used as f64;
+        let dx = x - self.mean_x;
+        self.mean_x += dx / n;
+        self.mean_y += (y - self.mean_y) / n;
+        self.sxx += dx * (x - self.mean_x);
+        self.sxy += dx * (y - self.mean_y);
+    }
+
+    /// The slope so far, `None` with fewer than 3 usable points.
+    pub fn slope(&self) -> Option<f64> {
+        (self.used >= 3 && self.sxx > 0.0).then(|| self.sxy / self.sxx)
+    }
+}
+
 /// Local slopes of `log(y_t - floor)` over the decades `[from, 10 from]`, `[10 from, 100 from]`,
 /// ... up to `len` (a last shorter window ends at `len`): `(start, end, slope, points used)`.
 /// A slope that steepens from one window to the next is a transient, not the asymptotic rate.
@@ -110,4 +165,45 @@ pub fn slope_explanation(
          and the slope bends from about −1 on short chains towards −0.5 on long ones (the depth \
          sweep)."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn the_running_slope_is_the_fit_over_the_curve_so_far() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let floor = 0.01;
+        // A noisy 1/t curve over a floor, with points at or below the floor and a NaN, which
+        // both fits skip.
+        let curve: Vec<f64> = (1..=20_000)
+            .map(|t| match t {
+                500 => f64::NAN,
+                t if t % 97 == 0 => floor,
+                t => floor + (3.0 / t as f64) * (1.0 + 0.3 * (rng.random::<f64>() - 0.5)),
+            })
+            .collect();
+        let mut running = RunningSlope::new(floor, SLOPE_FROM_TEST);
+        for (i, &y) in curve.iter().enumerate() {
+            running.push(y);
+            let len = i + 1;
+            if len < 30 || len % 997 == 0 || len == curve.len() {
+                let whole = fit_slope(&curve[..len], floor, SLOPE_FROM_TEST);
+                match (running.slope(), whole) {
+                    (None, None) => {}
+                    (Some(a), Some(b)) => {
+                        assert!((a - b).abs() < 1e-9 * b.abs(), "{a} {b} at {len}")
+                    }
+                    other => panic!("{other:?} at {len}"),
+                }
+            }
+        }
+        let last = running.slope().expect("fitted");
+        assert!((last + 1.0).abs() < 0.05, "{last}");
+    }
+
+    const SLOPE_FROM_TEST: usize = 10;
 }
