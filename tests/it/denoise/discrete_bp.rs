@@ -5,6 +5,7 @@
 use beliefscope::inference::discrete::{DiscreteBp, DiscreteMrf, EdgePotentials};
 use beliefscope::inference::{Belief, Damping, EstimateKind, Inference, Schedule};
 use beliefscope::model::Graph;
+use beliefscope::scenarios::denoise::potentials::pseudo_moment_tables;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use strum::VariantArray;
@@ -154,6 +155,102 @@ fn bad_inputs_are_refused() {
 /// to 16 states the register kernel); the same table given per edge goes message by message.
 /// Both must send the same messages, with the same changes, for every state count around the
 /// register widths, symmetric or not, ordinary or tree-reweighted.
+/// The batched synchronous step with `table` shared sends, over four iterations, the messages
+/// (and changes) of the message-by-message update with the table given per edge.
+fn assert_shared_table_sends_per_edge_messages(
+    base: &DiscreteMrf,
+    table: &[f64],
+    rho: f64,
+    label: &str,
+) {
+    let graph = &base.graph;
+    let shared = DiscreteMrf {
+        edge_potentials: EdgePotentials::Shared(table.to_vec()),
+        ..base.clone()
+    };
+    let per_edge = DiscreteMrf {
+        edge_potentials: EdgePotentials::PerEdge(vec![table.to_vec(); graph.num_edges()]),
+        ..base.clone()
+    };
+    let run = |mrf: DiscreteMrf| {
+        DiscreteBp::new(mrf, Schedule::Synchronous, Damping(0.3))
+            .unwrap()
+            .with_edge_appearance(rho)
+            .unwrap()
+    };
+    let (mut batched, mut reference) = (run(shared), run(per_edge));
+    for iteration in 1..=4 {
+        let (a, b) = (batched.step().unwrap(), reference.step().unwrap());
+        let at = format!("{label}, iteration {iteration}");
+        assert!((a.residual - b.residual).abs() < 1e-12, "{at}: residual");
+        for m in 0..graph.num_messages() {
+            for (x, y) in batched.message(m).iter().zip(reference.message(m)) {
+                assert!((x - y).abs() < 1e-12, "{at}, message {m}: {x} against {y}");
+            }
+        }
+        let (ca, cb) = (
+            batched.message_changes().unwrap(),
+            reference.message_changes().unwrap(),
+        );
+        for m in 0..graph.num_messages() {
+            assert!(
+                (ca.change[m] - cb.change[m]).abs() < 1e-12,
+                "{at}: change {m}"
+            );
+            assert!(
+                (ca.signed[m] - cb.signed[m]).abs() < 1e-12,
+                "{at}: signed {m}"
+            );
+        }
+    }
+}
+
+/// Tables that are scaled constants plus a few lines (smoothed pseudo-moments, Potts, truncated
+/// linear, and one scaled apart on rows and columns) take the batched step's product by lines:
+/// it sends the messages of the dense update.
+#[test]
+fn tables_of_a_floor_and_a_few_lines_send_the_messages_of_the_dense_update() {
+    let graph = Graph::grid(6, 5).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    for states in [20, 33, 50] {
+        let base = random_mrf(graph.clone(), states, 90 + states as u64);
+        // A smooth training image: a slow ramp of levels with a few jumps.
+        let (w, h) = (40, 30);
+        let training: Vec<usize> = (0..w * h)
+            .map(|p| {
+                let ramp = (p % w + p / w) * (states - 1) / (w + h - 2);
+                if rng.random_range(0.0..1.0) < 0.03 {
+                    0
+                } else {
+                    ramp
+                }
+            })
+            .collect();
+        let (pseudo_moments, _) = pseudo_moment_tables(&training, w, h, states);
+        let potts: Vec<f64> = (0..states * states)
+            .map(|k| if k / states == k % states { 2.5 } else { 0.4 })
+            .collect();
+        let truncated: Vec<f64> = (0..states * states)
+            .map(|k| (-0.5 * (k / states).abs_diff(k % states).min(2) as f64).exp())
+            .collect();
+        let row_scale: Vec<f64> = (0..states).map(|_| rng.random_range(0.5..2.0)).collect();
+        let apart: Vec<f64> = (0..states * states)
+            .map(|k| row_scale[k / states] * truncated[k])
+            .collect();
+        for (name, table) in [
+            ("pseudo-moments", pseudo_moments),
+            ("Potts", potts),
+            ("truncated linear", truncated),
+            ("scaled rows", apart),
+        ] {
+            for rho in [1.0, 0.6] {
+                let at = format!("{name}, S = {states}, ρ = {rho}");
+                assert_shared_table_sends_per_edge_messages(&base, &table, rho, &at);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_shared_table_sends_the_messages_of_the_message_by_message_update() {
     let graph = Graph::grid(7, 5).unwrap();
@@ -168,48 +265,8 @@ fn a_shared_table_sends_the_messages_of_the_message_by_message_update() {
             .collect();
         for table in [symmetric, asymmetric] {
             for rho in [1.0, 0.6] {
-                let shared = DiscreteMrf {
-                    edge_potentials: EdgePotentials::Shared(table.clone()),
-                    ..base.clone()
-                };
-                let per_edge = DiscreteMrf {
-                    edge_potentials: EdgePotentials::PerEdge(vec![
-                        table.clone();
-                        graph.num_edges()
-                    ]),
-                    ..base.clone()
-                };
-                let run = |mrf: DiscreteMrf| {
-                    DiscreteBp::new(mrf, Schedule::Synchronous, Damping(0.3))
-                        .unwrap()
-                        .with_edge_appearance(rho)
-                        .unwrap()
-                };
-                let (mut batched, mut reference) = (run(shared), run(per_edge));
-                for iteration in 1..=4 {
-                    let (a, b) = (batched.step().unwrap(), reference.step().unwrap());
-                    let at = format!("S = {states}, ρ = {rho}, iteration {iteration}");
-                    assert!((a.residual - b.residual).abs() < 1e-12, "{at}: residual");
-                    for m in 0..graph.num_messages() {
-                        for (x, y) in batched.message(m).iter().zip(reference.message(m)) {
-                            assert!((x - y).abs() < 1e-12, "{at}, message {m}: {x} against {y}");
-                        }
-                    }
-                    let (ca, cb) = (
-                        batched.message_changes().unwrap(),
-                        reference.message_changes().unwrap(),
-                    );
-                    for m in 0..graph.num_messages() {
-                        assert!(
-                            (ca.change[m] - cb.change[m]).abs() < 1e-12,
-                            "{at}: change {m}"
-                        );
-                        assert!(
-                            (ca.signed[m] - cb.signed[m]).abs() < 1e-12,
-                            "{at}: signed {m}"
-                        );
-                    }
-                }
+                let at = format!("S = {states}, ρ = {rho}");
+                assert_shared_table_sends_per_edge_messages(&base, &table, rho, &at);
             }
         }
     }

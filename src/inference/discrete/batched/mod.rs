@@ -13,7 +13,9 @@
 //! message's change are one pass over the product's output, while the chunk is in cache.
 //!
 //! Tables of at most 16 states skip the GEMM: [`small`] runs the whole update of a message in
-//! AVX registers, with the table held as padded columns.
+//! AVX registers, with the table held as padded columns. Larger tables that are a scaled floor
+//! plus a few diagonals, rows and columns (smoothed pseudo-moments, Potts, truncated) skip it
+//! too: [`structured`] applies them in O(lines · S) per message.
 //!
 //! Cost per iteration: O(|E| S²) in the products, O(|E| S) powers (ρ < 1) and O(|E| S) for the
 //! rest; memory one S-vector per node for the node products besides the two message buffers.
@@ -30,6 +32,9 @@ use crate::inference::powers::{scaled_power_in_place, scaled_power_of_product};
 use crate::run::CancelFlag;
 
 mod small;
+mod structured;
+
+use structured::LinesTable;
 
 /// Values of a chunk's input matrix: a chunk is about this many doubles (a few hundred KB with
 /// its output), so the gathered products, the output and the table stay in the core's cache.
@@ -53,6 +58,9 @@ pub(super) struct SharedTable {
     /// of mass `Σ_i x_i w_i`, known before the product is taken.
     forward_mass: Vec<f64>,
     backward_mass: Option<Vec<f64>>,
+    /// The table as scales, a floor and a few lines ([`structured`]), in both directions, when
+    /// it has that form and more states than [`small`] takes.
+    lines: Option<(LinesTable, Option<LinesTable>)>,
 }
 
 impl SharedTable {
@@ -63,7 +71,16 @@ impl SharedTable {
         let symmetric = (0..s).all(|i| (0..s).all(|j| table[i * s + j] == table[j * s + i]));
         let backward = (!symmetric).then(|| forward.transpose());
         let column_sums = |m: &DMatrix<f64>| m.column_iter().map(|c| c.sum()).collect();
+        let lines = (s > small::MAX_STATES)
+            .then(|| LinesTable::find(table, s))
+            .flatten()
+            .and_then(|forward| match &backward {
+                // `b` holds ψ(i, j) at [j * S + i]: row-major, the table from x_b to x_a.
+                Some(b) => LinesTable::find(b.as_slice(), s).map(|b| (forward, Some(b))),
+                None => Some((forward, None)),
+            });
         SharedTable {
+            lines,
             forward_mass: column_sums(&forward),
             backward_mass: backward.as_ref().map(column_sums),
             backward,
@@ -136,6 +153,8 @@ pub(super) struct ChunkScratch {
     mass: Vec<f64>,
     even: Vec<f64>,
     odd: Vec<f64>,
+    /// A scaled sender product ([`LinesTable::apply`]).
+    scaled: Vec<f64>,
 }
 
 /// What every chunk reads.
@@ -238,9 +257,20 @@ impl StepInputs<'_> {
             let mass = self.sender_product(m0 + j, x);
             sc.mass.push(mass);
         }
-        match &self.table.backward {
-            None => gemm(out, &self.table.forward, &sc.inputs, s, cols),
-            Some(backward) => {
+        match (&self.table.lines, &self.table.backward) {
+            (Some((forward, backward)), _) => {
+                sc.scaled.resize(s, 0.0);
+                let messages = sc.inputs.chunks_exact(s).zip(out.chunks_exact_mut(s));
+                for (j, (x, o)) in messages.enumerate() {
+                    let table = match backward {
+                        Some(b) if (m0 + j) % 2 == 1 => b,
+                        _ => forward,
+                    };
+                    table.apply(x, &mut sc.scaled, o);
+                }
+            }
+            (None, None) => gemm(out, &self.table.forward, &sc.inputs, s, cols),
+            (None, Some(backward)) => {
                 // Even ids go a -> b through ψᵀ, odd ids b -> a through ψ: one product each.
                 let (even, odd) = (&mut sc.even, &mut sc.odd);
                 even.clear();
