@@ -100,14 +100,25 @@ pub struct ErrorCurves {
 
 impl AppendOnly for ErrorCurves {
     fn catch_up(&mut self, source: &Self) {
-        catch_up_all(&mut self.paths, &source.paths);
-        catch_up_series(&mut self.mean, &source.mean);
-        catch_up_series(&mut self.mean_raw, &source.mean_raw);
-        catch_up_series(&mut self.mean_l2, &source.mean_l2);
-        catch_up_series(&mut self.mean_l2_raw, &source.mean_l2_raw);
-        catch_up_all(&mut self.paths_l2, &source.paths_l2);
-        catch_up_series(&mut self.fixed_point, &source.fixed_point);
-        catch_up_series(&mut self.fixed_point_bias, &source.fixed_point_bias);
+        // Named field by field, so a new curve cannot be left out.
+        let ErrorCurves {
+            paths,
+            mean,
+            mean_raw,
+            mean_l2,
+            mean_l2_raw,
+            paths_l2,
+            fixed_point,
+            fixed_point_bias,
+        } = self;
+        catch_up_all(paths, &source.paths);
+        catch_up_series(mean, &source.mean);
+        catch_up_series(mean_raw, &source.mean_raw);
+        catch_up_series(mean_l2, &source.mean_l2);
+        catch_up_series(mean_l2_raw, &source.mean_l2_raw);
+        catch_up_all(paths_l2, &source.paths_l2);
+        catch_up_series(fixed_point, &source.fixed_point);
+        catch_up_series(fixed_point_bias, &source.fixed_point_bias);
     }
 }
 

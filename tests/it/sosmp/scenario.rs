@@ -528,3 +528,36 @@ fn cli_takes_the_mixture_form_and_a_list_of_nodes() {
     assert_eq!(specs[0].parameter, SweepParameter::Nodes);
     assert_eq!(specs[0].values, SweepSpec::depth().values);
 }
+
+/// Snapshots taken while earlier ones are still held, or after they are let go, show every
+/// curve as the scenario has it at that moment, and the view's slopes are the whole-curve fits.
+#[test]
+fn every_snapshot_shows_the_curves_and_slopes_as_they_are_then() {
+    let mut s = SosmpScenario::new(small(), &CancelFlag::default()).unwrap();
+    let mut held = Vec::new();
+    for t in 1..=40 {
+        s.step().unwrap();
+        let ScenarioView::Sosmp(view) = s.view(None) else {
+            panic!("a SOSMP view")
+        };
+        assert_eq!(*view.curves, *s.curves(), "iteration {t}");
+        let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            (a, b) => a == b,
+        };
+        assert!(close(view.slope, s.slope()), "iteration {t}");
+        let whole = fit_slope(&s.curves().fixed_point, 0.0, 10);
+        assert!(close(view.fixed_point_slope, whole), "iteration {t}");
+        // Hold some snapshots for a while, as a window holding what it draws.
+        held.push(view);
+        if t % 3 != 0 {
+            held.remove(0);
+        }
+    }
+    assert!(held.len() > 5);
+    for view in &held {
+        // A held copy was not appended to after it was shared.
+        assert_eq!(view.curves.mean.len(), view.iteration);
+        assert_eq!(view.curves.paths[2].len(), view.iteration);
+    }
+}
