@@ -26,6 +26,7 @@
 
 mod batched;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -158,8 +159,9 @@ pub struct DiscreteBp {
     changes: Vec<f64>,
     signed: Vec<f64>,
     targets: Vec<usize>,
-    /// The shared table as the batched synchronous step uses it (None: per-edge tables).
-    shared: Option<batched::SharedTable>,
+    /// The shared table as the batched synchronous step uses it (None: per-edge tables);
+    /// engines on the same table share it ([`DiscreteBp::sharing_table_with`]).
+    shared: Option<Arc<batched::SharedTable>>,
     /// Tree-reweighted node products `φ_t Π_u m_ut^ρ` of the current messages, when fresh.
     products: Vec<f64>,
     products_fresh: bool,
@@ -172,6 +174,28 @@ pub struct DiscreteBp {
 impl DiscreteBp {
     /// Uniform initial messages. Errors on an inconsistent MRF or a damping outside [0, 0.99].
     pub fn new(mrf: DiscreteMrf, schedule: Schedule, damping: Damping) -> Result<Self> {
+        Self::with_prepared_table(mrf, schedule, damping, None)
+    }
+
+    /// [`Self::new`], taking `other`'s prepared shared table when `mrf` has the same one (copies
+    /// of a model on other evidence), instead of preparing it again.
+    pub fn sharing_table_with(
+        mrf: DiscreteMrf,
+        schedule: Schedule,
+        damping: Damping,
+        other: &DiscreteBp,
+    ) -> Result<Self> {
+        let same = other.mrf.edge_potentials == mrf.edge_potentials;
+        let prepared = other.shared.clone().filter(|_| same);
+        Self::with_prepared_table(mrf, schedule, damping, prepared)
+    }
+
+    fn with_prepared_table(
+        mrf: DiscreteMrf,
+        schedule: Schedule,
+        damping: Damping,
+        prepared: Option<Arc<batched::SharedTable>>,
+    ) -> Result<Self> {
         mrf.check()?;
         let damping = damping.check()?;
         let s = mrf.num_states();
@@ -179,7 +203,8 @@ impl DiscreteBp {
         let messages = vec![1.0 / s as f64; num_messages * s];
         let targets = (0..num_messages).map(|m| mrf.graph.target(m)).collect();
         let shared = match &mrf.edge_potentials {
-            EdgePotentials::Shared(table) => Some(batched::SharedTable::new(table, s)),
+            EdgePotentials::Shared(_) if prepared.is_some() => prepared,
+            EdgePotentials::Shared(table) => Some(Arc::new(batched::SharedTable::new(table, s))),
             EdgePotentials::PerEdge(_) => None,
         };
         Ok(DiscreteBp {

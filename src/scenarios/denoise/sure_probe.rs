@@ -191,10 +191,11 @@ fn probe_engine(
                 train: data.train.clone(),
             };
             Engine::Discrete(Box::new(
-                DiscreteBp::new(
+                DiscreteBp::sharing_table_with(
                     probe_data.discrete_mrf(config.noise)?,
                     config.schedule_for(DenoiseAlgorithm::Discrete),
                     Damping(config.damping),
+                    e,
                 )?
                 .with_edge_appearance(e.edge_appearance())?,
             ))

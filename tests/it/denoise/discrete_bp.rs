@@ -271,3 +271,48 @@ fn a_shared_table_sends_the_messages_of_the_message_by_message_update() {
         }
     }
 }
+
+/// An engine built sharing another's prepared table sends the messages of one built on its own,
+/// both when the tables match and when they differ (the other's is then not taken).
+#[test]
+fn sharing_a_prepared_table_sends_the_messages_of_a_fresh_engine() {
+    let graph = Graph::grid(6, 5).unwrap();
+    let states = 24;
+    let base = random_mrf(graph.clone(), states, 5);
+    let potts = |diagonal: f64| -> Vec<f64> {
+        (0..states * states)
+            .map(|k| {
+                if k / states == k % states {
+                    diagonal
+                } else {
+                    0.4
+                }
+            })
+            .collect()
+    };
+    let with_table = |table: Vec<f64>, seed: u64| DiscreteMrf {
+        edge_potentials: EdgePotentials::Shared(table),
+        node_potentials: random_mrf(graph.clone(), states, seed).node_potentials,
+        ..base.clone()
+    };
+    let other = DiscreteBp::new(
+        with_table(potts(2.5), 1),
+        Schedule::Synchronous,
+        Damping(0.3),
+    )
+    .unwrap();
+    for table in [potts(2.5), potts(6.0)] {
+        let mrf = with_table(table, 2);
+        let mut fresh = DiscreteBp::new(mrf.clone(), Schedule::Synchronous, Damping(0.3)).unwrap();
+        let mut sharing =
+            DiscreteBp::sharing_table_with(mrf, Schedule::Synchronous, Damping(0.3), &other)
+                .unwrap();
+        for _ in 0..3 {
+            fresh.step().unwrap();
+            sharing.step().unwrap();
+        }
+        for m in 0..graph.num_messages() {
+            assert_eq!(fresh.message(m), sharing.message(m), "message {m}");
+        }
+    }
+}
