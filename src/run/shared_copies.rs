@@ -26,7 +26,6 @@ pub fn catch_up_series(copy: &mut Vec<f64>, source: &[f64]) {
 
 /// [`catch_up_series`] for a list of series.
 pub fn catch_up_all(copies: &mut Vec<Vec<f64>>, sources: &[Vec<f64>]) {
-    copies.truncate(sources.len());
     copies.resize_with(sources.len(), Vec::new);
     for (copy, source) in copies.iter_mut().zip(sources) {
         catch_up_series(copy, source);

@@ -169,6 +169,7 @@ pub fn slope_explanation(
 
 #[cfg(test)]
 mod tests {
+    use super::super::SLOPE_FROM;
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -186,12 +187,12 @@ mod tests {
                 t => floor + (3.0 / t as f64) * (1.0 + 0.3 * (rng.random::<f64>() - 0.5)),
             })
             .collect();
-        let mut running = RunningSlope::new(floor, SLOPE_FROM_TEST);
+        let mut running = RunningSlope::new(floor, SLOPE_FROM);
         for (i, &y) in curve.iter().enumerate() {
             running.push(y);
             let len = i + 1;
             if len < 30 || len % 997 == 0 || len == curve.len() {
-                let whole = fit_slope(&curve[..len], floor, SLOPE_FROM_TEST);
+                let whole = fit_slope(&curve[..len], floor, SLOPE_FROM);
                 match (running.slope(), whole) {
                     (None, None) => {}
                     (Some(a), Some(b)) => {
@@ -204,6 +205,4 @@ mod tests {
         let last = running.slope().expect("fitted");
         assert!((last + 1.0).abs() < 0.05, "{last}");
     }
-
-    const SLOPE_FROM_TEST: usize = 10;
 }
