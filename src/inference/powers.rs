@@ -90,8 +90,11 @@ fn power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) {
     for (block, scale) in (&mut blocks).zip(&mut scales) {
         let block: &mut [f64; INTERLEAVED] = block.try_into().expect("a whole block");
         let scale: &[f64; INTERLEAVED] = scale.try_into().expect("a whole block");
-        let logs: [f64; INTERLEAVED] =
-            std::array::from_fn(|i| (exponent * ln_fast(block[i])).clamp(MIN_LOG, 709.0));
+        // A plain loop, not `array::from_fn`: that may be left outside the AVX2 function.
+        let mut logs = [0.0; INTERLEAVED];
+        for (y, &v) in logs.iter_mut().zip(block.iter()) {
+            *y = (exponent * ln_fast(v)).clamp(MIN_LOG, 709.0);
+        }
         for ((o, &y), &c) in block.iter_mut().zip(&logs).zip(scale) {
             *o = c * exp_fast(y);
         }
