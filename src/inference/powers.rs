@@ -81,7 +81,7 @@ const INTERLEAVED: usize = 16;
 
 #[inline(always)]
 fn power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) {
-    let power = |v: f64, c: f64| c * exp_fast((exponent * ln_fast(v)).clamp(MIN_LOG, 709.0));
+    let power = |v: f64, c: f64| c * exp_fast(log_of_power(ln_fast(v), exponent));
     // A value's ln and exp are one long chain of dependent operations; a block of several
     // registers' values at a time lets independent chains fill the pipelines, where one
     // register at a time waited on each step (the same operations per value: the same bits).
@@ -93,7 +93,7 @@ fn power_in_place(values: &mut [f64], exponent: f64, scale: &[f64]) {
         // A plain loop, not `array::from_fn`: that may be left outside the AVX2 function.
         let mut logs = [0.0; INTERLEAVED];
         for (y, &v) in logs.iter_mut().zip(block.iter()) {
-            *y = (exponent * ln_fast(v)).clamp(MIN_LOG, 709.0);
+            *y = log_of_power(ln_fast(v), exponent);
         }
         for ((o, &y), &c) in block.iter_mut().zip(&logs).zip(scale) {
             *o = c * exp_fast(y);
@@ -125,7 +125,7 @@ fn product_power(factors: &[&[f64]], exponent: f64, scale: &[f64], out: &mut [f6
         }
         if lane_min(out) >= UNDERFLOW_GUARD {
             for (o, &c) in out.iter_mut().zip(scale) {
-                *o = c * exp_fast((exponent * ln_fast(*o)).clamp(MIN_LOG, 709.0));
+                *o = c * exp_fast(log_of_power(ln_fast(*o), exponent));
             }
             continue;
         }
@@ -143,9 +143,16 @@ fn product_power(factors: &[&[f64]], exponent: f64, scale: &[f64], out: &mut [f6
         }
         for ((o, &k), &c) in out.iter_mut().zip(exps.iter()).zip(scale) {
             let log = k * LN2_HI + (ln_fast(*o) + k * LN2_LO);
-            *o = c * exp_fast((exponent * log).clamp(MIN_LOG, 709.0));
+            *o = c * exp_fast(log_of_power(log, exponent));
         }
     }
+}
+
+/// `ln(v^exponent)` from `ln v`, kept where [`exp_fast`] is defined: below [`MIN_LOG`] the power
+/// is returned as f64::MIN_POSITIVE.
+#[inline(always)]
+fn log_of_power(log: f64, exponent: f64) -> f64 {
+    (exponent * log).clamp(MIN_LOG, 709.0)
 }
 
 /// ln 2^-1022: the smallest power returned is f64::MIN_POSITIVE.
